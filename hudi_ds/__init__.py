@@ -1,0 +1,33 @@
+"""hudi_ds: read and write Apache Hudi tables from Python and PySpark (format name "hudi-py")."""
+
+from hudi_ds.errors import (
+    CommitConflictError,
+    CommitStateUnknownError,
+    ConfigError,
+    CorruptTableError,
+    HudiDsError,
+    InstantNotFoundError,
+    InvalidDataError,
+    SchemaError,
+    TableExistsError,
+    TableNotFoundError,
+    UnsupportedTableError,
+)
+from hudi_ds.table import HudiTable
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CommitConflictError",
+    "CommitStateUnknownError",
+    "ConfigError",
+    "CorruptTableError",
+    "HudiDsError",
+    "HudiTable",
+    "InstantNotFoundError",
+    "InvalidDataError",
+    "SchemaError",
+    "TableExistsError",
+    "TableNotFoundError",
+    "UnsupportedTableError",
+]

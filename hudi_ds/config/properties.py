@@ -1,0 +1,109 @@
+"""java.util.Properties text codec: hoodie.properties and .hoodie_partition_metadata are written by Java."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _logical_lines(text: str) -> list[str]:
+    lines: list[str] = []
+    pending = ""
+    for raw in text.splitlines():
+        line = raw.lstrip(" \t\f")
+        if not pending and (not line or line[0] in "#!"):
+            continue
+        trailing = len(line) - len(line.rstrip("\\"))
+        if trailing % 2 == 1:  # odd number of backslashes: continuation
+            pending += line[:-1]
+            continue
+        lines.append(pending + line)
+        pending = ""
+    if pending:
+        lines.append(pending)
+    return lines
+
+
+def _unescape(s: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c != "\\" or i + 1 >= len(s):
+            out.append(c)
+            i += 1
+            continue
+        n = s[i + 1]
+        if n == "u" and i + 6 <= len(s):
+            out.append(chr(int(s[i + 2 : i + 6], 16)))
+            i += 6
+            continue
+        out.append(_ESCAPES.get(n, n))
+        i += 2
+    # \uXXXX escapes of a surrogate pair arrive as two halves: join them
+    return "".join(out).encode("utf-16", "surrogatepass").decode("utf-16")
+
+
+def loads(text: str) -> dict[str, str]:
+    """Parse Properties text (ISO-8859-1 or UTF-8 decoded) into an ordered dict."""
+    props: dict[str, str] = {}
+    for line in _logical_lines(text):
+        i = 0
+        while i < len(line):
+            c = line[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c in "=: \t\f":
+                break
+            i += 1
+        key = line[:i]
+        rest = line[i:].lstrip(" \t\f")
+        if rest[:1] in ("=", ":"):
+            rest = rest[1:].lstrip(" \t\f")
+        props[_unescape(key)] = _unescape(rest)
+    return props
+
+
+def _escape(s: str, is_key: bool) -> str:
+    out: list[str] = []
+    for i, c in enumerate(s):
+        if c == " " and (is_key or i == 0):
+            out.append("\\ ")
+        elif c in "\\=:#!":
+            out.append("\\" + c)
+        elif c == "\t":
+            out.append("\\t")
+        elif c == "\n":
+            out.append("\\n")
+        elif c == "\r":
+            out.append("\\r")
+        elif c == "\f":
+            out.append("\\f")
+        elif ord(c) < 0x20 or ord(c) > 0x7E:
+            data = c.encode("utf-16-be")
+            for j in range(0, len(data), 2):
+                out.append("\\u%04X" % int.from_bytes(data[j : j + 2], "big"))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def dumps(props: dict[str, str], comment: str | None = None) -> str:
+    """Properties text as Java's Properties.store writes it (comment line, date line, key=value)."""
+    now = datetime.now(timezone.utc)
+    lines = []
+    if comment:
+        lines.append("#" + comment)
+    lines.append("#" + now.strftime("%a %b %d %H:%M:%S UTC %Y"))
+    for key, value in props.items():
+        lines.append(f"{_escape(key, True)}={_escape(value, False)}")
+    return "\n".join(lines) + "\n"
+
+
+def decode_bytes(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")

@@ -1,0 +1,156 @@
+"""The table's own configuration (hoodie.properties) as a validated, immutable model."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hudi_ds.config import properties
+from hudi_ds.errors import CorruptTableError
+
+PROPS_PATH = ".hoodie/hoodie.properties"
+DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+EVENT_TIME_MERGER_ID = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
+
+TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
+
+
+def _split(value: str | None) -> list[str]:
+    if not value:
+        return []
+    # v8 CustomKeyGenerator may suffix partition fields with ':SIMPLE' / ':TIMESTAMP'
+    return [part.split(":")[0].strip() for part in value.split(",") if part.strip()]
+
+
+def table_checksum(database: str, name: str) -> str:
+    return str(zlib.crc32(f"{database}.{name}".encode()))
+
+
+class TableConfig(BaseModel):
+    """What every reader and writer of the table must agree on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    table_type: TableType = "COPY_ON_WRITE"
+    version: int = 6
+    layout_version: int = 1
+    record_key_fields: list[str] = Field(default_factory=list)
+    ordering_field: str | None = None
+    partition_fields: list[str] = Field(default_factory=list)
+    key_generator: str | None = None
+    hive_style: bool = False
+    url_encode: bool = False
+    populate_meta_fields: bool = True
+    base_file_format: str = "PARQUET"
+    database: str = ""
+    timeline_path: str = "timeline"
+    metadata_partitions: list[str] = Field(default_factory=list)
+    create_schema: str | None = None
+    num_buckets: int | None = None
+    index_type: str | None = None
+    timezone: str = "LOCAL"
+    drop_partition_columns: bool = False
+    raw: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def is_mor(self) -> bool:
+        return self.table_type == "MERGE_ON_READ"
+
+    @property
+    def timeline_dir(self) -> str:
+        return ".hoodie" if self.layout_version < 2 else f".hoodie/{self.timeline_path}"
+
+    @property
+    def uses_timestamp_keygen(self) -> bool:
+        kg = (self.key_generator or "").upper()
+        return "TIMESTAMP" in kg or "CUSTOM" in kg
+
+    @classmethod
+    def from_properties(cls, props: dict[str, str], path: str = PROPS_PATH) -> TableConfig:
+        def flag(key: str, default: bool) -> bool:
+            return props.get(key, str(default)).strip().lower() == "true"
+
+        try:
+            name = props["hoodie.table.name"]
+            ordering = props.get("hoodie.table.ordering.fields") or props.get("hoodie.table.precombine.field")
+            buckets = props.get("hoodie.bucket.index.num.buckets")
+            return cls(
+                name=name,
+                table_type=props.get("hoodie.table.type", "COPY_ON_WRITE").upper(),  # type: ignore[arg-type]
+                version=int(props.get("hoodie.table.version", "0")),
+                layout_version=int(props.get("hoodie.timeline.layout.version", "1")),
+                record_key_fields=_split(props.get("hoodie.table.recordkey.fields")),
+                ordering_field=(_split(ordering) or [None])[0],
+                partition_fields=_split(props.get("hoodie.table.partition.fields")),
+                key_generator=props.get("hoodie.table.keygenerator.class")
+                or props.get("hoodie.table.keygenerator.type"),
+                hive_style=flag("hoodie.datasource.write.hive_style_partitioning", False),
+                url_encode=flag("hoodie.datasource.write.partitionpath.urlencode", False),
+                populate_meta_fields=flag("hoodie.populate.meta.fields", True),
+                base_file_format=props.get("hoodie.table.base.file.format", "PARQUET").upper(),
+                database=props.get("hoodie.database.name", ""),
+                timeline_path=props.get("hoodie.timeline.path", "timeline"),
+                metadata_partitions=_split(props.get("hoodie.table.metadata.partitions")),
+                create_schema=props.get("hoodie.table.create.schema"),
+                num_buckets=int(buckets) if buckets else None,
+                index_type=props.get("hoodie.index.type"),
+                timezone=props.get("hoodie.table.timeline.timezone", "LOCAL"),
+                drop_partition_columns=flag("hoodie.datasource.write.drop.partition.columns", False),
+                raw=dict(props),
+            )
+        except (KeyError, ValueError) as exc:
+            raise CorruptTableError(
+                f"{path} is not a valid hoodie.properties ({type(exc).__name__}: {exc}); "
+                "restore it from .hoodie/hoodie.properties.backup or recreate the table"
+            ) from exc
+
+    @classmethod
+    def parse(cls, data: bytes, path: str = PROPS_PATH) -> TableConfig:
+        text = properties.decode_bytes(data)
+        props = properties.loads(text)
+        if "hoodie.table.name" not in props:
+            raise CorruptTableError(
+                f"{path} has no hoodie.table.name: the file is garbled or empty; restore it from "
+                ".hoodie/hoodie.properties.backup or recreate the table"
+            )
+        return cls.from_properties(props, path)
+
+    def to_properties(self) -> dict[str, str]:
+        """The properties a version-6 table written by hudi_ds carries (see hudi-format.md §1.3)."""
+        props: dict[str, str] = {
+            "hoodie.table.name": self.name,
+            "hoodie.table.type": self.table_type,
+            "hoodie.table.version": str(self.version),
+            "hoodie.timeline.layout.version": str(self.layout_version),
+            "hoodie.table.recordkey.fields": ",".join(self.record_key_fields),
+            "hoodie.table.partition.fields": ",".join(self.partition_fields),
+            "hoodie.datasource.write.hive_style_partitioning": str(self.hive_style).lower(),
+            "hoodie.datasource.write.partitionpath.urlencode": str(self.url_encode).lower(),
+            "hoodie.datasource.write.drop.partition.columns": "false",
+            "hoodie.populate.meta.fields": "true",
+            "hoodie.table.base.file.format": self.base_file_format,
+            "hoodie.archivelog.folder": "archived",
+            "hoodie.table.timeline.timezone": "UTC",
+            "hoodie.database.name": self.database,
+            "hoodie.compaction.payload.class": DEFAULT_PAYLOAD,
+            "hoodie.compaction.record.merger.strategy": EVENT_TIME_MERGER_ID,
+        }
+        if self.key_generator:
+            props["hoodie.table.keygenerator.class"] = self.key_generator
+        if self.ordering_field:
+            props["hoodie.table.precombine.field"] = self.ordering_field
+        if self.create_schema:
+            props["hoodie.table.create.schema"] = self.create_schema
+        if self.num_buckets:
+            props["hoodie.index.type"] = "BUCKET"
+            props["hoodie.bucket.index.num.buckets"] = str(self.num_buckets)
+        if not self.record_key_fields:
+            del props["hoodie.table.recordkey.fields"]
+        props["hoodie.table.checksum"] = table_checksum(self.database, self.name)
+        return props
+
+    def to_bytes(self) -> bytes:
+        return properties.dumps(self.to_properties(), "Properties saved by hudi_ds").encode("latin-1", "backslashreplace")

@@ -1,0 +1,47 @@
+"""Every error hudi_ds raises on purpose is a HudiDsError; each message names the problem and the fix."""
+
+from __future__ import annotations
+
+
+class HudiDsError(Exception):
+    """Base class of all hudi_ds errors."""
+
+
+class TableNotFoundError(HudiDsError):
+    """The path holds no Hudi table (no .hoodie/hoodie.properties)."""
+
+
+class TableExistsError(HudiDsError):
+    """create() over an existing table whose settings differ from the requested ones."""
+
+
+class ConfigError(HudiDsError):
+    """An option is unknown, malformed, or contradicts the table's own configuration."""
+
+
+class SchemaError(HudiDsError):
+    """Input columns are missing or their types conflict with the table schema."""
+
+
+class InvalidDataError(HudiDsError):
+    """Input values cannot be stored: null record keys, unsafe partition values, unsupported types."""
+
+
+class UnsupportedTableError(HudiDsError):
+    """The table uses a feature this version cannot write (or read) safely."""
+
+
+class CorruptTableError(HudiDsError):
+    """A table file is missing, truncated or unparseable; the message names the file."""
+
+
+class CommitConflictError(HudiDsError):
+    """Another writer committed to the same file groups first. Nothing was written; safe to retry."""
+
+
+class CommitStateUnknownError(HudiDsError):
+    """The commit may or may not have completed; inspect the timeline before retrying."""
+
+
+class InstantNotFoundError(HudiDsError):
+    """An instant named by the caller is not on the timeline."""

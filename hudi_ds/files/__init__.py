@@ -1,0 +1,1 @@
+"""File names, file groups and file slices: which files make up the table as of an instant."""

@@ -1,0 +1,169 @@
+"""The file-system view: file groups and their latest file slices as of an instant.
+
+A base file counts only if its instant is a completed commit visible to the query; a log file is
+attached to the slice with the largest visible base instant not after it (v6: the log's base
+instant; v8+: the completion time of the delta commit that wrote it). Replaced file groups
+(insert overwrite, clustering) disappear.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from hudi_ds.config import TableConfig
+from hudi_ds.files.naming import BaseFile, LogFile, parse_base_file, parse_log_file
+from hudi_ds.storage import Storage
+from hudi_ds.timeline import Timeline
+
+
+@dataclass
+class FileSlice:
+    partition: str
+    file_id: str
+    base_instant: str | None
+    base_file: BaseFile | None = None
+    log_files: list[LogFile] = field(default_factory=list)
+
+    @property
+    def files(self) -> list[str]:
+        out = [self.base_file.path] if self.base_file else []
+        return out + [lf.path for lf in self.log_files]
+
+    @property
+    def size(self) -> int:
+        return (self.base_file.size if self.base_file else 0) + sum(lf.size for lf in self.log_files)
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """Which commits a query sees, and their order (completion order on v8+)."""
+
+    committed: frozenset[str]
+    rank: dict[str, int]
+    completion: dict[str, str]
+    earliest_active: str | None
+    as_of: str | None
+    uses_completion_time: bool
+
+    def sees(self, instant: str | None) -> bool:
+        """A file or block instant is visible: committed, or older than the active timeline (archived)."""
+        if instant is None:
+            return False
+        if instant in self.committed:
+            return True
+        return (
+            self.earliest_active is not None
+            and instant < self.earliest_active
+            and (self.as_of is None or instant <= self.as_of)
+        )
+
+    def order_key(self, instant: str) -> int:
+        return self.rank.get(instant, -1)
+
+    @classmethod
+    def of(cls, timeline: Timeline, as_of: str | None, layout: int) -> Visibility:
+        commits = [i for i in timeline.commits() if as_of is None or i.requested_time <= as_of]
+        completion = {i.requested_time: i.completion_time or i.requested_time for i in commits}
+        ordered = sorted(commits, key=lambda i: (completion[i.requested_time], i.requested_time))
+        rank = {inst.requested_time: n for n, inst in enumerate(ordered)}
+        earliest = min((i.requested_time for i in timeline.instants), default=None)
+        return cls(
+            committed=frozenset(rank),
+            rank=rank,
+            completion=completion,
+            earliest_active=earliest if timeline.has_archived_instants() else None,
+            as_of=as_of,
+            uses_completion_time=layout >= 2,
+        )
+
+
+class FileSystemView:
+    """File groups of a table, built from one listing of its partitions."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        config: TableConfig,
+        timeline: Timeline,
+        visibility: Visibility,
+        partition_filter: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.config = config
+        self.visibility = visibility
+        self.replaced = self._replaced_file_groups(timeline, visibility)
+        self.partitions: list[str] = []
+        self.groups: dict[tuple[str, str], list[FileSlice]] = {}
+        self._build(storage, partition_filter)
+
+    @staticmethod
+    def _replaced_file_groups(timeline: Timeline, vis: Visibility) -> set[tuple[str, str]]:
+        replaced: set[tuple[str, str]] = set()
+        for inst in timeline.commits():
+            if inst.action == "replacecommit" and inst.requested_time in vis.committed:
+                meta = timeline.commit_metadata(inst)
+                for partition, file_ids in (meta.partition_to_replace_file_ids or {}).items():
+                    replaced.update((partition, fid) for fid in file_ids)
+        return replaced
+
+    def _build(self, storage: Storage, partition_filter: Callable[[str], bool] | None) -> None:
+        bases: dict[tuple[str, str], list[BaseFile]] = defaultdict(list)
+        logs: dict[tuple[str, str], list[LogFile]] = defaultdict(list)
+        partitions: set[str] = set()
+        for entry in storage.walk_files(""):
+            if entry.path.startswith(".hoodie/") or "/.hoodie/" in entry.path:
+                continue
+            partition, _, name = entry.path.rpartition("/")
+            if partition_filter is not None and not partition_filter(partition):
+                continue
+            base = parse_base_file(partition, name, entry.size)
+            if base is not None:
+                partitions.add(partition)
+                if self.visibility.sees(base.instant):
+                    bases[(partition, base.file_id)].append(base)
+                continue
+            log = parse_log_file(partition, name, entry.size)
+            if log is not None:
+                partitions.add(partition)
+                logs[(partition, log.file_id)].append(log)
+        self.partitions = sorted(partitions)
+        for key in set(bases) | set(logs):
+            if key in self.replaced:
+                continue
+            slices = self._slices(key, sorted(bases.get(key, []), key=lambda b: b.instant), logs.get(key, []))
+            if slices:
+                self.groups[key] = slices
+
+    def _slices(self, key: tuple[str, str], bases: list[BaseFile], logs: list[LogFile]) -> list[FileSlice]:
+        partition, file_id = key
+        vis = self.visibility
+        by_instant: dict[str, FileSlice] = {}
+        for b in bases:  # several base files of one instant: keep one (retries write the same data)
+            by_instant[b.instant] = FileSlice(partition, file_id, b.instant, b)
+        base_instants = sorted(by_instant)
+        for log in sorted(logs, key=LogFile.sort_key):
+            if vis.uses_completion_time:
+                if not vis.sees(log.instant):
+                    continue
+                anchor = vis.completion.get(log.instant, log.instant)
+            else:
+                if vis.as_of is not None and log.instant > vis.as_of:
+                    continue
+                anchor = log.instant
+            pos = bisect.bisect_right(base_instants, anchor) - 1
+            if pos >= 0:
+                by_instant[base_instants[pos]].log_files.append(log)
+            else:  # log-only slice (Spark MOR bucket tables write inserts into logs)
+                by_instant.setdefault("", FileSlice(partition, file_id, None)).log_files.append(log)
+        return [by_instant[k] for k in sorted(by_instant)]
+
+    def latest_slices(self) -> list[FileSlice]:
+        return [slices[-1] for _, slices in sorted(self.groups.items())]
+
+    def group_ids(self, partition: str) -> list[str]:
+        return sorted(fid for (p, fid) in self.groups if p == partition)
+
+    def slices_in(self, keys: Iterable[tuple[str, str]]) -> list[FileSlice]:
+        return [self.groups[k][-1] for k in keys if k in self.groups]

@@ -1,0 +1,172 @@
+"""Read one file slice: its base file and the visible blocks of its log files, merged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hudi_ds.errors import CorruptTableError, HudiDsError
+from hudi_ds.files.view import FileSlice, Visibility
+from hudi_ds.log.blocks import decode_avro_data_block, decode_delete_block, decode_parquet_data_block
+from hudi_ds.log.format import BlockType, LogBlock, read_blocks
+from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
+from hudi_ds.read.conform import conform
+from hudi_ds.schema.meta import META_COLUMNS
+from hudi_ds.storage import Storage
+
+
+@dataclass
+class _LogContent:
+    data: list[pa.Table] = field(default_factory=list)
+    data_rank: list[np.ndarray] = field(default_factory=list)
+    data_pos: list[np.ndarray] = field(default_factory=list)
+    del_keys: list[str] = field(default_factory=list)
+    del_ord: list[object] = field(default_factory=list)
+    del_natural: list[bool] = field(default_factory=list)
+    del_rank: list[int] = field(default_factory=list)
+    del_pos: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SliceReader:
+    """Everything needed to turn file slices into rows of `schema` (meta columns included)."""
+
+    storage: Storage
+    schema: pa.Schema
+    ordering_field: str | None
+    visibility: Visibility
+    synthesize_meta: bool = False  # tables written with hoodie.populate.meta.fields=false
+
+    def read_base(self, sl: FileSlice) -> pa.Table | None:
+        if sl.base_file is None:
+            return None
+        path = sl.base_file.path
+        try:
+            with self.storage.open_input(path) as f:
+                table = pq.read_table(f)
+        except FileNotFoundError as exc:
+            raise CorruptTableError(f"base file {path} is missing: the table lost a committed file") from exc
+        except (OSError, pa.ArrowException) as exc:
+            raise CorruptTableError(f"base file {path} is unreadable: {exc}") from exc
+        if self.synthesize_meta and "_hoodie_commit_time" not in table.column_names:
+            table = self._with_synthetic_meta(table, sl)
+        return conform(table, self.schema, path)
+
+    def _with_synthetic_meta(self, table: pa.Table, sl: FileSlice) -> pa.Table:
+        n = table.num_rows
+        assert sl.base_file is not None
+        values = {
+            "_hoodie_commit_time": sl.base_file.instant,
+            "_hoodie_commit_seqno": None,
+            "_hoodie_record_key": None,
+            "_hoodie_partition_path": sl.partition,
+            "_hoodie_file_name": sl.base_file.name,
+        }
+        for name in reversed(META_COLUMNS):
+            table = table.add_column(0, name, pa.array([values[name]] * n, pa.string()))
+        return table
+
+    def _blocks(self, sl: FileSlice) -> list[tuple[str, LogBlock]]:
+        blocks: list[tuple[str, LogBlock]] = []
+        for lf in sl.log_files:
+            try:
+                data = self.storage.read_bytes(lf.path)
+            except FileNotFoundError as exc:
+                raise CorruptTableError(f"log file {lf.path} is missing") from exc
+            blocks.extend((lf.path, b) for b in read_blocks(data, lf.path))
+        return blocks
+
+    def read_logs(self, sl: FileSlice) -> tuple[LogVersions | None, LogDeletes | None]:
+        vis = self.visibility
+        blocks = self._blocks(sl)
+        rolled_back = {
+            b.target_instant_time for _, b in blocks if b.block_type == BlockType.COMMAND and vis.sees(b.instant_time)
+        }
+        content = _LogContent()
+        position = 0
+        for path, block in blocks:
+            instant = block.instant_time
+            if block.block_type == BlockType.CORRUPT:
+                if instant is None or vis.sees(instant):
+                    raise CorruptTableError(
+                        f"log file {path} has a truncated or corrupt block at byte {block.offset}"
+                        + (f" written by committed instant {instant}" if instant else "")
+                        + "; restore the file or roll back that instant"
+                    )
+                continue
+            if block.block_type == BlockType.COMMAND or instant in rolled_back or not vis.sees(instant):
+                continue
+            assert instant is not None
+            if vis.as_of is not None and instant > vis.as_of and instant not in vis.committed:
+                continue
+            rank = vis.order_key(instant)
+            position = self._add_block(content, path, block, rank, position)
+        return self._finish(content)
+
+    def _add_block(self, content: _LogContent, path: str, block: LogBlock, rank: int, position: int) -> int:
+        try:
+            if block.block_type == BlockType.AVRO_DATA:
+                table = decode_avro_data_block(block, path, self.schema)
+            elif block.block_type == BlockType.PARQUET_DATA:
+                table = decode_parquet_data_block(block, path, self.schema)
+            elif block.block_type == BlockType.DELETE:
+                dels = decode_delete_block(block, path)
+                n = len(dels.record_keys)
+                content.del_keys.extend(dels.record_keys)
+                content.del_ord.extend(dels.ordering_values)
+                content.del_natural.extend(dels.natural)
+                content.del_rank.extend([rank] * n)
+                content.del_pos.extend(range(position, position + n))
+                return position + n
+            else:
+                raise CorruptTableError(f"log file {path}: block type {block.block_type.name} is not supported")
+        except HudiDsError:
+            raise
+        except Exception as exc:  # a decoder surprise must still name the file
+            raise CorruptTableError(f"log file {path}: cannot decode {block.block_type.name} block: {exc}") from exc
+        n = table.num_rows
+        content.data.append(table)
+        content.data_rank.append(np.full(n, rank, dtype=np.int64))
+        content.data_pos.append(np.arange(position, position + n, dtype=np.int64))
+        return position + n
+
+    def _finish(self, c: _LogContent) -> tuple[LogVersions | None, LogDeletes | None]:
+        data = None
+        if c.data:
+            data = LogVersions(pa.concat_tables(c.data), np.concatenate(c.data_rank), np.concatenate(c.data_pos))
+        deletes = None
+        if c.del_keys:
+            ord_type = self.schema.field(self.ordering_field).type if self.ordering_field else pa.int64()
+            deletes = LogDeletes(
+                keys=pa.array(c.del_keys, pa.string()),
+                ordering=_typed(c.del_ord, c.del_natural, ord_type),
+                natural=np.array(c.del_natural, dtype=bool),
+                rank=np.array(c.del_rank, dtype=np.int64),
+                position=np.array(c.del_pos, dtype=np.int64),
+            )
+        return data, deletes
+
+    def read(self, sl: FileSlice, include_logs: bool = True) -> pa.Table:
+        base = self.read_base(sl)
+        if not include_logs or not sl.log_files:
+            return base if base is not None else self.schema.empty_table()
+        data, deletes = self.read_logs(sl)
+        return merge_slice(base, data, deletes, self.ordering_field, self.schema)
+
+
+def _typed(values: list[object], natural: list[bool], typ: pa.DataType) -> pa.Array:
+    """Delete ordering values as the ordering field's type; natural markers and misfits become null."""
+    cleaned = [None if nat else v for v, nat in zip(values, natural, strict=True)]
+    try:
+        return pa.array(cleaned).cast(typ) if any(v is not None for v in cleaned) else pa.nulls(len(cleaned), typ)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        out = []
+        for v in cleaned:
+            try:
+                out.append(pa.scalar(v).cast(typ).as_py())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                out.append(None)
+        return pa.array(out, typ)

@@ -1,0 +1,1 @@
+"""Table services: rollback of failed or unwanted instants, compaction, cleaning, archiving."""

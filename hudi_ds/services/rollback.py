@@ -1,0 +1,152 @@
+"""Rollback: remove exactly what an instant wrote, then record a rollback instant on the timeline.
+
+Files of a pending instant are found through its markers (`.hoodie/.temp/<instant>/…marker.*`,
+written before each data file); files of a completed instant through its commit metadata. A log
+file that also holds blocks of other instants (Java appends to logs on some file systems) is not
+deleted: a rollback command block masks the instant instead.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+
+from hudi_ds.config import TableConfig
+from hudi_ds.errors import HudiDsError, InstantNotFoundError
+from hudi_ds.files.naming import join, log_file_name, parse_log_file
+from hudi_ds.log.blocks import encode_rollback_block
+from hudi_ds.log.format import read_blocks
+from hudi_ds.storage import Storage
+from hudi_ds.timeline import Instant, Timeline, TimelineWriter, new_instant_time
+from hudi_ds.timeline.avro_models import rollback_metadata, rollback_partition_metadata, rollback_plan, rollback_request
+
+HEARTBEAT_DIR = ".hoodie/.heartbeat"
+DEFAULT_HEARTBEAT_TIMEOUT_S = 600.0
+
+
+def marked_files(storage: Storage, instant: str) -> list[str]:
+    """Data files announced by the instant's markers (direct markers or Java's MARKERS<n> files)."""
+    root = f".hoodie/.temp/{instant}"
+    out: list[str] = []
+    for entry in storage.walk_files(root):
+        rel = entry.path[len(root) + 1:]
+        if ".marker." in rel:
+            out.append(rel.rsplit(".marker.", 1)[0])
+        elif entry.name.startswith("MARKERS") and entry.name[7:].isdigit():
+            for line in storage.read_bytes(entry.path).decode().splitlines():
+                if ".marker." in line:
+                    out.append(line.strip().rsplit(".marker.", 1)[0])
+    return sorted(set(out))
+
+
+def _remove_files(storage: Storage, instant: str, files: Iterable[str]) -> dict[str, dict[str, list[str]]]:
+    """Delete (or mask) each file; returns per-partition lists of deleted and masked files."""
+    result: dict[str, dict[str, list[str]]] = {}
+    for rel in files:
+        partition, _, name = rel.rpartition("/")
+        entry = result.setdefault(partition, {"deleted": [], "masked": []})
+        if not storage.exists(rel):
+            continue
+        log = parse_log_file(partition, name)
+        if log is not None:
+            blocks = read_blocks(storage.read_bytes(rel), rel)
+            others = [b for b in blocks if b.instant_time not in (None, instant)]
+            if others:
+                _append_rollback_block(storage, partition, log.file_id, log.instant, instant)
+                entry["masked"].append(rel)
+                continue
+        storage.delete(rel)
+        entry["deleted"].append(rel)
+    return result
+
+
+def _append_rollback_block(storage: Storage, partition: str, file_id: str, base_instant: str, target: str) -> None:
+    versions = [
+        lf.version for e in storage.list(partition)
+        if (lf := parse_log_file(partition, e.name)) is not None and lf.file_id == file_id and lf.instant == base_instant
+    ]
+    rollback_time = new_instant_time()
+    name = log_file_name(file_id, base_instant, max(versions, default=0) + 1, "1-0-1")
+    storage.write_bytes(join(partition, name), encode_rollback_block(rollback_time, target))
+
+
+def _record(storage: Storage, timeline: Timeline, target: Instant, removed: dict[str, dict[str, list[str]]],
+            started: float) -> str:
+    rollback_time = new_instant_time(after=timeline.last_instant_time())
+    plan = rollback_plan(
+        target.requested_time, target.action,
+        [rollback_request(p, files_to_be_deleted=[storage.full(f) for f in v["deleted"]]) for p, v in removed.items()],
+    )
+    parts = {p: rollback_partition_metadata(p, [storage.full(f) for f in v["deleted"]]) for p, v in removed.items()}
+    meta = rollback_metadata(rollback_time, [(target.requested_time, target.action)], parts,
+                             int((time.time() - started) * 1000))
+    TimelineWriter(storage, 1).write_avro_completed(rollback_time, "rollback", plan, meta)
+    return rollback_time
+
+
+def rollback_pending(storage: Storage, config: TableConfig, instant_time: str) -> str | None:
+    """Roll back a pending (failed or aborted) instant; returns the rollback instant, None if nothing was pending."""
+    started = time.time()
+    timeline = Timeline.load(storage, 1)
+    target = timeline.find(instant_time)
+    if target is None:
+        storage.delete_dir(f".hoodie/.temp/{instant_time}")
+        return None
+    if target.is_completed:
+        raise HudiDsError(f"instant {instant_time} is completed; use HudiTable.rollback() to undo a completed commit")
+    removed = _remove_files(storage, instant_time, marked_files(storage, instant_time))
+    TimelineWriter(storage, 1).delete_instant_files(instant_time, target.action)
+    storage.delete_dir(f".hoodie/.temp/{instant_time}")
+    storage.delete(f"{HEARTBEAT_DIR}/{instant_time}")
+    return _record(storage, timeline, target, removed, started)
+
+
+def rollback_completed(storage: Storage, config: TableConfig, instant_time: str) -> str:
+    """Undo the latest completed commit: its files are removed and its instant files deleted."""
+    started = time.time()
+    timeline = Timeline.load(storage, 1)
+    target = timeline.find(instant_time)
+    if target is None:
+        raise InstantNotFoundError(f"instant {instant_time} is not on the timeline; see HudiTable.timeline()")
+    if not target.is_completed:
+        return rollback_pending(storage, config, instant_time) or instant_time
+    later = [c for c in timeline.commits() if c.requested_time > instant_time]
+    if later:
+        raise HudiDsError(
+            f"instant {instant_time} is not the latest commit ({later[-1].requested_time} came after it); roll back "
+            "the later commits first, newest first"
+        )
+    files = set(marked_files(storage, instant_time))
+    if target.action in ("commit", "deltacommit", "replacecommit"):
+        for stat in timeline.commit_metadata(target).write_stats():
+            files.update(stat.all_paths())
+    removed = _remove_files(storage, instant_time, sorted(files))
+    TimelineWriter(storage, 1).delete_instant_files(instant_time, target.action)
+    storage.delete_dir(f".hoodie/.temp/{instant_time}")
+    return _record(storage, timeline, target, removed, started)
+
+
+def rollback_failed_writes(storage: Storage, config: TableConfig, timeout_s: float = DEFAULT_HEARTBEAT_TIMEOUT_S,
+                           only: Iterable[str] | None = None) -> list[str]:
+    """Roll back pending writes whose writer stopped heart-beating (crashed): they must be gone before any
+    later commit completes, or hudi-rs (which does not check the timeline on v6) would read their files."""
+    timeline = Timeline.load(storage, 1)
+    wanted = set(only) if only is not None else None
+    rolled = []
+    now = time.time()
+    for inst in timeline.pending():
+        if inst.action not in ("commit", "deltacommit", "replacecommit"):
+            continue
+        if wanted is not None and inst.requested_time not in wanted:
+            continue
+        beat = f"{HEARTBEAT_DIR}/{inst.requested_time}"
+        if wanted is None and storage.exists(beat):
+            try:
+                last = float(storage.read_bytes(beat).decode() or 0)
+            except (ValueError, FileNotFoundError):
+                last = 0.0
+            if now - last < timeout_s:
+                continue  # a live writer
+        rollback_pending(storage, config, inst.requested_time)
+        rolled.append(inst.requested_time)
+    return rolled

@@ -1,0 +1,221 @@
+"""HoodieCommitMetadata: the content of completed commit/deltacommit/replacecommit instants (spec §2.4).
+
+v6 tables keep it as pretty-printed Jackson JSON; v8/v9 as Avro (HoodieCommitMetadata or
+HoodieReplaceCommitMetadata). `to_json_bytes` reproduces Java's output byte for byte (key order, Jackson's
+pretty printer, `"prevCommit" : "null"`, log-file stats that carry logVersion/logOffset/baseFile/logFiles/
+recordsStats and base-file stats that don't), because Java's incremental queries, the archiver and hudi-rs all
+parse these files.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any
+
+from hudi_ds.errors import CorruptTableError
+
+# (json key, attribute) in the order Jackson writes a HoodieWriteStat; delta stats append _LOG_FIELDS.
+_BASE_FIELDS: tuple[tuple[str, str], ...] = (
+    ("fileId", "file_id"), ("path", "path"), ("cdcStats", "cdc_stats"), ("prevCommit", "prev_commit"),
+    ("numWrites", "num_writes"), ("numDeletes", "num_deletes"), ("numUpdateWrites", "num_update_writes"),
+    ("numInserts", "num_inserts"), ("totalWriteBytes", "total_write_bytes"),
+    ("totalWriteErrors", "total_write_errors"), ("tempPath", "temp_path"), ("partitionPath", "partition_path"),
+    ("totalLogRecords", "total_log_records"), ("totalLogFilesCompacted", "total_log_files_compacted"),
+    ("totalLogSizeCompacted", "total_log_size_compacted"),
+    ("totalUpdatedRecordsCompacted", "total_updated_records_compacted"), ("totalLogBlocks", "total_log_blocks"),
+    ("totalCorruptLogBlock", "total_corrupt_log_block"), ("totalRollbackBlocks", "total_rollback_blocks"),
+    ("fileSizeInBytes", "file_size_in_bytes"), ("minEventTime", "min_event_time"),
+    ("maxEventTime", "max_event_time"), ("runtimeStats", "runtime_stats"),
+)
+_LOG_FIELDS: tuple[tuple[str, str], ...] = (
+    ("logVersion", "log_version"), ("logOffset", "log_offset"), ("baseFile", "base_file"),
+    ("logFiles", "log_files"), ("recordsStats", "records_stats"),
+)
+_INT_ATTRS = frozenset({
+    "num_writes", "num_deletes", "num_update_writes", "num_inserts", "total_write_bytes", "total_write_errors",
+    "total_log_records", "total_log_files_compacted", "total_log_size_compacted",
+    "total_updated_records_compacted", "total_log_blocks", "total_corrupt_log_block", "total_rollback_blocks",
+    "file_size_in_bytes", "log_offset",
+})
+
+
+@dataclass
+class WriteStat:
+    """Stats of one file written by an instant (HoodieWriteStat / HoodieDeltaWriteStat)."""
+
+    file_id: str = ""
+    path: str | None = None  # relative to the table base path
+    prev_commit: str = "null"  # Java writes the string "null" for a new file group
+    num_writes: int = 0
+    num_deletes: int = 0
+    num_update_writes: int = 0
+    num_inserts: int = 0
+    total_write_bytes: int = 0
+    total_write_errors: int = 0
+    partition_path: str | None = None
+    total_log_records: int = 0
+    total_log_blocks: int = 0
+    total_corrupt_log_block: int = 0
+    total_rollback_blocks: int = 0
+    file_size_in_bytes: int = 0
+    min_event_time: int | None = None
+    max_event_time: int | None = None
+    log_version: int | None = None
+    log_offset: int = 0
+    base_file: str | None = None  # base file name of the slice a log was appended to ("" for log-only slices)
+    log_files: list[str] = field(default_factory=list)
+    total_log_files_compacted: int = 0
+    total_log_size_compacted: int = 0
+    total_updated_records_compacted: int = 0
+    is_log: bool = False  # a HoodieDeltaWriteStat (log file): adds logVersion/logOffset/baseFile/logFiles
+    runtime_stats: dict[str, int] | None = None
+    cdc_stats: Any = None
+    temp_path: str | None = None
+    records_stats: Any = field(default_factory=lambda: {"val": None})
+    prev_base_file: str | None = None  # v8 Avro only; not written to v6 JSON
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The Jackson-shaped dict (key order and key set as Java 0.14/0.15 write)."""
+        keys = _BASE_FIELDS + _LOG_FIELDS if self.is_log else _BASE_FIELDS
+        return {k: getattr(self, a) for k, a in keys}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> WriteStat:
+        """From v6 JSON or a v8 Avro HoodieWriteStat record; nulls become the Java defaults."""
+        stat = cls()
+        for key, attr in _BASE_FIELDS + _LOG_FIELDS:
+            if key not in d:
+                continue
+            value = d[key]
+            if value is None and attr in _INT_ATTRS:
+                value = 0
+            if attr == "log_files":
+                value = list(value or [])
+            setattr(stat, attr, value)
+        if "prevCommit" in d and d["prevCommit"] is None:
+            stat.prev_commit = "null"
+        stat.prev_base_file = d.get("prevBaseFile")
+        # JSON: delta stats have the key; Avro: every stat has it, log stats have a value.
+        stat.is_log = d.get("logVersion") is not None or bool(d.get("logFiles")) or (
+            "logVersion" in d and "totalLogFiles" not in d)
+        return stat
+
+    def all_paths(self) -> list[str]:
+        """Every file this stat names: `path` plus the other log files (relative to the table base path)."""
+        out = [self.path] if self.path else []
+        folder = posixpath.dirname(self.path) if self.path else (self.partition_path or "")
+        for name in self.log_files:
+            rel = posixpath.join(folder, name) if folder else name
+            if rel not in out:
+                out.append(rel)
+        return out
+
+
+@dataclass
+class CommitMetadata:
+    """Content of a completed commit-like instant."""
+
+    partition_to_write_stats: dict[str, list[WriteStat]] = field(default_factory=dict)
+    compacted: bool = False
+    extra_metadata: dict[str, str] = field(default_factory=dict)
+    operation_type: str = "UNKNOWN"
+    # None: not a replacecommit (key omitted from JSON); a dict (even empty): a replacecommit
+    partition_to_replace_file_ids: dict[str, list[str]] | None = None
+
+    @property
+    def schema_json(self) -> str | None:
+        """The writer schema (Avro JSON, without meta fields) Java and hudi-rs resolve the table schema from."""
+        return self.extra_metadata.get("schema") or None
+
+    def write_stats(self) -> list[WriteStat]:
+        return [s for stats in self.partition_to_write_stats.values() for s in stats]
+
+    def written_files(self) -> list[tuple[str, str, str]]:
+        """(partition path, file id, relative path) of every file the instant wrote."""
+        out: list[tuple[str, str, str]] = []
+        for partition, stats in self.partition_to_write_stats.items():
+            for s in stats:
+                out.extend((partition, s.file_id, p) for p in s.all_paths())
+        return out
+
+    def replaced_file_ids(self) -> dict[str, list[str]]:
+        return dict(self.partition_to_replace_file_ids or {})
+
+    # --- JSON (v6) ------------------------------------------------------------------------------------------
+
+    def to_json_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "partitionToWriteStats": {p: [s.to_json_dict() for s in stats]
+                                      for p, stats in self.partition_to_write_stats.items()},
+            "compacted": self.compacted,
+            "extraMetadata": dict(self.extra_metadata),
+            "operationType": self.operation_type,
+        }
+        if self.partition_to_replace_file_ids is not None:
+            out["partitionToReplaceFileIds"] = {p: list(ids) for p, ids in self.partition_to_replace_file_ids.items()}
+        return out
+
+    def to_json_bytes(self) -> bytes:
+        """UTF-8 JSON exactly as Jackson's default pretty printer writes it (no trailing newline)."""
+        return jackson_pretty(self.to_json_dict()).encode("utf-8")
+
+    @classmethod
+    def from_json_bytes(cls, data: bytes, path: str) -> CommitMetadata:
+        """Parse v6 JSON; 0 bytes is empty metadata; anything malformed raises CorruptTableError naming `path`."""
+        if not data.strip():
+            return cls()
+        try:
+            doc = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            raise CorruptTableError(f"commit metadata {path} is not valid JSON: {e}") from e
+        try:
+            return cls.from_dict(doc)
+        except (TypeError, ValueError, AttributeError) as e:
+            raise CorruptTableError(f"commit metadata {path} has an unexpected shape: {e}") from e
+
+    @classmethod
+    def from_avro_record(cls, rec: dict[str, Any]) -> CommitMetadata:
+        """From a v8/v9 HoodieCommitMetadata or HoodieReplaceCommitMetadata Avro record."""
+        return cls.from_dict(rec)
+
+    @classmethod
+    def from_dict(cls, doc: Any) -> CommitMetadata:
+        if not isinstance(doc, dict):
+            raise TypeError(f"expected a JSON object, got {type(doc).__name__}")
+        stats: dict[str, list[WriteStat]] = {}
+        for partition, items in (doc.get("partitionToWriteStats") or {}).items():
+            stats[partition] = [WriteStat.from_dict(s) for s in (items or []) if s is not None]
+        replace = doc.get("partitionToReplaceFileIds")
+        if "partitionToReplaceFileIds" in doc:
+            replace = {p: list(ids or []) for p, ids in (replace or {}).items()}
+        extra = doc.get("extraMetadata") or {}
+        if not isinstance(extra, dict):
+            raise TypeError("extraMetadata is not an object")
+        return cls(
+            partition_to_write_stats=stats,
+            compacted=bool(doc.get("compacted") or False),
+            extra_metadata={str(k): v for k, v in extra.items()},
+            operation_type=doc.get("operationType") or "UNKNOWN",
+            partition_to_replace_file_ids=replace,
+        )
+
+
+def jackson_pretty(value: Any, indent: int = 0) -> str:
+    """JSON text as Jackson's DefaultPrettyPrinter: `"k" : v`, 2-space objects, one-line arrays, `{ }`/`[ ]`."""
+    if isinstance(value, dict):
+        if not value:
+            return "{ }"
+        pad = " " * (indent + 2)
+        items = ",\n".join(f"{pad}{_scalar(str(k))} : {jackson_pretty(v, indent + 2)}" for k, v in value.items())
+        return "{\n" + items + "\n" + " " * indent + "}"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[ ]"
+        return "[ " + ", ".join(jackson_pretty(v, indent) for v in value) + " ]"
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

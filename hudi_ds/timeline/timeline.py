@@ -1,0 +1,282 @@
+"""The active timeline of a table: one listing of the timeline folder, grouped into instants.
+
+Layout 1 (v6) lives in `.hoodie/`, layout 2 (v8/v9) in `.hoodie/<hoodie.timeline.path>` (default `timeline`).
+Archived instants (`.hoodie/archived/`, or the LSM history `.hoodie/timeline/history/`) are not read; callers only
+learn whether any exist, so a reader can refuse a time-travel or incremental range that reaches past the active
+timeline instead of answering wrongly.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+from typing import Any
+
+from hudi_ds.errors import CommitConflictError, CorruptTableError, InstantNotFoundError, UnsupportedTableError
+from hudi_ds.storage import Storage
+from hudi_ds.timeline.avro_models import AVRO_MAGIC, decode_avro_instant, encode_avro_instant
+from hudi_ds.timeline.avro_schemas import (
+    CLEAN_METADATA,
+    CLEANER_PLAN,
+    ROLLBACK_METADATA,
+    ROLLBACK_PLAN,
+    Schema,
+)
+from hudi_ds.timeline.commit_metadata import CommitMetadata
+from hudi_ds.timeline.instant import (
+    COMMIT_ACTIONS,
+    PENDING_COMMIT_ACTIONS,
+    Instant,
+    State,
+    action_family,
+    instant_file_name,
+    parse_instant_file_name,
+)
+
+HOODIE_DIR = ".hoodie"
+DEFAULT_TIMELINE_PATH = "timeline"  # hoodie.timeline.path (layout 2), relative to .hoodie/
+DEFAULT_HISTORY_PATH = "history"  # hoodie.timeline.history.path, relative to the timeline folder
+DEFAULT_ARCHIVE_PATH = "archived"  # hoodie.archivelog.folder (layout 1), relative to .hoodie/
+
+
+def timeline_folder(layout: int, timeline_dir: str | None = None) -> str:
+    """Folder of the active timeline, relative to the table base path.
+
+    `timeline_dir` is a `hoodie.timeline.path` value (relative to `.hoodie/`) or a path starting with `.hoodie/`;
+    it only applies to layout 2 (layout 1 always uses `.hoodie/`).
+    """
+    if layout == 1:
+        return HOODIE_DIR
+    if layout != 2:
+        raise UnsupportedTableError(f"timeline layout version {layout} is not supported (expected 1 or 2)")
+    return _under_hoodie(timeline_dir or DEFAULT_TIMELINE_PATH)
+
+
+def _under_hoodie(value: str) -> str:
+    value = value.strip("/")
+    return value if value == HOODIE_DIR or value.startswith(HOODIE_DIR + "/") else f"{HOODIE_DIR}/{value}"
+
+
+class Timeline:
+    """Instants of the active timeline, each in its latest state, plus access to their files."""
+
+    def __init__(self, storage: Storage, layout: int, folder: str, instants: Iterable[Instant],
+                 files: dict[tuple[str, str], dict[State, str]], archive_folder: str) -> None:
+        self.storage = storage
+        self.layout = layout
+        self.folder = folder
+        self.archive_folder = archive_folder
+        self._files = files
+        self.instants: list[Instant] = sorted(instants, key=self._instant_key)
+        self._by_time: dict[str, Instant] = {}
+        for inst in self.instants:  # the most advanced instant wins if two families share a time
+            prev = self._by_time.get(inst.requested_time)
+            if prev is None or inst.state.rank >= prev.state.rank:
+                self._by_time[inst.requested_time] = inst
+
+    @classmethod
+    def load(cls, storage: Storage, layout: int, timeline_dir: str | None = None,
+             archive_dir: str | None = None) -> Timeline:
+        """List the timeline folder once and group its files by instant."""
+        folder = timeline_folder(layout, timeline_dir)
+        if layout == 1:
+            archive = _under_hoodie(archive_dir or DEFAULT_ARCHIVE_PATH)
+        else:
+            archive = posixpath.join(folder, (archive_dir or DEFAULT_HISTORY_PATH).strip("/"))
+        files: dict[tuple[str, str], dict[State, str]] = {}
+        latest: dict[tuple[str, str], Instant] = {}
+        for entry in storage.list(folder):
+            if entry.is_dir:
+                continue
+            inst = parse_instant_file_name(entry.name, layout)
+            if inst is None:
+                continue
+            key = (inst.requested_time, action_family(inst.action))
+            files.setdefault(key, {})[inst.state] = entry.name
+            prev = latest.get(key)
+            if prev is None or inst.state.rank > prev.state.rank:
+                latest[key] = inst
+        return cls(storage, layout, folder, latest.values(), files, archive)
+
+    @staticmethod
+    def _instant_key(inst: Instant) -> tuple[str, str, int]:
+        return (inst.requested_time, action_family(inst.action), inst.state.rank)
+
+    # --- selections -----------------------------------------------------------------------------------------
+
+    def completed(self) -> list[Instant]:
+        return [i for i in self.instants if i.is_completed]
+
+    def pending(self) -> list[Instant]:
+        return [i for i in self.instants if not i.is_completed]
+
+    def ordering_key(self, instant: Instant) -> tuple[Any, ...]:
+        """Order of commits: requested time on layout 1; completion time on layout 2 (pending ones last)."""
+        if self.layout == 1:
+            return (instant.requested_time,)
+        if instant.is_completed:
+            return (0, instant.completion_time or instant.requested_time, instant.requested_time)
+        return (1, instant.requested_time, "")
+
+    def commits(self, include_pending: bool = False) -> list[Instant]:
+        """Completed commit/deltacommit/replacecommit instants (and pending commit-like ones if asked)."""
+        out = [i for i in self.instants if (i.is_completed and i.action in COMMIT_ACTIONS)
+               or (include_pending and not i.is_completed and i.action in PENDING_COMMIT_ACTIONS)]
+        return sorted(out, key=self.ordering_key)
+
+    def last_completed_commit(self) -> Instant | None:
+        commits = self.commits()
+        return commits[-1] if commits else None
+
+    def last_instant_time(self) -> str | None:
+        """Greatest requested time of any instant (any action or state): new instants must come after it."""
+        return max((i.requested_time for i in self.instants), default=None)
+
+    def find(self, requested_time: str) -> Instant | None:
+        return self._by_time.get(requested_time)
+
+    def get(self, requested_time: str) -> Instant:
+        inst = self.find(requested_time)
+        if inst is None:
+            raise InstantNotFoundError(f"instant {requested_time} is not on the active timeline in {self.folder}")
+        return inst
+
+    def contains_completed(self, ts: str) -> bool:
+        inst = self.find(ts)
+        return inst is not None and inst.is_completed
+
+    def contains_or_before_start(self, ts: str) -> bool:
+        """Java's containsOrBeforeTimelineStarts on completed commits: a log block of `ts` is visible."""
+        commits = self.commits()
+        if any(i.requested_time == ts for i in commits):
+            return True
+        return bool(commits) and ts < min(i.requested_time for i in commits)
+
+    def completion_time_of(self, ts: str) -> str | None:
+        """Completion time of a completed layout-2 instant (None when pending, unknown or layout 1)."""
+        inst = self.find(ts)
+        return inst.completion_time if inst is not None and inst.is_completed else None
+
+    def has_archived_instants(self) -> bool:
+        """Whether older instants were moved to the archived timeline (not read by hudi_ds)."""
+        for entry in self.storage.list(self.archive_folder):
+            if entry.is_dir or entry.name.endswith(".crc"):
+                continue
+            if self.layout == 2 and entry.name.endswith(".parquet"):
+                return True
+            if self.layout == 1 and ".archive" in entry.name:
+                return True
+        return False
+
+    # --- content --------------------------------------------------------------------------------------------
+
+    def file_path(self, instant: Instant, state: State | None = None) -> str:
+        """Path (relative to the base) of one file of `instant`: the listed name, else the canonical one."""
+        state = state or instant.state
+        listed = self._files.get((instant.requested_time, action_family(instant.action)), {}).get(state)
+        name = listed or instant_file_name(instant.requested_time, instant.action, state, self.layout,
+                                           instant.completion_time)
+        return posixpath.join(self.folder, name)
+
+    def read_content(self, instant: Instant, state: State | None = None) -> bytes:
+        path = self.file_path(instant, state)
+        try:
+            return self.storage.read_bytes(path)
+        except FileNotFoundError:
+            raise CorruptTableError(f"timeline file {path} is missing (was the instant archived or rolled back "
+                                    "concurrently? reload the table and retry)") from None
+
+    def commit_metadata(self, instant: Instant, state: State | None = None) -> CommitMetadata:
+        """Commit metadata of a commit-like instant: JSON (v6) or Avro (v8/v9), told apart by the Avro magic."""
+        path = self.file_path(instant, state)
+        data = self.read_content(instant, state)
+        if data.startswith(AVRO_MAGIC):
+            return CommitMetadata.from_avro_record(decode_avro_instant(data, path))
+        return CommitMetadata.from_json_bytes(data, path)
+
+    def read_avro(self, instant: Instant, state: State | None = None,
+                  reader_schema: Schema | None = None) -> dict[str, Any]:
+        """The Avro record of a plan or metadata file (rollback, clean, compaction, replace...)."""
+        return decode_avro_instant(self.read_content(instant, state), self.file_path(instant, state), reader_schema)
+
+    def __repr__(self) -> str:
+        return f"Timeline(layout={self.layout}, folder={self.folder!r}, instants={len(self.instants)})"
+
+
+class TimelineWriter:
+    """Creates and transitions instant files of a layout-1 (v6) timeline.
+
+    Every create is put-if-absent: an instant file is never overwritten, so two writers that pick the same
+    instant time cannot both own it, and a completed instant is never replaced.
+    """
+
+    def __init__(self, storage: Storage, layout: int = 1) -> None:
+        if layout != 1:
+            raise UnsupportedTableError(
+                f"hudi_ds writes timeline layout 1 (table version 6) only, not layout {layout}")
+        self.storage = storage
+        self.layout = layout
+        self.folder = HOODIE_DIR
+
+    def path(self, instant_time: str, action: str, state: State) -> str:
+        return posixpath.join(self.folder, instant_file_name(instant_time, action, state, self.layout))
+
+    def create_requested(self, instant_time: str, action: str, content: bytes = b"") -> bool:
+        """Claim `instant_time`: False if another writer already has an instant at that time (pick a new one)."""
+        path = self.path(instant_time, action, State.REQUESTED)
+        if not self.storage.put_if_absent(path, content):
+            return False
+        # A writer of a different action at the same time creates a different file name; check after creating
+        # so that of two racing writers at least the later one sees the other and backs off.
+        mine = posixpath.basename(path)
+        for entry in self.storage.list(self.folder):
+            if entry.is_dir or entry.name == mine:
+                continue
+            other = parse_instant_file_name(entry.name, self.layout)
+            if other is not None and other.requested_time == instant_time:
+                self.storage.delete(path)
+                return False
+        return True
+
+    def transition_to_inflight(self, instant_time: str, action: str, content: bytes = b"") -> None:
+        requested = self.path(instant_time, action, State.REQUESTED)
+        if not self.storage.exists(requested):
+            raise InstantNotFoundError(f"cannot mark {instant_time} {action} inflight: {requested} does not exist")
+        inflight = self.path(instant_time, action, State.INFLIGHT)
+        if not self.storage.put_if_absent(inflight, content):
+            raise CommitConflictError(f"{inflight} already exists: another writer owns instant {instant_time}")
+
+    def complete(self, instant_time: str, action: str, content: bytes) -> None:
+        """Publish the completed file: the commit point. Raises CommitConflictError if it already exists."""
+        inflight = self.path(instant_time, action, State.INFLIGHT)
+        if not self.storage.exists(inflight):
+            raise InstantNotFoundError(f"cannot complete {instant_time} {action}: {inflight} does not exist")
+        done = self.path(instant_time, action, State.COMPLETED)
+        if not self.storage.put_if_absent(done, content):
+            raise CommitConflictError(f"{done} already exists; refusing to overwrite a completed instant")
+
+    def delete_instant_files(self, instant_time: str, action: str) -> None:
+        """Remove every file of the instant, completed first, so a crash midway leaves it pending, never half done."""
+        for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
+            self.storage.delete(self.path(instant_time, action, state))
+
+    def write_avro_completed(self, instant_time: str, action: str, plan: dict[str, Any],
+                             metadata: dict[str, Any]) -> None:
+        """Write a whole rollback or clean instant: requested plan, inflight, completed metadata (all Avro).
+
+        The clean inflight repeats the plan (as Hudi 0.14/0.15 do); the rollback inflight is empty.
+        """
+        schemas = _AVRO_ACTIONS.get(action)
+        if schemas is None:
+            raise ValueError(f"write_avro_completed handles {sorted(_AVRO_ACTIONS)}, not {action!r}")
+        plan_bytes = encode_avro_instant(plan, schemas[0])
+        if not self.create_requested(instant_time, action, plan_bytes):
+            raise CommitConflictError(f"instant time {instant_time} is already taken; pick a new one")
+        self.transition_to_inflight(instant_time, action, plan_bytes if action == "clean" else b"")
+        self.complete(instant_time, action, encode_avro_instant(metadata, schemas[1]))
+
+
+_AVRO_ACTIONS: dict[str, tuple[Schema, Schema]] = {
+    "rollback": (ROLLBACK_PLAN, ROLLBACK_METADATA),
+    "clean": (CLEANER_PLAN, CLEAN_METADATA),
+}

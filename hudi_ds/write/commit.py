@@ -1,0 +1,187 @@
+"""The coordinator: starts an instant, checks conflicts, and completes (or rolls back) the commit.
+
+It runs on the driver. `begin()` pins everything tasks need in a WritePlan; `commit()` takes one
+TaskResult per task and publishes the completed instant atomically (put-if-absent), the single
+point at which the write becomes visible.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+
+import pyarrow as pa
+
+from hudi_ds.config import TableConfig
+from hudi_ds.errors import CommitConflictError, CommitStateUnknownError, ConfigError, UnsupportedTableError
+from hudi_ds.files.view import FileSystemView, Visibility
+from hudi_ds.index.bucket import bucket_of_file_id
+from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
+from hudi_ds.schema.avro import arrow_to_avro
+from hudi_ds.storage import Storage
+from hudi_ds.timeline import Timeline, TimelineWriter, new_instant_time
+from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
+from hudi_ds.write.messages import TaskResult
+from hudi_ds.write.plan import OPERATION_TYPES, OPERATIONS, GroupTarget, WritePlan
+
+HEARTBEAT_DIR = ".hoodie/.heartbeat"
+
+
+def check_writable(config: TableConfig) -> None:
+    """Refuse tables this version cannot write without corrupting them for other engines."""
+    if config.version != 6 or config.layout_version != 1:
+        raise UnsupportedTableError(
+            f"table version {config.version} (timeline layout {config.layout_version}) is read-only in hudi_ds: "
+            "only version-6 tables can be written; read it, or write it with Apache Hudi"
+        )
+    if config.metadata_partitions:
+        raise UnsupportedTableError(
+            "the table has a metadata table (hoodie.table.metadata.partitions="
+            f"{','.join(config.metadata_partitions)}), which hudi_ds does not update; writing would make Java readers "
+            "miss files. Disable it from Apache Hudi (hoodie.metadata.enable=false) first"
+        )
+    if not config.num_buckets:
+        raise UnsupportedTableError(
+            "the table has no bucket index (hoodie.bucket.index.num.buckets is not in hoodie.properties); "
+            "hudi_ds writes bucket-index tables only"
+        )
+
+
+def _group_targets(view: FileSystemView) -> dict[tuple[str, int], GroupTarget]:
+    targets: dict[tuple[str, int], GroupTarget] = {}
+    for sl in view.latest_slices():
+        bucket = bucket_of_file_id(sl.file_id)
+        if bucket is None:
+            continue
+        instant = sl.base_instant or (sl.log_files[0].instant if sl.log_files else None)
+        if instant is None:
+            continue
+        versions = [lf.version for lf in sl.log_files if lf.instant == instant]
+        targets[(sl.partition, bucket)] = GroupTarget(
+            sl.file_id, instant, sl.base_file.path if sl.base_file else None, max(versions, default=0) + 1
+        )
+    return targets
+
+
+class Coordinator:
+    """Driver-side commit protocol for one table."""
+
+    def __init__(self, base_uri: str, config: TableConfig) -> None:
+        self.base_uri = base_uri
+        self.storage = Storage(base_uri)
+        self.config = config
+
+    def begin(self, operation: str, schema: pa.Schema, *, extra: dict[str, str] | None = None,
+              **plan_options: object) -> WritePlan:
+        if operation not in OPERATIONS:
+            raise ConfigError(f"unknown operation {operation!r}; use one of {', '.join(OPERATIONS)}")
+        check_writable(self.config)
+        timeline = Timeline.load(self.storage, 1)
+        writer = TimelineWriter(self.storage, 1)
+        action = "replacecommit" if operation.startswith("insert_overwrite") else (
+            "deltacommit" if self.config.is_mor else "commit")
+        last = max((i.requested_time for i in timeline.instants), default=None)
+        while True:
+            instant = new_instant_time(after=last)
+            if writer.create_requested(instant, action):
+                break
+            last = instant
+        known = sorted(i.requested_time for i in timeline.commits())
+        inflight = CommitMetadata(operation_type=OPERATION_TYPES[operation], extra_metadata=dict(extra or {}))
+        writer.transition_to_inflight(instant, action, inflight.to_json_bytes())
+        self.storage.write_bytes(f"{HEARTBEAT_DIR}/{instant}", str(time.time()).encode())
+        view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, 1))
+        return WritePlan(
+            base_uri=self.base_uri, instant=instant, operation=operation, config=self.config, schema=schema,
+            groups=_group_targets(view), known_commits=tuple(known), **plan_options,  # type: ignore[arg-type]
+        )
+
+    def commit(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None = None) -> str:
+        timeline = Timeline.load(self.storage, 1)
+        mine = timeline.find(plan.instant)
+        if mine is None or mine.is_completed:
+            raise CommitStateUnknownError(
+                f"instant {plan.instant} is no longer pending (rolled back by another writer?); nothing was committed "
+                "by this call: check the timeline and retry the write"
+            )
+        files = [f for r in results for f in r.files]
+        partitions = sorted({p for r in results for p in r.partitions})
+        self._check_conflicts(plan, timeline, {(f.partition, f.bucket) for f in files}, partitions)
+        meta = self._metadata(plan, results, extra)
+        if plan.is_overwrite:
+            view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, 1))
+            new_ids = {(f.partition, f.file_id) for f in files}
+            replaced: dict[str, list[str]] = {}
+            for (partition, file_id) in view.groups:
+                if (partition, file_id) in new_ids:
+                    continue
+                if plan.operation == "insert_overwrite_table" or partition in partitions:
+                    replaced.setdefault(partition, []).append(file_id)
+            meta = replace(meta, partition_to_replace_file_ids=replaced)
+        TimelineWriter(self.storage, 1).complete(plan.instant, plan.action, meta.to_json_bytes())
+        self._cleanup(plan.instant)
+        return plan.instant
+
+    def _metadata(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None) -> CommitMetadata:
+        stats: dict[str, list[WriteStat]] = {}
+        for r in results:
+            for f in r.files:
+                stat = WriteStat(
+                    file_id=f.file_id, path=f.path, prev_commit=f.prev_commit, num_writes=f.num_writes,
+                    num_deletes=f.num_deletes, num_update_writes=f.num_updates, num_inserts=f.num_inserts,
+                    total_write_bytes=f.size, partition_path=f.partition, file_size_in_bytes=f.size,
+                    is_log=f.is_log,
+                )
+                if f.is_log:
+                    stat.log_version = f.log_version
+                    stat.base_file = f.base_file
+                    stat.log_files = [f.path.rsplit("/", 1)[-1]]
+                    stat.total_log_blocks = f.log_blocks
+                    stat.total_log_records = f.num_writes + f.num_deletes
+                stats.setdefault(f.partition, []).append(stat)
+        for r in results:
+            for p in r.partitions:
+                stats.setdefault(p, [])
+        avro = arrow_to_avro(plan.schema, plan.config.name)
+        extra_meta = {"schema": json.dumps(avro), ARROW_SCHEMA_KEY: encode_arrow_schema(plan.schema)}
+        extra_meta.update(extra or {})
+        return CommitMetadata(
+            partition_to_write_stats=stats, compacted=False, extra_metadata=extra_meta,
+            operation_type=OPERATION_TYPES[plan.operation],
+            partition_to_replace_file_ids={} if plan.is_overwrite else None,
+        )
+
+    def _check_conflicts(self, plan: WritePlan, timeline: Timeline, touched: set[tuple[str, int]],
+                         partitions: list[str]) -> None:
+        """Optimistic concurrency: a commit that completed since begin() and touched the same
+        file groups (or, for overwrites, the same partitions) wins; this write must retry."""
+        known = set(plan.known_commits)
+        for inst in timeline.commits():
+            if inst.requested_time in known or inst.requested_time == plan.instant:
+                continue
+            meta = timeline.commit_metadata(inst)
+            theirs = {
+                (s.partition_path or "", bucket_of_file_id(s.file_id))
+                for s in meta.write_stats()
+            }
+            overlap = touched & theirs
+            if plan.operation == "insert_overwrite_table" or inst.action == "replacecommit":
+                overlap |= {(p, -1) for p in partitions if any(t[0] == p for t in theirs)}
+            if overlap or (plan.operation == "insert_overwrite_table" and theirs):
+                self.abort(plan)
+                raise CommitConflictError(
+                    f"commit {inst.requested_time} completed while this write ({plan.instant}) was running and touched "
+                    f"the same file groups ({sorted(overlap)[:3]}...); this write was rolled back and is safe to retry"
+                )
+
+    def abort(self, plan: WritePlan) -> None:
+        from hudi_ds.services.rollback import rollback_pending
+
+        rollback_pending(self.storage, self.config, plan.instant)
+        self._cleanup(plan.instant)
+
+    def _cleanup(self, instant: str) -> None:
+        self.storage.delete_dir(f".hoodie/.temp/{instant}")
+        self.storage.delete(f"{HEARTBEAT_DIR}/{instant}")

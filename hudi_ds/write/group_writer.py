@@ -1,0 +1,148 @@
+"""Writes one file group's share of a commit: a new base file, a log file, or (COW) a rewritten base.
+
+Every data file is announced by a marker under `.hoodie/.temp/<instant>/` before it is written, so
+a rollback can remove exactly what a failed instant wrote.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hudi_ds.files.naming import PARTITION_METAFILE, base_file_name, join, log_file_name
+from hudi_ds.log.blocks import encode_avro_data_block, encode_delete_block, encode_parquet_data_block
+from hudi_ds.schema.meta import META_COLUMNS
+from hudi_ds.storage import Storage
+from hudi_ds.write import faults
+from hudi_ds.write.messages import WrittenFile
+
+KEY = "_hoodie_record_key"
+PARTITION = "_hoodie_partition_path"
+
+
+def marker_path(instant: str, partition: str, file_name: str, io_type: str) -> str:
+    return f".hoodie/.temp/{instant}/{join(partition, file_name)}.marker.{io_type}"
+
+
+def ensure_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
+    rel = join(partition, PARTITION_METAFILE)
+    if storage.exists(rel):
+        return
+    depth = len(partition.split("/")) if partition else 0
+    now = datetime.now(timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
+    text = f"#partition metadata\n#{now}\ncommitTime={instant}\npartitionDepth={depth}\n"
+    storage.put_if_absent(rel, text.encode())
+
+
+@dataclass(frozen=True)
+class GroupWriteContext:
+    """What every file written in one task of one instant shares."""
+
+    storage: Storage
+    instant: str
+    write_token: str
+    task_id: int
+    schema: pa.Schema  # full schema: meta columns + data columns
+    avro_schema: dict
+    ordering_field: str | None
+    ordering_avro_type: str | None
+    log_block_format: str
+    compression: str
+
+    def with_meta(self, data: pa.Table, file_name: str, first_seq: int) -> pa.Table:
+        """Data rows (record key and partition path already attached) with the five meta columns filled."""
+        n = data.num_rows
+        seq = pc.binary_join_element_wise(
+            f"{self.instant}_{self.task_id}_", pc.cast(pa.array(np.arange(first_seq, first_seq + n)), pa.string()), ""
+        )
+        meta = {
+            "_hoodie_commit_time": _const(self.instant, n),
+            "_hoodie_commit_seqno": seq,
+            KEY: data[KEY],
+            PARTITION: data[PARTITION],
+            "_hoodie_file_name": _const(file_name, n),
+        }
+        cols = [meta[name] for name in META_COLUMNS]
+        for field in self.schema:
+            if field.name in meta:
+                continue
+            cols.append(data[field.name] if field.name in data.column_names else pa.nulls(n, field.type))
+        return pa.Table.from_arrays(cols, schema=self.schema)
+
+    def _mark(self, partition: str, name: str, io_type: str) -> None:
+        self.storage.write_bytes(marker_path(self.instant, partition, name, io_type), b"")
+
+    def write_base(self, partition: str, file_id: str, bucket: int, records: pa.Table, prev_commit: str,
+                   inserts: int, updates: int, is_merge: bool = False) -> WrittenFile:
+        """A parquet base file with `records` (meta columns included) in the file group."""
+        name = base_file_name(file_id, self.write_token, self.instant)
+        rel = join(partition, name)
+        self._mark(partition, name, "MERGE" if is_merge else "CREATE")
+        records = records.set_column(
+            META_COLUMNS.index("_hoodie_file_name"), "_hoodie_file_name", _const(name, records.num_rows)
+        )
+        keys = records[KEY]
+        kv = {
+            "parquet.avro.schema": json.dumps(self.avro_schema),
+            "writer.model.name": "avro",
+        }
+        if records.num_rows:
+            mm = pc.min_max(keys)
+            kv["hoodie_min_record_key"] = mm["min"].as_py()
+            kv["hoodie_max_record_key"] = mm["max"].as_py()
+        table = records.replace_schema_metadata(kv)
+        sink = io.BytesIO()
+        pq.write_table(table, sink, compression=self.compression, store_schema=False)
+        data = sink.getvalue()
+        self.storage.write_bytes(rel, data)
+        faults.file_written()
+        return WrittenFile(partition, file_id, bucket, rel, False, prev_commit, name, 0,
+                           records.num_rows, inserts, updates, 0, len(data))
+
+    def write_log(self, partition: str, file_id: str, bucket: int, slice_instant: str, base_file: str,
+                  version: int, data: pa.Table | None, deletes: pa.Table | None) -> WrittenFile:
+        """A new log file with a data block (records with meta columns) and/or a delete block."""
+        name = log_file_name(file_id, slice_instant, version, self.write_token)
+        rel = join(partition, name)
+        self._mark(partition, name, "APPEND")
+        blocks = []
+        writes = 0
+        if data is not None and data.num_rows:
+            data = data.set_column(
+                META_COLUMNS.index("_hoodie_file_name"), "_hoodie_file_name", _const(file_id, data.num_rows)
+            )
+            if self.log_block_format == "avro":
+                blocks.append(encode_avro_data_block(data, self.avro_schema, self.instant))
+            else:
+                blocks.append(encode_parquet_data_block(data, self.avro_schema, self.instant, self.compression))
+            writes = data.num_rows
+        n_del = 0
+        if deletes is not None and deletes.num_rows:
+            n_del = deletes.num_rows
+            ordering = (
+                deletes[self.ordering_field].to_pylist() if self.ordering_field else [0] * n_del
+            )
+            blocks.append(
+                encode_delete_block(
+                    deletes[KEY].to_pylist(), deletes[PARTITION].to_pylist(), ordering,
+                    self.ordering_avro_type, self.instant,
+                )
+            )
+        payload = b"".join(blocks)
+        self.storage.write_bytes(rel, payload)
+        faults.file_written()
+        base_name = base_file.rsplit("/", 1)[-1] if base_file else ""
+        return WrittenFile(partition, file_id, bucket, rel, True, slice_instant, base_name, version,
+                           writes, 0, writes, n_del, len(payload), len(blocks))
+
+
+def _const(value: str, n: int) -> pa.Array:
+    """A string column holding one value, built without a Python list of n items."""
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value])).cast(pa.string())

@@ -1,0 +1,90 @@
+"""Routing input rows: record key, partition path and bucket per row; de-duplication per key."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_ds.config import TableConfig
+from hudi_ds.errors import SchemaError
+from hudi_ds.index.bucket import bucket_ids, bucket_ids_from_columns
+from hudi_ds.keys.keygen import record_key_strings
+from hudi_ds.keys.partition_path import partition_path_strings
+
+KEY = "_hoodie_record_key"
+PARTITION = "_hoodie_partition_path"
+BUCKET = "__bucket"
+DELETE = "__delete"
+
+
+def require_columns(table: pa.Table, config: TableConfig, operation: str) -> None:
+    """The key, partition and ordering columns every operation needs, named in the error."""
+    needed = [("record key", c) for c in config.record_key_fields]
+    needed += [("partition", c) for c in config.partition_fields]
+    if config.ordering_field:
+        needed.append(("ordering (precombine)", config.ordering_field))
+    for role, col in needed:
+        if col not in table.column_names:
+            raise SchemaError(
+                f"{operation}: the {role} column {col!r} is missing from the data; "
+                f"add it (the table was created with {role} field {col!r}); columns given: {table.column_names}"
+            )
+
+
+def route(table: pa.Table, config: TableConfig) -> pa.Table:
+    """The table with record key, partition path and bucket columns appended."""
+    keys = record_key_strings(table, config.record_key_fields)
+    partitions = partition_path_strings(table, config.partition_fields, config.hive_style, config.url_encode)
+    n_buckets = config.num_buckets or 1
+    if len(config.record_key_fields) > 1:
+        buckets = bucket_ids_from_columns([table[c] for c in config.record_key_fields], n_buckets)
+    else:
+        buckets = bucket_ids(keys, n_buckets)
+    out = table.append_column(KEY, keys).append_column(PARTITION, partitions)
+    return out.append_column(BUCKET, pa.array(np.asarray(buckets, dtype=np.int32)))
+
+
+def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
+    """Rows grouped by (partition path, bucket), each group keeping input order."""
+    if table.num_rows == 0:
+        return {}
+    parts = pc.dictionary_encode(table[PARTITION]).combine_chunks()
+    codes = parts.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    buckets = table[BUCKET].to_numpy().astype(np.int64)
+    group = codes * (int(buckets.max()) + 1) + buckets
+    uniq = np.unique(group)
+    if len(uniq) == 1:
+        return {(parts.dictionary[int(codes[0])].as_py(), int(buckets[0])): table}
+    order = np.argsort(group, kind="stable")
+    sorted_groups = group[order]
+    bounds = np.flatnonzero(np.diff(sorted_groups)) + 1
+    taken = table.take(pa.array(order))
+    out = {}
+    starts = np.concatenate([[0], bounds])
+    ends = np.concatenate([bounds, [len(order)]])
+    for s, e in zip(starts, ends, strict=True):
+        first = order[s]
+        key = (parts.dictionary[int(codes[first])].as_py(), int(buckets[first]))
+        out[key] = taken.slice(int(s), int(e - s))
+    return out
+
+
+def latest_per_key(table: pa.Table, ordering_field: str | None) -> pa.Table:
+    """One row per record key: the highest ordering value, ties to the later row (Hudi's precombine)."""
+    n = table.num_rows
+    if n <= 1 or pc.count_distinct(table[KEY]).as_py() == n:
+        return table
+    cols = {"k": table[KEY], "p": pa.array(np.arange(n, dtype=np.int64))}
+    sort = [("k", "ascending")]
+    if ordering_field:
+        cols["o"] = table[ordering_field]
+        sort.append(("o", "ascending"))
+    sort.append(("p", "ascending"))
+    order = pc.sort_indices(pa.table(cols), sort_keys=sort, null_placement="at_start")
+    sorted_keys = pc.take(cols["k"], order)
+    last = pc.not_equal(sorted_keys.slice(0, n - 1), sorted_keys.slice(1))
+    if isinstance(last, pa.ChunkedArray):
+        last = last.combine_chunks()
+    chosen = pc.filter(order, pa.concat_arrays([last, pa.array([True])]))
+    return table.take(pa.array(np.sort(chosen.to_numpy())))

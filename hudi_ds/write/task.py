@@ -1,0 +1,222 @@
+"""The executor side of a write: route rows to file groups, buffer with bounded memory, write files.
+
+Rows are buffered per (partition, bucket); when the buffers pass `max_buffer_bytes` the largest
+group is spilled to a local Arrow IPC file. `finish()` then writes one group at a time, so memory
+holds at most the buffers plus one file group's rows.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hudi_ds.errors import HudiDsError
+from hudi_ds.index.bucket import new_bucket_file_id
+from hudi_ds.merge import LogDeletes, LogVersions, merge_slice, natural_deletes
+from hudi_ds.read.conform import conform
+from hudi_ds.schema.avro import arrow_to_avro
+from hudi_ds.schema.meta import with_meta
+from hudi_ds.storage import Storage
+from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metadata
+from hudi_ds.write.input import cast_to
+from hudi_ds.write.messages import TaskResult, WrittenFile
+from hudi_ds.write.plan import WritePlan
+from hudi_ds.write.routing import BUCKET, DELETE, KEY, latest_per_key, require_columns, route, split_by_group
+
+
+def _avro_primitive(avro_schema: dict, field_name: str | None) -> str | None:
+    if field_name is None:
+        return None
+    for f in avro_schema["fields"]:
+        if f["name"] == field_name:
+            types = f["type"] if isinstance(f["type"], list) else [f["type"]]
+            for t in types:
+                if t != "null":
+                    return t if isinstance(t, str) else str(t.get("type"))
+    return None
+
+
+def claim_new_group(storage: Storage, instant: str, partition: str, bucket: int, file_id: str) -> tuple[str, bool]:
+    """Exactly one task of a write creates the base file of a new bucket; the others append logs to it."""
+    rel = f".hoodie/.temp/{instant}/claims/{partition or '_'}/{bucket}.claim"
+    if storage.put_if_absent(rel, file_id.encode()):
+        return file_id, True
+    return storage.read_bytes(rel).decode(), False
+
+
+@dataclass
+class _Buffers:
+    max_bytes: int
+    mem: dict[tuple[str, int], list[pa.Table]] = field(default_factory=dict)
+    sizes: dict[tuple[str, int], int] = field(default_factory=dict)
+    spills: dict[tuple[str, int], list[str]] = field(default_factory=dict)
+    spill_dir: str | None = None
+
+    def add(self, key: tuple[str, int], table: pa.Table) -> None:
+        self.mem.setdefault(key, []).append(table)
+        self.sizes[key] = self.sizes.get(key, 0) + table.nbytes
+        while sum(self.sizes.values()) > self.max_bytes and self.sizes:
+            self._spill(max(self.sizes, key=lambda k: self.sizes[k]))
+
+    def _spill(self, key: tuple[str, int]) -> None:
+        if self.spill_dir is None:
+            self.spill_dir = tempfile.mkdtemp(prefix="hudi_ds_spill_")
+        path = f"{self.spill_dir}/{len(sum(self.spills.values(), []))}.arrow"
+        tables = self.mem.pop(key)
+        self.sizes.pop(key)
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, tables[0].schema) as w:
+            for t in tables:
+                w.write_table(t)
+        self.spills.setdefault(key, []).append(path)
+
+    def keys(self) -> list[tuple[str, int]]:
+        return sorted(set(self.mem) | set(self.spills))
+
+    def take(self, key: tuple[str, int]) -> pa.Table:
+        tables = [pa.ipc.open_file(pa.memory_map(p)).read_all() for p in self.spills.pop(key, [])]
+        tables += self.mem.pop(key, [])
+        self.sizes.pop(key, None)
+        return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+
+    def close(self) -> None:
+        if self.spill_dir:
+            shutil.rmtree(self.spill_dir, ignore_errors=True)
+            self.spill_dir = None
+
+
+class TaskWriter:
+    """Writes one task's rows of a WritePlan and reports the files as a TaskResult."""
+
+    def __init__(self, plan: WritePlan, task_id: int = 0, stage_id: int = 0, attempt: int = 0) -> None:
+        self.plan = plan
+        self.task_id = task_id
+        self.storage = Storage(plan.base_uri)
+        full = with_meta(plan.schema)
+        avro = arrow_to_avro(full, plan.config.name)
+        self.ctx = GroupWriteContext(
+            storage=self.storage,
+            instant=plan.instant,
+            write_token=f"{task_id}-{stage_id}-{attempt}",
+            task_id=task_id,
+            schema=full,
+            avro_schema=avro,
+            ordering_field=plan.ordering_field,
+            ordering_avro_type=_avro_primitive(avro, plan.ordering_field),
+            log_block_format=plan.log_block_format,
+            compression=plan.parquet_compression,
+        )
+        self.buffers = _Buffers(plan.max_buffer_bytes)
+        self.partitions: set[str] = set()
+        self.files: list[WrittenFile] = []
+        self.seq = 0
+
+    def write(self, table: pa.Table) -> None:
+        """Route one chunk of input rows (any number of calls)."""
+        if table.num_rows == 0:
+            return
+        config = self.plan.config
+        require_columns(table, config, self.plan.operation)
+        if self.plan.operation == "delete":
+            cols = dict.fromkeys(config.record_key_fields + config.partition_fields
+                                 + ([config.ordering_field] if config.ordering_field else []))
+            schema = pa.schema([self.plan.schema.field(c) for c in cols])
+            table = cast_to(table, schema)
+            table = table.append_column(DELETE, pa.array(np.ones(table.num_rows, dtype=bool)))
+        else:
+            table = cast_to(table, self.plan.schema, keep=[DELETE])
+        routed = route(table, config)
+        for key, part in split_by_group(routed).items():
+            self.buffers.add(key, part)
+
+    def finish(self) -> TaskResult:
+        try:
+            for key in self.buffers.keys():
+                self._write_group(key, self.buffers.take(key))
+        finally:
+            self.buffers.close()
+        return TaskResult(self.task_id, tuple(self.files), tuple(sorted(self.partitions)))
+
+    def abort(self) -> None:
+        self.buffers.close()
+
+    def _write_group(self, key: tuple[str, int], rows: pa.Table) -> None:
+        partition, bucket = key
+        plan = self.plan
+        if partition not in self.partitions:
+            ensure_partition_metadata(self.storage, partition, plan.instant)
+            self.partitions.add(partition)
+        rows = latest_per_key(rows, plan.ordering_field)
+        if DELETE in rows.column_names:
+            is_del = pc.fill_null(rows[DELETE], False)
+            deletes = rows.filter(is_del)
+            data = rows.filter(pc.invert(is_del)).drop_columns([DELETE])
+        else:
+            deletes, data = None, rows
+        data = data.drop_columns([BUCKET])
+        if plan.operation == "bulk_insert" and data.num_rows:
+            data = data.take(pc.sort_indices(data[KEY]))
+        target = None if plan.is_overwrite else plan.groups.get(key)
+        if target is None:
+            self._write_new_group(partition, bucket, data)
+        elif plan.config.is_mor:
+            records = self._records(data, target.file_id)
+            self.files.append(self.ctx.write_log(
+                partition, target.file_id, bucket, target.base_instant, target.base_file or "",
+                target.next_log_version, records, deletes,
+            ))
+        else:
+            self._rewrite_base(partition, bucket, target.file_id, target.base_instant, target.base_file, data, deletes)
+
+    def _records(self, data: pa.Table, file_name: str) -> pa.Table:
+        records = self.ctx.with_meta(data, file_name, self.seq)
+        self.seq += data.num_rows
+        return records
+
+    def _write_new_group(self, partition: str, bucket: int, data: pa.Table) -> None:
+        if data.num_rows == 0:
+            return  # deletes of keys in a bucket that does not exist yet: nothing to delete
+        file_id, owner = claim_new_group(self.storage, self.plan.instant, partition, bucket, new_bucket_file_id(bucket))
+        records = self._records(data, file_id)
+        if owner:
+            self.files.append(self.ctx.write_base(partition, file_id, bucket, records, "null", data.num_rows, 0))
+        elif self.plan.config.is_mor:
+            self.files.append(self.ctx.write_log(partition, file_id, bucket, self.plan.instant, "", 1, records, None))
+        else:
+            raise HudiDsError(
+                f"copy-on-write bucket {bucket} of partition {partition!r} received rows in two tasks of one write; "
+                "cluster the input by bucket (hudi_ds.spark.cluster_by_bucket) before writing"
+            )
+
+    def _rewrite_base(self, partition: str, bucket: int, file_id: str, base_instant: str, base_file: str | None,
+                      data: pa.Table, deletes: pa.Table | None) -> None:
+        """Copy-on-write: the bucket's base file merged with this write's rows, as a new base file."""
+        full = self.ctx.schema
+        base = None
+        if base_file:
+            with self.storage.open_input(base_file) as f:
+                base = conform(pq.read_table(f), full, base_file)
+        records = self._records(data, file_id)
+        n_data = records.num_rows
+        dels = None
+        if deletes is not None and deletes.num_rows:
+            n = deletes.num_rows
+            ordv = deletes[self.plan.ordering_field] if self.plan.ordering_field else pa.nulls(n, pa.int64())
+            ordv = ordv.combine_chunks() if isinstance(ordv, pa.ChunkedArray) else ordv
+            dels = LogDeletes(deletes[KEY].combine_chunks(), ordv, natural_deletes(ordv),
+                              np.ones(n, dtype=np.int64), np.arange(n_data, n_data + n, dtype=np.int64))
+        merged = merge_slice(
+            base, LogVersions(records, np.ones(n_data, dtype=np.int64), np.arange(n_data, dtype=np.int64)),
+            dels, self.plan.ordering_field, full,
+        )
+        updates = 0 if base is None else int(pc.sum(pc.is_in(records[KEY], value_set=base[KEY])).as_py() or 0)
+        wf = self.ctx.write_base(partition, file_id, bucket, merged, base_instant, n_data - updates, updates,
+                                 is_merge=True)
+        n_del = 0 if dels is None else (base.num_rows if base is not None else 0) + n_data - updates - merged.num_rows
+        self.files.append(replace(wf, num_deletes=max(0, n_del)))
+

@@ -1,0 +1,22 @@
+"""Shared test fixtures: reference tables, the hudi-rs reader, and comparisons of row sets."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+REFERENCE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "reference-tables"
+
+
+@pytest.fixture(scope="session")
+def reference_dir() -> Path:
+    if not REFERENCE_DIR.is_dir():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{REFERENCE_DIR} is missing; CI must run beside ../shared/reference-tables")
+        pytest.skip(f"{REFERENCE_DIR} is absent (reference tables live in ../shared)")
+    return REFERENCE_DIR
