@@ -1,4 +1,4 @@
-"""Timeline: instant names and times, commit metadata, Avro instant files, and the real tables written by Hudi."""
+"""Timeline: instant names and times, commit metadata, Avro instant files, and real tables written by Hudi."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import re
 import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import fastavro
 import pytest
@@ -114,12 +115,16 @@ EXPECTED_COMMITS = {
         ("20251220210129235", "20251220210129883", "commit"),  # planned as compaction
         ("20251220210130911", "20251220210131755", "deltacommit")],
     "cow_v9_txns_simple_meta": [
-        ("20260307162434124", "20260307162438653", "commit"), ("20260307162440672", "20260307162441724", "commit"),
-        ("20260307162442820", "20260307162443659", "commit"), ("20260307162444563", "20260307162445429", "commit"),
-        ("20260307162446287", "20260307162447103", "commit"), ("20260307162447985", "20260307162448800", "commit"),
+        ("20260307162434124", "20260307162438653", "commit"),
+        ("20260307162440672", "20260307162441724", "commit"),
+        ("20260307162442820", "20260307162443659", "commit"),
+        ("20260307162444563", "20260307162445429", "commit"),
+        ("20260307162446287", "20260307162447103", "commit"),
+        ("20260307162447985", "20260307162448800", "commit"),
         ("20260307162449244", "20260307162450494", "commit"),
         ("20260307162450901", "20260307162451860", "replacecommit"),
-        ("20260307162452329", "20260307162453090", "commit"), ("20260307162453568", "20260307162454325", "commit"),
+        ("20260307162452329", "20260307162453090", "commit"),
+        ("20260307162453568", "20260307162454325", "commit"),
         ("20260307162454799", "20260307162456102", "replacecommit"),  # planned as clustering
         ("20260307162456179", "20260307162456976", "commit")],
 }
@@ -152,7 +157,7 @@ def test_layout2_commits_ordered_by_completion_time(ref: Path) -> None:
     for table in _tables(ref):
         tl = _load(table)
         if tl.layout == 2:
-            done = [i.completion_time for i in tl.commits()]
+            done = [i.completion_time or "" for i in tl.commits()]
             assert done == sorted(done), table.name
             for inst in tl.completed():
                 assert tl.completion_time_of(inst.requested_time) == inst.completion_time
@@ -178,7 +183,9 @@ def test_reference_commit_metadata_and_avro_files(ref: Path) -> None:
                 data = tl.read_content(inst, state)
                 if data.startswith(am.AVRO_MAGIC):
                     rec = tl.read_avro(inst, state)
-                    avro_names.add(fastavro.reader(io.BytesIO(data)).writer_schema["name"])  # type: ignore[index]
+                    writer_schema = fastavro.reader(io.BytesIO(data)).writer_schema
+                    assert isinstance(writer_schema, dict)
+                    avro_names.add(writer_schema["name"])
                     assert isinstance(rec, dict)
                 elif data and inst.action in COMMIT_ACTIONS | {"compaction", "clustering"}:
                     tl.commit_metadata(inst, state)
@@ -231,7 +238,7 @@ def test_reference_v8_log_stats(ref: Path) -> None:
 
 
 def test_our_schemas_match_what_java_embeds(ref: Path) -> None:
-    """Our schema dicts print exactly as the compiled Java classes embed them; re-encoding gives the same bytes."""
+    """Our schemas print exactly as the compiled Java classes embed them; re-encoding gives the same bytes."""
     files = {
         "HoodieRequestedReplaceMetadata":
             "cow_v6_simplekeygen_nonhivestyle_overwritetable/.hoodie/20240707001303088.replacecommit.requested",
@@ -259,9 +266,10 @@ def test_our_schemas_match_what_java_embeds(ref: Path) -> None:
 # Key sets of a real v6 (Spark 0.15) deltacommit: a base-file stat and a log-file stat.
 REAL_BASE_STAT_KEYS = [
     "fileId", "path", "cdcStats", "prevCommit", "numWrites", "numDeletes", "numUpdateWrites", "numInserts",
-    "totalWriteBytes", "totalWriteErrors", "tempPath", "partitionPath", "totalLogRecords", "totalLogFilesCompacted",
-    "totalLogSizeCompacted", "totalUpdatedRecordsCompacted", "totalLogBlocks", "totalCorruptLogBlock",
-    "totalRollbackBlocks", "fileSizeInBytes", "minEventTime", "maxEventTime", "runtimeStats"]
+    "totalWriteBytes", "totalWriteErrors", "tempPath", "partitionPath", "totalLogRecords",
+    "totalLogFilesCompacted", "totalLogSizeCompacted", "totalUpdatedRecordsCompacted", "totalLogBlocks",
+    "totalCorruptLogBlock", "totalRollbackBlocks", "fileSizeInBytes", "minEventTime", "maxEventTime",
+    "runtimeStats"]
 REAL_LOG_STAT_KEYS = REAL_BASE_STAT_KEYS + ["logVersion", "logOffset", "baseFile", "logFiles", "recordsStats"]
 
 
@@ -286,7 +294,8 @@ def test_deltacommit_json_has_real_key_sets() -> None:
     assert list(log) == REAL_LOG_STAT_KEYS
     assert base["prevCommit"] == "null" and log["recordsStats"] == {"val": None}
     if REF is not None:  # and those are the real files' key sets
-        real = json.loads((REF / "mor_parquet_v6_nonpartitioned/.hoodie/20250117083136333.deltacommit").read_text())
+        real_file = REF / "mor_parquet_v6_nonpartitioned/.hoodie/20250117083136333.deltacommit"
+        real = json.loads(real_file.read_text())
         real_keys = sorted(list(s) for s in real["partitionToWriteStats"][""])
         assert real_keys == sorted([REAL_BASE_STAT_KEYS, REAL_LOG_STAT_KEYS])
 
@@ -304,7 +313,8 @@ def test_commit_metadata_json_round_trip() -> None:
     replace = CommitMetadata(operation_type="INSERT_OVERWRITE", partition_to_replace_file_ids={"p": ["a-0"]})
     doc = json.loads(replace.to_json_bytes())
     assert doc["partitionToReplaceFileIds"] == {"p": ["a-0"]}
-    assert CommitMetadata.from_json_bytes(replace.to_json_bytes(), "r").partition_to_replace_file_ids == {"p": ["a-0"]}
+    back = CommitMetadata.from_json_bytes(replace.to_json_bytes(), "r")
+    assert back.partition_to_replace_file_ids == {"p": ["a-0"]}
 
 
 def test_commit_metadata_empty_and_corrupt() -> None:
@@ -317,19 +327,21 @@ def test_commit_metadata_empty_and_corrupt() -> None:
 
 def test_jackson_pretty_printer_shapes() -> None:
     assert jackson_pretty({}) == "{ }"
-    assert jackson_pretty({"a": [], "b": ["x", "y"], "c": None}) == '{\n  "a" : [ ],\n  "b" : [ "x", "y" ],\n  "c" : null\n}'
+    assert jackson_pretty({"a": [], "b": ["x", "y"], "c": None}) == (
+        '{\n  "a" : [ ],\n  "b" : [ "x", "y" ],\n  "c" : null\n}')
     assert jackson_pretty({"k": "é\n\"/"}) == '{\n  "k" : "é\\n\\"/"\n}'
 
 
 # --- Avro instant files -------------------------------------------------------------------------------------
 
-def _samples() -> list[tuple[dict, dict]]:
+def _samples() -> list[tuple[dict[str, Any], dict[str, Any]]]:
     rb_plan = am.rollback_plan("20250101000000000", "deltacommit", [
-        am.rollback_request("p", "f-0", "20241231000000000", ["file:/t/p/f-0_1-0-1_20250101000000000.parquet"],
+        am.rollback_request("p", "f-0", "20241231000000000",
+                            ["file:/t/p/f-0_1-0-1_20250101000000000.parquet"],
                             {"file:/t/p/.f-0_20241231000000000.log.1_0-1-0": 120})])
     rb_meta = am.rollback_metadata("20250101000000001", [("20250101000000000", "deltacommit")], {
         "p": am.rollback_partition_metadata("p", ["file:/t/p/f-0_1-0-1_20250101000000000.parquet"],
-                                            rollback_log_files={"file:/t/p/.f-0_20241231000000000.log.2_0-1-0": 80},
+                                            rollback_log_files={"file:/t/p/.f-0_2024.log.2_0-1-0": 80},
                                             log_files_from_failed_commit={})}, time_taken_ms=12)
     comp = am.compaction_plan([am.compaction_operation("20241231000000000", "f-0", "p",
                                                        "f-0_0-1-0_20241231000000000.parquet",
@@ -438,13 +450,15 @@ def test_file_name_round_trip(req: str, done: str, action: str, state: State, la
 def test_file_name_rules() -> None:
     assert Instant("20240101000000000", "commit", State.INFLIGHT).file_name(1) == "20240101000000000.inflight"
     assert Instant("20240101000000000", "commit", State.INFLIGHT).file_name(2) == "20240101000000000.inflight"
-    assert Instant("1" * 17, "deltacommit", State.COMPLETED, "2" * 17).file_name(2) == f"{'1' * 17}_{'2' * 17}.deltacommit"
+    done = Instant("1" * 17, "deltacommit", State.COMPLETED, "2" * 17)
+    assert done.file_name(2) == f"{'1' * 17}_{'2' * 17}.deltacommit"
     assert Instant("1" * 17, "compaction", State.REQUESTED).file_name(1) == f"{'1' * 17}.compaction.requested"
     assert Instant("1" * 17, "compaction", State.COMPLETED).file_name(1) == f"{'1' * 17}.commit"
     assert Instant("1" * 17, "clustering", State.INFLIGHT).file_name(2) == f"{'1' * 17}.clustering.inflight"
     with pytest.raises(ValueError):
         Instant("1" * 17, "commit", State.COMPLETED).file_name(2)
-    assert parse_instant_file_name("20240101000000.inflight", 1) == Instant("20240101000000", "commit", State.INFLIGHT)
+    legacy = Instant("20240101000000", "commit", State.INFLIGHT)
+    assert parse_instant_file_name("20240101000000.inflight", 1) == legacy
     for junk in ("hoodie.properties", "archived", ".aux", ".temp", "20240101000000000.commit.crc",
                  ".20240101000000000.commit.crc", ".20240101000000000.commit.abc.tmp", "2024.commit",
                  "20240101000000000_20240101000000001.commit.requested", "20240101000000000.requested",

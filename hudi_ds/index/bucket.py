@@ -78,7 +78,9 @@ def bucket_for_hash_values(values: Sequence[str | None], num_buckets: int) -> in
     return (java_list_hash(values) & 0x7FFFFFFF) % num_buckets
 
 
-def hash_key_values(record_key: str, hash_fields: Sequence[str] | None, key_fields: Sequence[str]) -> list[str | None]:
+def hash_key_values(
+    record_key: str, hash_fields: Sequence[str] | None, key_fields: Sequence[str]
+) -> list[str | None]:
     """The hash keys Java 1.x derives from a record key (KeyGenUtils.extractRecordKeysByFields).
 
     ``hash_fields`` None means the default ``hoodie.bucket.index.hash.field`` = the record key fields.
@@ -114,7 +116,10 @@ def hash_key_values(record_key: str, hash_fields: Sequence[str] | None, key_fiel
 
 
 def bucket_for_record_key(
-    record_key: str, num_buckets: int, hash_fields: Sequence[str] | None = None, key_fields: Sequence[str] = ()
+    record_key: str,
+    num_buckets: int,
+    hash_fields: Sequence[str] | None = None,
+    key_fields: Sequence[str] = (),
 ) -> int:
     """Scalar bucket of one record key, exactly as Java 1.x computes it."""
     return bucket_for_hash_values(hash_key_values(record_key, hash_fields, key_fields), num_buckets)
@@ -122,62 +127,79 @@ def bucket_for_record_key(
 
 # -- vectorized String.hashCode ------------------------------------------------------------------------------
 
-_tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+_tables: list[tuple[np.ndarray, np.ndarray]] = []
 
 
 def _block_tables() -> tuple[np.ndarray, np.ndarray]:
-    """inv31^1..inv31^B and 31^0..31^(B-1) modulo 2^64 (uint64 arithmetic wraps exactly there)."""
-    if _BLOCK not in _tables:
-        inv = np.cumprod(np.full(_BLOCK, _INV31, dtype=_U64))
-        pw = np.empty(_BLOCK, dtype=_U64)
+    """inv31^1..inv31^(2B) and 31^0..31^(2B) modulo 2^64 (uint64 arithmetic wraps exactly there)."""
+    if not _tables:
+        size = 2 * _BLOCK
+        inv = np.cumprod(np.full(size, _INV31, dtype=_U64))
+        pw = np.empty(size + 1, dtype=_U64)
         pw[0] = 1
-        pw[1:] = np.cumprod(np.full(_BLOCK - 1, 31, dtype=_U64))
-        _tables[_BLOCK] = (inv, pw)
-    return _tables[_BLOCK]
+        pw[1:] = np.cumprod(np.full(size, 31, dtype=_U64))
+        _tables.append((inv, pw))
+    return _tables[0]
 
 
-def _hash_prefix(units: np.ndarray, rel: np.ndarray) -> np.ndarray:
-    """Any row lengths. With G[k] = sum_{i<k} c_i * inv31^(i+1), hash(row [s, e)) = 31^e * (G[e] - G[s])."""
-    inv_tab, pw_tab = _block_tables()
-    n_units = int(rel[-1])
-    n_chunks = max(1, -(-n_units // _BLOCK))
-    g_at = np.zeros(len(rel), dtype=_U64)
-    chunk_of = np.maximum(rel - 1, 0) // _BLOCK
-    bounds = np.searchsorted(chunk_of, np.arange(n_chunks + 1), side="left")
-    bounds[0] = 1 if len(rel) and rel[0] == 0 else 0  # boundary 0 keeps G = 0
-    inv_block = pow(_INV31, _BLOCK, _M64)
-    carry, scale = 0, 1
-    work = np.empty(_BLOCK, dtype=_U64)
-    for t in range(n_chunks):
-        start = t * _BLOCK
-        c = units[start : min(start + _BLOCK, n_units)]
-        g = work[: len(c)]
-        np.multiply(c, inv_tab[: len(c)], out=g)
-        np.cumsum(g, out=g)
-        lo, hi = max(int(bounds[t]), 1 if t == 0 else 0), int(bounds[t + 1])
-        if hi > lo:
-            at = g[rel[lo:hi] - start - 1]
-            at *= _U64(scale)
-            at += _U64(carry)
-            g_at[lo:hi] = at
-        if len(c):
-            carry = (int(g[-1]) * scale + carry) % _M64
-        scale = (scale * inv_block) % _M64
-    ends = rel[1:]
-    big = np.array([pow(31, _BLOCK * k, _M64) for k in range(n_chunks + 1)], dtype=_U64)
-    p_end = pw_tab[ends % _BLOCK] * big[ends // _BLOCK]
-    return (p_end * (g_at[1:] - g_at[:-1])).astype(np.uint32)
+def _hash_long_row(units: np.ndarray) -> int:
+    """One row longer than the block: Horner over blocks, h = h * 31^m + hash(block)."""
+    inv, pw = _block_tables()
+    h = 0
+    for s in range(0, len(units), _BLOCK):
+        c = units[s : s + _BLOCK]
+        m = len(c)
+        block = int(np.sum(c * inv[:m], dtype=_U64)) * int(pw[m])
+        h = (h * int(pw[m]) + block) % _M64
+    return h & _MASK32
+
+
+def _hash_rows(units: np.ndarray, rel: np.ndarray) -> np.ndarray:
+    """Any row lengths. For rows inside a group starting at unit cs:
+    hash(row [s, e)) = 31^(e - cs) * sum_{s<=i<e} c_i * inv31^(i - cs + 1)  (mod 2^64, then mod 2^32),
+    so one multiply and one segmented sum (np.add.reduceat) per unit. Groups are runs of rows starting in the
+    same block of units, so a group spans at most two blocks; rows longer than a block are done alone.
+    """
+    inv, pw = _block_tables()
+    n = len(rel) - 1
+    lengths = np.diff(rel)
+    out = np.zeros(n, dtype=np.uint32)
+    long_rows = lengths > _BLOCK
+    key = rel[:-1] // _BLOCK
+    cut = np.zeros(n, dtype=bool)
+    cut[0] = True
+    cut[1:] = (key[1:] != key[:-1]) | long_rows[1:] | long_rows[:-1]
+    starts = np.flatnonzero(cut).tolist()
+    for a, b in zip(starts, starts[1:] + [n], strict=True):
+        cs, ce = int(rel[a]), int(rel[b])
+        if ce == cs:
+            continue
+        if long_rows[a]:
+            out[a] = _hash_long_row(units[cs:ce])
+            continue
+        prod = units[cs:ce] * inv[: ce - cs]
+        nonempty = lengths[a:b] > 0
+        sums = np.add.reduceat(prod, rel[a:b][nonempty] - cs)
+        ends = rel[a + 1 : b + 1][nonempty] - cs
+        out[a:b][nonempty] = (pw[ends] * sums).astype(np.uint32)
+    return out
 
 
 def _hash_equal_length(units: np.ndarray, n: int, length: int) -> np.ndarray:
-    """All rows of one length (ASCII): exact float64 matrix-vector product (< 2^53), then mod 2^32."""
+    """All rows of one length (ASCII): exact float64 matrix-vector product (< 2^53), then mod 2^32.
+
+    Works in cache-sized row blocks (about 1 MiB of float64), which is several times faster than big ones.
+    """
     mat = units[: n * length].reshape(n, length)
     weights = np.array([pow(31, length - 1 - j, 1 << 32) for j in range(length)], dtype=np.float64)
     out = np.empty(n, dtype=np.uint32)
-    step = max(1, (1 << 22) // length)
+    step = max(1, (1 << 17) // length)
+    buf = np.empty((min(step, n), length), dtype=np.float64)
     for s in range(0, n, step):
-        part = mat[s : s + step].astype(np.float64) @ weights
-        out[s : s + step] = part.astype(_U64).astype(np.uint32)
+        block = mat[s : s + step]
+        fbuf = buf[: len(block)]
+        fbuf[...] = block
+        out[s : s + step] = (fbuf @ weights).astype(_U64).astype(np.uint32)
     return out
 
 
@@ -196,18 +218,16 @@ def _utf16_units(data: np.ndarray, rel: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 def _string_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """UTF-8 bytes of the array's rows (from the first row's start) and row offsets relative to them."""
-    if pa.types.is_large_string(arr.type):
-        off_type: type = np.int64
-    else:
-        off_type = np.int32
+    off_dtype = np.dtype(np.int64) if pa.types.is_large_string(arr.type) else np.dtype(np.int32)
     buffers = arr.buffers()
-    width = np.dtype(off_type).itemsize
-    offsets = np.frombuffer(buffers[1], dtype=off_type, count=len(arr) + 1, offset=arr.offset * width)
-    offsets = offsets.astype(np.int64)
+    raw: np.ndarray = np.frombuffer(
+        buffers[1], dtype=off_dtype, count=len(arr) + 1, offset=arr.offset * off_dtype.itemsize
+    )
+    offsets = raw.astype(np.int64)
     base, end = int(offsets[0]), int(offsets[-1])
-    data = np.frombuffer(buffers[2], dtype=np.uint8)[base:end] if buffers[2] is not None and end > base else (
-        np.zeros(0, dtype=np.uint8))
-    return data, offsets - base
+    if buffers[2] is None or end == base:
+        return np.zeros(0, dtype=np.uint8), offsets - base
+    return np.frombuffer(buffers[2], dtype=np.uint8)[base:end], offsets - base
 
 
 def _as_string(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -229,13 +249,13 @@ def java_string_hashes(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     data, rel = _string_buffers(arr)
     if len(data) and int(data.max()) >= 0x80:
         units, rel = _utf16_units(data, rel)
-        out = _hash_prefix(units, rel)
+        out = _hash_rows(units, rel)
     else:
         length = int(rel[1] - rel[0])
         if 0 < length <= 4096 and int(rel[-1]) == n * length and bool(np.all(np.diff(rel) == length)):
             out = _hash_equal_length(data, n, length)
         else:
-            out = _hash_prefix(data, rel)
+            out = _hash_rows(data, rel)
     if arr.null_count:
         out[np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)] = 0
     return out
@@ -258,7 +278,9 @@ def _pow31(k: np.ndarray) -> np.ndarray:
     return _POW31_CACHE[0][k]
 
 
-def _list_hash_from_parts(part_hash: np.ndarray, part_row: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+def _list_hash_from_parts(
+    part_hash: np.ndarray, part_row: np.ndarray, n_rows: int
+) -> tuple[np.ndarray, np.ndarray]:
     """List.hashCode per row of the parts (in row order); returns (hashes, parts per row)."""
     counts = np.bincount(part_row, minlength=n_rows).astype(np.int64)
     first = np.cumsum(counts) - counts
@@ -271,45 +293,44 @@ def _list_hash_from_parts(part_hash: np.ndarray, part_row: np.ndarray, n_rows: i
     return ((_pow31(counts) + sums) & _U64(_MASK32)).astype(np.uint32), counts
 
 
-def _rows_with_byte(data: np.ndarray, rel: np.ndarray, byte: int, n: int) -> np.ndarray:
-    mask = np.zeros(n, dtype=bool)
-    pos = np.flatnonzero(data == byte)
-    if len(pos):
-        mask[np.searchsorted(rel, pos, side="right") - 1] = True
-    return mask
-
-
-def _complex_list_hashes(keys: pa.Array, fields: list[str], whole: np.ndarray) -> np.ndarray:
+def _complex_list_hashes(keys: pa.Array, fields: list[str]) -> np.ndarray:
     """List hashes of keys containing both ',' and ':', parsed like Java 1.x.
 
     Keys whose every ','-piece contains ':' parse exactly like a naive split (field = text before the first
-    ':' of the piece); the rest go through the scalar parser.
+    ':' of the piece, value = the rest); the others go through the scalar parser.
     """
     n = len(keys)
     pieces = pc.split_pattern(keys, ",")
-    flat = pieces.flatten()
-    parent = pc.list_parent_indices(pieces).to_numpy(zero_copy_only=False).astype(np.int64)
-    has_colon = np.asarray(pc.match_substring(flat, ":").to_numpy(zero_copy_only=False), dtype=bool)
+    piece_row = pc.list_parent_indices(pieces).to_numpy(zero_copy_only=False).astype(np.int64)
+    kv = pc.split_pattern(pieces.flatten(), ":", max_splits=1)
+    has_colon = np.asarray(pc.list_value_length(kv).to_numpy(zero_copy_only=False)) == 2
     odd = np.zeros(n, dtype=bool)
-    odd[parent[~has_colon]] = True
-    good = ~odd[parent]
-    out = np.empty(n, dtype=np.uint32)
-    if good.any():
-        kv = pc.split_pattern(flat.filter(pa.array(good)), ":", max_splits=1)
-        field = pc.list_element(kv, 0)
-        value = pc.list_element(kv, 1)
-        row = parent[good]
-        take_all = not fields or fields == [""]
-        keep = np.ones(len(row), dtype=bool) if take_all else np.asarray(
-            pc.is_in(field, value_set=pa.array(fields, pa.string())).to_numpy(zero_copy_only=False), dtype=bool)
-        value = value.filter(pa.array(keep))
-        hv = java_string_hashes(value)
-        placeholder = pc.is_in(value, value_set=pa.array([NULL_PLACEHOLDER, EMPTY_PLACEHOLDER]))
-        hv[np.asarray(placeholder.to_numpy(zero_copy_only=False), dtype=bool)] = 0
-        hashed, counts = _list_hash_from_parts(hv, row[keep], n)
-        # nothing kept -> Java hashes [recordKey]
-        hashed = np.where(counts > 0, hashed, ((whole.astype(_U64) + 31) & _U64(_MASK32)).astype(np.uint32))
-        out[:] = hashed
+    odd[piece_row[~has_colon]] = True
+    # kv flattened: [field, value] per piece with a ':', [piece] otherwise
+    items = kv.flatten()
+    first = np.asarray(kv.offsets.to_numpy(zero_copy_only=False)[:-1], dtype=np.int64) - kv.offsets[0].as_py()
+    keep = has_colon & ~odd[piece_row]
+    if fields and fields != [""]:
+        is_field = np.asarray(
+            pc.is_in(items, value_set=pa.array(fields, pa.string())).to_numpy(zero_copy_only=False),
+            dtype=bool,
+        )
+        keep &= is_field[first]
+    value_at = first[keep] + 1
+    item_hash = java_string_hashes(items)
+    placeholder = np.asarray(
+        pc.is_in(items, value_set=pa.array([NULL_PLACEHOLDER, EMPTY_PLACEHOLDER])).to_numpy(
+            zero_copy_only=False
+        ),
+        dtype=bool,
+    )
+    item_hash[placeholder] = 0
+    out, counts = _list_hash_from_parts(item_hash[value_at], piece_row[keep], n)
+    # nothing kept -> Java hashes [recordKey]
+    none_kept = np.flatnonzero(counts == 0)
+    if len(none_kept):
+        whole = java_string_hashes(keys.take(pa.array(none_kept)))
+        out[none_kept] = ((whole.astype(_U64) + 31) & _U64(_MASK32)).astype(np.uint32)
     for i in np.flatnonzero(odd).tolist():
         out[i] = java_list_hash(hash_key_values(keys[i].as_py(), fields, ())) & _MASK32
     return out
@@ -321,14 +342,24 @@ def _bucket_ids_one(arr: pa.Array, num_buckets: int, parse: bool, fields: list[s
         raise InvalidDataError(
             f"{arr.null_count} record key(s) are null; every row needs a record key before bucketing"
         )
-    h = java_string_hashes(arr)
-    lh = ((h.astype(_U64) + 31) & _U64(_MASK32)).astype(np.uint32)  # List.hashCode([key]) = 31 + hash
+    both = np.zeros(len(arr), dtype=bool)
     if parse and len(arr):
-        data, rel = _string_buffers(arr)
-        both = _rows_with_byte(data, rel, ord(","), len(arr)) & _rows_with_byte(data, rel, ord(":"), len(arr))
-        rows = np.flatnonzero(both)
-        if len(rows):
-            lh[rows] = _complex_list_hashes(arr.take(pa.array(rows)), fields, h[rows])
+        both = np.asarray(
+            pc.and_(pc.match_substring(arr, ","), pc.match_substring(arr, ":")).to_numpy(
+                zero_copy_only=False
+            ),
+            dtype=bool,
+        )
+    rows = np.flatnonzero(both)
+    if len(rows) == 0:
+        lh = java_string_hashes(arr)
+        lh += np.uint32(31)  # List.hashCode([key]) = 31 + key.hashCode()
+    else:
+        lh = np.empty(len(arr), dtype=np.uint32)
+        lh[rows] = _complex_list_hashes(arr.take(pa.array(rows)), fields)
+        simple = np.flatnonzero(~both)
+        if len(simple):
+            lh[simple] = java_string_hashes(arr.take(pa.array(simple))) + np.uint32(31)
     return ((lh & np.uint32(0x7FFFFFFF)) % np.uint32(num_buckets)).astype(np.int32)
 
 
@@ -363,7 +394,9 @@ def bucket_ids_from_columns(columns: Sequence[pa.Array | pa.ChunkedArray], num_b
     """
     _check_num_buckets(num_buckets)
     if not columns:
-        raise ConfigError("no bucket hash columns given; hoodie.bucket.index.hash.field needs at least one field")
+        raise ConfigError(
+            "no bucket hash columns given; hoodie.bucket.index.hash.field needs at least one field"
+        )
     h = np.ones(len(columns[0]), dtype=np.uint32)
     for i, col in enumerate(columns):
         forms = java_string_forms(col, f"hash column {i}", "record key")
@@ -395,22 +428,30 @@ def bucket_ids_for_table(
             f"bucket hash field(s) {unknown} are not record key fields {key_fields}; "
             "hoodie.bucket.index.hash.field must be a subset of the record key fields"
         )
-    if len(key_fields) == 1 or single_field_prefixed and len(key_fields) == 1:
-        keys = record_keys if record_keys is not None else record_key_strings(
-            table, key_fields, single_field_prefixed=single_field_prefixed)
+    if len(key_fields) == 1:
+        keys = (
+            record_keys
+            if record_keys is not None
+            else record_key_strings(table, key_fields, single_field_prefixed=single_field_prefixed)
+        )
         return bucket_ids(keys, num_buckets, hash_fields=fields)
     if record_keys is None:
         record_keys = record_key_strings(table, key_fields)
     forms = {f: java_string_forms(table.column(f), f) for f in key_fields}
-    suspicious = np.zeros(table.num_rows, dtype=bool)
+    # A ':' in a field name would shift Java's parse: then every row takes the exact string path.
+    suspicious = np.full(table.num_rows, any(":" in f for f in key_fields), dtype=bool)
     for v in forms.values():
-        risky = pc.or_(pc.match_substring(v, ","), pc.is_in(v, value_set=pa.array([NULL_PLACEHOLDER, EMPTY_PLACEHOLDER])))
+        risky = pc.or_(
+            pc.match_substring(v, ","), pc.is_in(v, value_set=pa.array([NULL_PLACEHOLDER, EMPTY_PLACEHOLDER]))
+        )
         suspicious |= np.asarray(pc.fill_null(risky, False).to_numpy(zero_copy_only=False), dtype=bool)
     ordered = [forms[f] for f in key_fields if f in fields]
     out = bucket_ids_from_columns(ordered, num_buckets)
     rows = np.flatnonzero(suspicious)
     if len(rows):
-        out[rows] = bucket_ids(_as_string(record_keys).take(pa.array(rows)), num_buckets, True, hash_fields=fields)
+        out[rows] = bucket_ids(
+            _as_string(record_keys).take(pa.array(rows)), num_buckets, True, hash_fields=fields
+        )
     return out
 
 

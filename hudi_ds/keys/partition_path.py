@@ -30,7 +30,23 @@ from hudi_ds.keys.keygen import java_string_forms
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 # Hive's FileUtils escape set, as copied into Hudi's PartitionPathEncodeUtils: ASCII controls, DEL and these.
-_ESCAPED = [chr(c) for c in range(0x20)] + ['"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "[", "]", "^"]
+_ESCAPED = [chr(c) for c in range(0x20)] + [
+    '"',
+    "#",
+    "%",
+    "'",
+    "*",
+    "/",
+    ":",
+    "=",
+    "?",
+    "\\",
+    "\x7f",
+    "{",
+    "[",
+    "]",
+    "^",
+]
 _ESCAPE_TABLE = str.maketrans({c: f"%{ord(c):02X}" for c in _ESCAPED})
 _UNSAFE_RAW = re.compile(r"[/\\\x00-\x1f\x7f]")
 _HEX1 = set("0123456789abcdefABCDEF")
@@ -146,8 +162,10 @@ def partition_path_strings(
         more_codes, segments = _encode_field(table, field, hive_style, url_encode)
         # Re-factorize after each field so the combined code stays below rows x distinct values.
         enc = pc.dictionary_encode(pa.array(codes * len(segments) + more_codes))
-        paths = [paths[k // len(segments)] + "/" + segments[k % len(segments)]
-                 for k in enc.dictionary.to_numpy().tolist()]
+        paths = [
+            paths[k // len(segments)] + "/" + segments[k % len(segments)]
+            for k in enc.dictionary.to_numpy().tolist()
+        ]
         codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     return pc.take(pa.array(paths, pa.string()), pa.array(codes))
 

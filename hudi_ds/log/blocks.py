@@ -1,7 +1,7 @@
-"""Contents of Hudi log blocks (spec §4.3–§4.8): Avro and Parquet data blocks, delete blocks, rollback commands.
+"""Contents of Hudi log blocks (spec §4.3–§4.8): Avro/Parquet data blocks, delete blocks, rollback commands.
 
-Encoders produce whole framed blocks; decoders take a LogBlock from `read_blocks` and return Arrow tables shaped
-like the caller's table schema, because log blocks written before a schema change lack newer columns.
+Encoders produce whole framed blocks; decoders take a LogBlock from `read_blocks` and return Arrow tables
+shaped like the caller's table schema, because log blocks written before a schema change lack newer columns.
 """
 
 from __future__ import annotations
@@ -23,12 +23,11 @@ import pyarrow.parquet as pq
 
 from hudi_ds.errors import (
     CorruptTableError,
-    HudiDsError,
     InvalidDataError,
     SchemaError,
     UnsupportedTableError,
 )
-from hudi_ds.log.format import BlockType, HeaderKey, LogBlock, encode_block
+from hudi_ds.log.format import BlockType, HeaderKey, LogBlock, encode_block, require_type
 from hudi_ds.schema.avro import (
     arrow_to_avro_records,
     avro_records_to_arrow,
@@ -36,7 +35,7 @@ from hudi_ds.schema.avro import (
     parse_avro_json,
     wire_schema,
 )
-from hudi_ds.schema.meta import META_COLUMNS, fit_table
+from hudi_ds.schema.meta import fit_table, with_meta_avro
 
 CONTENT_VERSION = 3  # HoodieLogBlock content version; older ones (1, 2) used Kryo and are not readable here
 _I = struct.Struct(">i")
@@ -66,20 +65,10 @@ def _avro_str(s: str) -> bytes:
     return (_SMALL[n] if n < 64 else _zigzag(n)) + b
 
 
-def _with_meta_fields(avro_schema: dict[str, Any]) -> dict[str, Any]:
-    """The full writer schema: the five meta fields first (as Spark declares them), then the data fields."""
-    fields = avro_schema.get("fields", [])
-    data = [f for f in fields if f.get("name") not in META_COLUMNS]
-    present = {f["name"]: f for f in fields if f.get("name") in META_COLUMNS}
-    meta = [present.get(m) or {"name": m, "type": ["null", "string"], "doc": "", "default": None}
-            for m in META_COLUMNS]
-    return {**avro_schema, "fields": meta + data}
-
-
 @functools.lru_cache(maxsize=128)
 def _avro_codec(schema_json: str) -> tuple[Any, Any, pa.Schema]:
-    """(parsed wire record schema, parsed array-of-records schema, Arrow schema), cached per schema string since
-    every block of a table repeats the same header."""
+    """(parsed wire record schema, parsed array-of-records schema, Arrow schema), cached per schema string
+    since every block of a table repeats the same header."""
     schema = parse_avro_json(schema_json)
     wire = wire_schema(schema)
     record = fastavro.parse_schema(wire)
@@ -96,8 +85,9 @@ def _check_version(content: bytes | memoryview, path: str, block: LogBlock) -> N
         raise _corrupt(path, block, "content shorter than its version and count fields")
     (version,) = _I.unpack_from(content, 0)
     if version in (1, 2):
-        raise UnsupportedTableError(f"{path}: {block.block_type.name} block at byte {block.offset} uses legacy "
-                                    f"content version {version} (pre-0.10 Hudi); compact the table with Hudi first")
+        raise UnsupportedTableError(
+            f"{path}: {block.block_type.name} block at byte {block.offset} uses legacy content version "
+            f"{version} (pre-0.10 Hudi); compact the table with Hudi first")
     if version != CONTENT_VERSION:
         raise _corrupt(path, block, f"unknown content version {version}")
 
@@ -120,7 +110,7 @@ def _prepare_for_write(table: pa.Table, full_schema: dict[str, Any]) -> pa.Table
 def encode_avro_data_block(table: pa.Table, avro_schema: dict[str, Any], instant_time: str) -> bytes:
     """AVRO_DATA block (content version 3) of `table`'s rows, header INSTANT_TIME + SCHEMA (full schema with
     meta fields; added if `avro_schema` lacks them)."""
-    full = _with_meta_fields(avro_schema)
+    full = with_meta_avro(avro_schema)
     schema_json = json.dumps(full, separators=(",", ":"))
     parsed, _, _ = _avro_codec(schema_json)
     records = arrow_to_avro_records(_prepare_for_write(table, full))
@@ -147,8 +137,8 @@ def encode_avro_data_block(table: pa.Table, avro_schema: dict[str, Any], instant
 
 
 def decode_avro_data_block(block: LogBlock, path: str, arrow_schema: pa.Schema | None = None) -> pa.Table:
-    """Rows of an AVRO_DATA block decoded with its SCHEMA header as writer schema; shaped to `arrow_schema` when
-    given (older blocks lack newer columns)."""
+    """Rows of an AVRO_DATA block decoded with its SCHEMA header as writer schema; shaped to `arrow_schema`
+    when given (older blocks lack newer columns)."""
     require_type(block, BlockType.AVRO_DATA, path)
     schema_json = block.schema_json
     if not schema_json:
@@ -205,8 +195,8 @@ def _decode_fastavro(array_schema: Any, count: int, body: bytes, natural: pa.Sch
 
 
 # Avro features polars' (Rust) reader decodes correctly; maps, enums and named references make it panic.
-_POLARS_LOGICAL = {None, "decimal", "date", "time-millis", "time-micros", "timestamp-millis", "timestamp-micros",
-                   "local-timestamp-millis", "local-timestamp-micros", "uuid"}
+_POLARS_LOGICAL = {None, "decimal", "date", "time-millis", "time-micros", "timestamp-millis",
+                   "timestamp-micros", "local-timestamp-millis", "local-timestamp-micros", "uuid"}
 _PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 
 
@@ -227,13 +217,14 @@ def _polars_can_read(node: Any) -> bool:
     return typ == "fixed" or typ in _PRIMITIVES
 
 
-def _decode_polars(schema_json: str, count: int, body: bytes, natural: pa.Schema, path: str) -> pa.Table | None:
-    """Decode through polars' native Avro reader (~10x faster than fastavro) by wrapping the datums in a one-block
-    Avro container file; None (caller falls back to fastavro) on any failure."""
+def _decode_polars(schema_json: str, count: int, body: bytes, natural: pa.Schema,
+                   path: str) -> pa.Table | None:
+    """Decode through polars' native Avro reader (~10x faster than fastavro) by wrapping the datums in a
+    one-block Avro container file; None (caller falls back to fastavro) on any failure."""
     sync = os.urandom(16)
     meta = {b"avro.schema": schema_json.encode("utf-8"), b"avro.codec": b"null"}
-    header = b"".join([b"Obj\x01", _zigzag(len(meta))]
-                      + [_zigzag(len(k)) + k + _zigzag(len(v)) + v for k, v in meta.items()] + [b"\x00", sync])
+    entries = [_zigzag(len(k)) + k + _zigzag(len(v)) + v for k, v in meta.items()]
+    header = b"".join([b"Obj\x01", _zigzag(len(meta)), *entries, b"\x00", sync])
     ocf = b"".join([header, _zigzag(count), _zigzag(len(body)), body, sync])
     try:
         table = pl.read_avro(io.BytesIO(ocf)).to_arrow()
@@ -244,13 +235,13 @@ def _decode_polars(schema_json: str, count: int, body: bytes, natural: pa.Schema
         return None
 
 
-# ------------------------------------------------------------------------------------------------- parquet data
+# --------------------------------------------------------------------------------------------- parquet data
 
 
 def encode_parquet_data_block(table: pa.Table, avro_schema: dict[str, Any], instant_time: str,
                               compression: str = "snappy") -> bytes:
-    """PARQUET_DATA block: content is a complete parquet file (no version prefix) in the Avro schema's types."""
-    full = _with_meta_fields(avro_schema)
+    """PARQUET_DATA block: content is a complete parquet file (no version prefix) typed by the Avro schema."""
+    full = with_meta_avro(avro_schema)
     schema_json = json.dumps(full, separators=(",", ":"))
     data = _prepare_for_write(table, full)
     data = data.replace_schema_metadata({"parquet.avro.schema": schema_json, "writer.model.name": "avro"})
@@ -348,8 +339,8 @@ def encode_delete_block(record_keys: list[str], partition_paths: list[str], orde
         ordering = [b"\x02\x00"] * n
     else:
         if ordering_type not in _ORDERING_ENCODERS:
-            raise SchemaError(f"ordering field type {ordering_type!r} is not supported for deletes; expected one "
-                              f"of {sorted(_ORDERING_ENCODERS)}")
+            raise SchemaError(f"ordering field type {ordering_type!r} is not supported for deletes; expected "
+                              f"one of {sorted(_ORDERING_ENCODERS)}")
         branch, enc = _ORDERING_ENCODERS[ordering_type]
         prefix = _SMALL[branch]
         zero = None if ordering_type in ("string", "bytes") else prefix + enc(_ZERO.get(ordering_type, 0))
@@ -405,10 +396,3 @@ def encode_rollback_block(rollback_instant: str, target_instant: str) -> bytes:
     header = {HeaderKey.INSTANT_TIME: rollback_instant, HeaderKey.TARGET_INSTANT_TIME: target_instant,
               HeaderKey.COMMAND_BLOCK_TYPE: "0"}
     return encode_block(BlockType.COMMAND, header, b"")
-
-
-def require_type(block: LogBlock, expected: BlockType, path: str) -> None:
-    """Guard for callers dispatching on block type."""
-    if block.block_type != expected:
-        raise HudiDsError(f"{path}: expected a {expected.name} block at byte {block.offset}, "
-                          f"got {block.block_type.name}")

@@ -1,8 +1,8 @@
-"""Hudi log file block framing (spec §4.1, §4.2): `#HUDI#` magic, lengths, header map, content, reverse pointer.
+"""Hudi log file block framing (spec §4.1, §4.2): magic, lengths, header map, content, reverse pointer.
 
 A log file is a plain concatenation of blocks. Writers may crash mid-append, so the reader must turn damaged
-regions into CORRUPT blocks (as Java's HoodieLogFileReader does) instead of failing the whole file; whether such
-a block matters is decided by the caller from its instant time.
+regions into CORRUPT blocks (as Java's HoodieLogFileReader does) instead of failing the whole file; whether
+such a block matters is decided by the caller from its instant time.
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ _WRITABLE_KEYS = frozenset({HeaderKey.INSTANT_TIME, HeaderKey.TARGET_INSTANT_TIM
 
 @dataclass(frozen=True)
 class LogBlock:
-    """One block of a log file. `content` is a zero-copy view for valid blocks; for CORRUPT blocks it holds the
-    raw bytes of the damaged region and `header` whatever could still be parsed."""
+    """One block of a log file. `content` is a zero-copy view for valid blocks; for CORRUPT blocks it holds
+    the raw bytes of the damaged region and `header` whatever could still be parsed."""
 
     block_type: BlockType
     header: dict[HeaderKey | int, str]
@@ -77,11 +77,18 @@ class LogBlock:
         return self.header.get(HeaderKey.SCHEMA)
 
 
+def require_type(block: LogBlock, expected: BlockType, path: str) -> None:
+    """Guard for decoders: a block handed to the wrong decoder is a caller bug, not file damage."""
+    if block.block_type != expected:
+        raise HudiDsError(f"{path}: expected a {expected.name} block at byte {block.offset}, "
+                          f"got {block.block_type.name}")
+
+
 def _encode_metadata(meta: dict[HeaderKey, str]) -> bytes:
     parts = [_I.pack(len(meta))]
     for key in sorted(meta):
         if key not in _WRITABLE_KEYS:
-            raise HudiDsError(f"header key {key!r} must not be written: Hudi 0.14 readers crash on ordinals > 3")
+            raise HudiDsError(f"header key {key!r} must not be written: Hudi 0.14 crashes on ordinals > 3")
         value = meta[key].encode("utf-8")
         parts.append(_II.pack(int(key), len(value)))
         parts.append(value)
@@ -126,8 +133,8 @@ def _read_metadata(raw: bytes, pos: int, end: int) -> tuple[dict[HeaderKey | int
 
 
 def _corrupt(raw: bytes, mv: memoryview, start: int) -> LogBlock:
-    """CORRUPT block from the magic at `start` up to the next magic (searched after this one, as Java does) or
-    EOF; keeps the header entries that are still readable so the caller can tell which instant it belonged to."""
+    """CORRUPT block from the magic at `start` up to the next magic (searched after this one, as Java does)
+    or EOF; keeps the header entries still readable so the caller can tell which instant it belonged to."""
     nxt = raw.find(MAGIC, start + len(MAGIC))
     end = nxt if nxt >= 0 else len(raw)
     header: dict[HeaderKey | int, str] = {}

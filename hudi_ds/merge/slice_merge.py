@@ -85,9 +85,8 @@ def _versions_table(
 
 def _last_per_key(t: pa.Table, sort_keys: list[str]) -> pa.Table:
     """Rows that are the maximum per key under sort_keys (nulls sort lowest)."""
-    order = pc.sort_indices(
-        t, sort_keys=[("key", "ascending")] + [(k, "ascending") for k in sort_keys], null_placement="at_start"
-    )
+    order = pc.sort_indices(t, sort_keys=[("key", "ascending", "at_start")]
+                            + [(k, "ascending", "at_start") for k in sort_keys])
     t = t.take(order)
     keys = t["key"]
     if t.num_rows <= 1:

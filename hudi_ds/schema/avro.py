@@ -1,8 +1,8 @@
 """Arrow <-> Avro schema conversion with Hudi/Spark conventions (spec §5.3).
 
-Hudi stores every schema as Avro JSON (commit metadata, log block headers, parquet footers) while hudi_ds works in
-Arrow, so both directions must agree with what Spark writes: nullable unions `["null", T]` with default null,
-record name `<table>_record` in namespace `hoodie.<table>`, decimals as named `fixed` types.
+Hudi stores every schema as Avro JSON (commit metadata, log block headers, parquet footers) while hudi_ds
+works in Arrow, so both directions must agree with what Spark writes: nullable unions `["null", T]` with
+default null, record name `<table>_record` in namespace `hoodie.<table>`, decimals as named `fixed` types.
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ _WIRE_LOGICAL = {
     "local-timestamp-millis", "local-timestamp-micros", "local-timestamp-nanos", "uuid",
 }
 SUPPORTED_ARROW_TYPES = (
-    "string, large_string, bool, int8, int16, int32, int64, uint8, uint16, uint32, float32, float64, binary, "
-    "large_binary, date32, date64, time32, time64, timestamp (any unit, with or without tz), decimal128, list, "
-    "large_list, struct, map<string, _>"
+    "string, large_string, bool, int8, int16, int32, int64, uint8, uint16, uint32, float32, float64, "
+    "binary, large_binary, date32, date64, time32, time64, timestamp (any unit, with or without tz), "
+    "decimal128, list, large_list, struct, map<string, _>"
 )
 
 
 def sanitize_name(name: str) -> str:
-    """Hudi's HoodieAvroUtils.sanitizeName: invalid characters become `__` so table names are valid Avro names."""
+    """Hudi's HoodieAvroUtils.sanitizeName: invalid characters become `__` (table names -> Avro names)."""
     if not name:
         return name
     if not re.match(r"[A-Za-z_]", name[0]):
@@ -129,9 +129,11 @@ def _avro_type(t: pa.DataType, fname: str, parent: str, used: set[str], column: 
         return {"type": "map", "values": ["null", _avro_type(t.item_type, fname, parent, used, column)]}
     if pt.is_struct(t):
         full = _unique(f"{parent}.{fname}", used)
-        fields = [_avro_field(t.field(i), full, used, f"{column}.{t.field(i).name}") for i in range(t.num_fields)]
+        children = [t.field(i) for i in range(t.num_fields)]
+        fields = [_avro_field(f, full, used, f"{column}.{f.name}") for f in children]
         return {"type": "record", **_split(full), "fields": fields}
-    raise SchemaError(f"column {column!r}: Arrow type {t} cannot be stored in Hudi; supported: {SUPPORTED_ARROW_TYPES}")
+    raise SchemaError(
+        f"column {column!r}: Arrow type {t} cannot be stored in Hudi; supported: {SUPPORTED_ARROW_TYPES}")
 
 
 # ---------------------------------------------------------------------------------------------- Avro -> Arrow
@@ -151,7 +153,7 @@ def parse_avro_json(avro: dict[str, Any] | str) -> dict[str, Any]:
 
 
 def avro_to_arrow(avro: dict[str, Any] | str) -> pa.Schema:
-    """Arrow schema of an Avro record schema (ours or written by Hudi/Spark/Flink); unions with null -> nullable."""
+    """Arrow schema of an Avro record schema (ours or Hudi/Spark/Flink's); unions with null -> nullable."""
     node = parse_avro_json(avro)
     conv = _AvroToArrow()
     if node.get("type") != "record":
@@ -200,7 +202,8 @@ class _AvroToArrow:
     def convert(self, node: Any, namespace: str) -> tuple[pa.DataType, bool]:
         """(arrow type, nullable) of an Avro type node."""
         if isinstance(node, list):
-            branches = [b for b in node if b != "null" and not (isinstance(b, dict) and b.get("type") == "null")]
+            branches = [b for b in node
+                        if b != "null" and not (isinstance(b, dict) and b.get("type") == "null")]
             if not branches:
                 return pa.null(), True
             if len(branches) > 1:
@@ -254,8 +257,8 @@ class _AvroToArrow:
 
 def _primitive(name: str) -> pa.DataType:
     return {
-        "null": pa.null(), "boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
-        "double": pa.float64(), "bytes": pa.binary(), "string": pa.string(),
+        "null": pa.null(), "boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(),
+        "float": pa.float32(), "double": pa.float64(), "bytes": pa.binary(), "string": pa.string(),
     }[name]
 
 
@@ -264,7 +267,7 @@ def _logical(node: dict[str, Any]) -> pa.DataType | None:
     lt, base = node.get("logicalType"), node.get("type")
     if lt == "decimal" and base in ("bytes", "fixed"):
         precision, scale = node.get("precision"), node.get("scale", 0)
-        if not isinstance(precision, int) or not isinstance(scale, int) or not 0 < precision <= 76 or scale < 0:
+        if not isinstance(precision, int) or not isinstance(scale, int) or not 0 <= scale <= precision <= 76:
             raise SchemaError(f"invalid Avro decimal {node!r}")
         return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
     if lt == "date" and base == "int":
@@ -309,8 +312,8 @@ def wire_schema(avro: dict[str, Any]) -> dict[str, Any]:
 
 
 def avro_records_to_arrow(records: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
-    """Arrow table of exactly `schema` from fastavro-decoded records (Decimal, date, datetime, dict maps, or the
-    plain ints that `wire_schema` decoding yields for temporal types); missing keys become nulls."""
+    """Arrow table of exactly `schema` from fastavro-decoded records (Decimal, date, datetime, dict maps, or
+    the plain ints that `wire_schema` decoding yields for temporal types); missing keys become nulls."""
     try:
         arrays = [pa.array([r.get(f.name) for r in records], type=f.type) for f in schema]
         return pa.Table.from_arrays(arrays, schema=schema)

@@ -6,6 +6,8 @@ and sequence number without knowing the data schema; `fit_table` reshapes files 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 
 from hudi_ds.errors import SchemaError
@@ -42,14 +44,23 @@ def with_meta(schema: pa.Schema) -> pa.Schema:
     return pa.schema(fields, metadata=schema.metadata)
 
 
+def with_meta_avro(avro_schema: dict[str, Any]) -> dict[str, Any]:
+    """Avro record schema with the five meta fields first (declared as Spark does), then the data fields."""
+    fields = avro_schema.get("fields", [])
+    present = {f["name"]: f for f in fields if f.get("name") in META_COLUMNS}
+    meta = [present.get(m) or {"name": m, "type": ["null", "string"], "doc": "", "default": None}
+            for m in META_COLUMNS]
+    return {**avro_schema, "fields": meta + [f for f in fields if f.get("name") not in META_COLUMNS]}
+
+
 def strip_meta(schema: pa.Schema) -> pa.Schema:
     """The data fields only (drops the five meta fields and `_hoodie_operation`)."""
     return pa.schema([f for f in schema if f.name not in _ALL_META], metadata=schema.metadata)
 
 
 def fit_table(table: pa.Table, schema: pa.Schema, path: str = "<table>") -> pa.Table:
-    """`table` reshaped to exactly `schema`: columns by name, missing ones (also nested struct fields) as nulls,
-    extra ones dropped, types cast (temporal types may lose precision, everything else must cast safely)."""
+    """`table` reshaped to exactly `schema`: columns by name, missing ones (also nested struct fields) as
+    nulls, extra ones dropped, types cast (temporal types may lose precision, the rest must cast safely)."""
     cols = []
     for f in schema:
         if f.name in table.column_names:
@@ -72,6 +83,8 @@ def _fit_array(arr: pa.Array, t: pa.DataType, column: str, path: str) -> pa.Arra
         children = [_fit_array(arr.field(f.name), f.type, f"{column}.{f.name}", path) if f.name in names
                     else pa.nulls(len(arr), f.type) for f in t]
         return pa.StructArray.from_arrays(children, fields=list(t), mask=mask)
+    if arr.offset and (pt.is_list(src) or pt.is_large_list(src) or pt.is_map(src)):
+        arr = pa.concat_arrays([arr])  # from_arrays rejects sliced offsets combined with a null bitmap
     if pt.is_list(t) and (pt.is_list(src) or pt.is_large_list(src)):
         values = _fit_array(arr.values, t.value_type, column, path)
         return pa.ListArray.from_arrays(arr.offsets.cast(pa.int32()), values, type=t, mask=mask)

@@ -1,4 +1,4 @@
-"""Timeline: instants, instant times, commit metadata and the Avro instant files of Hudi tables (v6, v8, v9)."""
+"""Timeline: instants, instant times, commit metadata and Avro instant files of Hudi tables (v6, v8, v9)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from hudi_ds.timeline.instant import (
 from hudi_ds.timeline.timeline import Timeline, TimelineWriter, timeline_folder
 
 __all__ = [
-    "COMMIT_ACTIONS", "Action", "CommitMetadata", "Instant", "State", "Timeline", "TimelineWriter", "WriteStat",
+    "COMMIT_ACTIONS", "Action", "CommitMetadata", "Instant", "State", "Timeline", "TimelineWriter",
+    "WriteStat",
     "datetime_to_instant", "decode_avro_instant", "encode_avro_instant", "instant_file_name",
     "instant_to_datetime", "new_instant_time", "normalize_instant_time", "parse_instant_file_name",
     "timeline_folder",

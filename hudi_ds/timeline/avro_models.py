@@ -1,9 +1,10 @@
-"""Avro instant files: encode/decode the one-record object container files Java's timeline writes, plus builders.
+"""Avro instant files: encode/decode the one-record container files Java's timeline writes, plus builders.
 
-Java (`TimelineMetadataUtils.serializeAvroMetadata`) writes an Avro object container file with the null codec,
-only the `avro.schema` metadata key (no `avro.codec`), one block holding one record. The embedded schema is the
-compiled class's schema: Java's key order and an `avro.java.string` mark on every string and map. We write the
-same bytes (only the random sync marker differs), so Java and hudi-rs read our plans and metadata as their own.
+Java (`TimelineMetadataUtils.serializeAvroMetadata`) writes an Avro object container file with the null
+codec, only the `avro.schema` metadata key (no `avro.codec`), one block holding one record. The embedded
+schema is the compiled class's schema: Java's key order and an `avro.java.string` mark on every string and
+map. We write the same bytes (only the random sync marker differs), so Java and hudi-rs read our plans and
+metadata as their own.
 """
 
 from __future__ import annotations
@@ -150,7 +151,8 @@ def rollback_request(partition_path: str, file_id: str | None = None, latest_bas
     return {
         "partitionPath": partition_path, "fileId": file_id, "latestBaseInstant": latest_base_instant,
         "filesToBeDeleted": list(files_to_be_deleted),
-        "logBlocksToBeDeleted": dict(log_blocks_to_be_deleted) if log_blocks_to_be_deleted is not None else None,
+        "logBlocksToBeDeleted": (dict(log_blocks_to_be_deleted)
+                                 if log_blocks_to_be_deleted is not None else None),
     }
 
 
@@ -164,7 +166,8 @@ def rollback_plan(instant_to_rollback: str, action: str, requests: Iterable[Mapp
 def rollback_partition_metadata(partition_path: str, success_delete_files: Iterable[str] = (),
                                 failed_delete_files: Iterable[str] = (),
                                 rollback_log_files: Mapping[str, int] | None = None,
-                                log_files_from_failed_commit: Mapping[str, int] | None = None) -> dict[str, Any]:
+                                log_files_from_failed_commit: Mapping[str, int] | None = None,
+                                ) -> dict[str, Any]:
     return {
         "partitionPath": partition_path, "successDeleteFiles": list(success_delete_files),
         "failedDeleteFiles": list(failed_delete_files),
@@ -188,8 +191,8 @@ def rollback_metadata(start_rollback_time: str, rolled_back: Iterable[tuple[str,
     }
 
 
-def compaction_operation(base_instant_time: str, file_id: str, partition_path: str, data_file_path: str | None,
-                         delta_file_paths: Iterable[str],
+def compaction_operation(base_instant_time: str, file_id: str, partition_path: str,
+                         data_file_path: str | None, delta_file_paths: Iterable[str],
                          metrics: Mapping[str, float] | None = None) -> dict[str, Any]:
     """One HoodieCompactionOperation; paths are file names (plan version 2)."""
     return {
@@ -206,7 +209,8 @@ def compaction_plan(operations: Iterable[Mapping[str, Any]], extra_metadata: Map
     return {
         "operations": [dict(op) for op in operations],
         "extraMetadata": dict(extra_metadata) if extra_metadata is not None else {},
-        "version": version, "strategy": None, "preserveHoodieMetadata": False, "missingSchedulePartitions": [],
+        "version": version, "strategy": None, "preserveHoodieMetadata": False,
+        "missingSchedulePartitions": [],
     }
 
 
@@ -250,7 +254,8 @@ def clean_partition_metadata(partition_path: str, policy: str, delete_path_patte
 
 
 def clean_metadata(start_clean_time: str, earliest_commit_to_retain: str,
-                   partition_metadata: Mapping[str, Mapping[str, Any]], last_completed_commit_timestamp: str = "",
+                   partition_metadata: Mapping[str, Mapping[str, Any]],
+                   last_completed_commit_timestamp: str = "",
                    time_taken_ms: int = -1, extra_metadata: Mapping[str, str] | None = None,
                    version: int = LATEST_CLEAN_METADATA_VERSION) -> dict[str, Any]:
     """HoodieCleanMetadata for `<T>.clean`."""
@@ -265,10 +270,12 @@ def clean_metadata(start_clean_time: str, earliest_commit_to_retain: str,
     }
 
 
-def requested_replace_metadata(operation_type: str | None = None, clustering_plan: Mapping[str, Any] | None = None,
+def requested_replace_metadata(operation_type: str | None = None,
+                               clustering_plan: Mapping[str, Any] | None = None,
                                extra_metadata: Mapping[str, str] | None = None,
                                version: int | None = None) -> dict[str, Any]:
-    """HoodieRequestedReplaceMetadata; all-null (the default) is what Spark 0.14/0.15 writes for insert_overwrite."""
+    """HoodieRequestedReplaceMetadata; all-null (the default) is what Spark 0.14/0.15 write for
+    insert_overwrite."""
     return {
         "operationType": operation_type,
         "clusteringPlan": dict(clustering_plan) if clustering_plan is not None else None,

@@ -1,12 +1,12 @@
 """Avro schemas of Hudi's timeline instant files, as Python data.
 
 These are format definitions, kept field for field (names, order, types, defaults) as in Apache Hudi's
-`hudi-common/src/main/avro/*.avsc`; a named type used by several schemas is written out in full at its first use,
-as the compiled Java classes embed it. Versions: HoodieRequestedReplaceMetadata is exactly what Hudi 0.14/0.15
-embeds in v6 tables; HoodieCompactionPlan, HoodieCommitMetadata and HoodieReplaceCommitMetadata are exactly what
-Hudi 1.x embeds (checked against the reference tables by the tests). The rollback and clean schemas follow the
-upstream files of the 0.14+ line. Every field a newer or older Java reader might lack has a default, so Avro schema
-resolution lets Hudi 0.14–1.1 read what we write with these.
+`hudi-common/src/main/avro/*.avsc`; a named type used by several schemas is written out in full at its
+first use, as the compiled Java classes embed it. Versions: HoodieRequestedReplaceMetadata is exactly what
+Hudi 0.14/0.15 embed in v6 tables; HoodieCompactionPlan, HoodieCommitMetadata and
+HoodieReplaceCommitMetadata are exactly what Hudi 1.x embeds (the tests check both against the reference
+tables). The rollback and clean schemas follow the upstream files of the 0.14+ line. Every field a newer or
+older Java reader might lack has a default, so Avro schema resolution lets Hudi 0.14–1.1 read what we write.
 """
 
 from __future__ import annotations
@@ -57,7 +57,9 @@ STRING_MAP = _map("string")
 
 # --- shared named types -------------------------------------------------------------------------------------
 
-INSTANT_INFO: Schema = _record("HoodieInstantInfo", [_field("commitTime", "string"), _field("action", "string")])
+INSTANT_INFO: Schema = _record("HoodieInstantInfo", [
+    _field("commitTime", "string"), _field("action", "string"),
+])
 
 ACTION_INSTANT: Schema = _record("HoodieActionInstant", [
     _field("timestamp", "string"), _field("action", "string"), _field("state", "string"),
@@ -66,7 +68,8 @@ ACTION_INSTANT: Schema = _record("HoodieActionInstant", [
 # --- rollback (HoodieRollbackPlan.avsc, HoodieRollbackMetadata.avsc) ----------------------------------------
 
 ROLLBACK_PLAN: Schema = _record("HoodieRollbackPlan", [
-    _field("instantToRollback", ["null", INSTANT_INFO], None, doc="Hoodie instant that needs to be rolled back"),
+    _field("instantToRollback", ["null", INSTANT_INFO], None,
+           doc="Hoodie instant that needs to be rolled back"),
     _opt("RollbackRequests", _array(_record("HoodieRollbackRequest", [
         _field("partitionPath", "string"),
         _opt("fileId", "string"),
@@ -152,11 +155,12 @@ COMPACTION_PLAN: Schema = _record("HoodieCompactionPlan", [
     _version(),
     _opt("strategy", _record("HoodieCompactionStrategy", [
         _field("compactorClassName", ["null", "string"], None, doc=(
-            "The class name that is provided here should extend CompactionExecutionStrategy abstract class, idea "
-            "is that the plan generator will also provide the execution strategy to use.")),
+            "The class name that is provided here should extend CompactionExecutionStrategy abstract "
+            "class, idea is that the plan generator will also provide the execution strategy to use.")),
         _field("strategyParams", ["null", STRING_MAP], None, doc=(
             "These parameters play a key role in determining which action type it is i.e. compaction or "
-            "logcompaction and it will also include configs that determine how compaction needs to be executed.")),
+            "logcompaction and it will also include configs that determine how compaction needs to be "
+            "executed.")),
         _version(),
     ])),
     _field("preserveHoodieMetadata", ["boolean", "null"], False),
@@ -204,7 +208,8 @@ def _write_stat() -> Schema:
         _opt("fileId", "string"), _opt("path", "string"), _opt("prevCommit", "string"),
         *(_opt(n, "long") for n in longs),
         _opt("partitionPath", "string"),
-        _opt("totalLogRecords", "long"), _opt("totalLogFiles", "long"), _opt("totalUpdatedRecordsCompacted", "long"),
+        _opt("totalLogRecords", "long"), _opt("totalLogFiles", "long"),
+        _opt("totalUpdatedRecordsCompacted", "long"),
         _opt("numInserts", "long"), _opt("totalLogBlocks", "long"), _opt("totalCorruptLogBlock", "long"),
         _opt("totalRollbackBlocks", "long"), _opt("fileSizeInBytes", "long"),
         _opt("logVersion", "int"), _opt("logOffset", "long"), _opt("baseFile", "string"),

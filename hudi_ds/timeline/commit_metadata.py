@@ -21,10 +21,12 @@ _BASE_FIELDS: tuple[tuple[str, str], ...] = (
     ("fileId", "file_id"), ("path", "path"), ("cdcStats", "cdc_stats"), ("prevCommit", "prev_commit"),
     ("numWrites", "num_writes"), ("numDeletes", "num_deletes"), ("numUpdateWrites", "num_update_writes"),
     ("numInserts", "num_inserts"), ("totalWriteBytes", "total_write_bytes"),
-    ("totalWriteErrors", "total_write_errors"), ("tempPath", "temp_path"), ("partitionPath", "partition_path"),
+    ("totalWriteErrors", "total_write_errors"), ("tempPath", "temp_path"),
+    ("partitionPath", "partition_path"),
     ("totalLogRecords", "total_log_records"), ("totalLogFilesCompacted", "total_log_files_compacted"),
     ("totalLogSizeCompacted", "total_log_size_compacted"),
-    ("totalUpdatedRecordsCompacted", "total_updated_records_compacted"), ("totalLogBlocks", "total_log_blocks"),
+    ("totalUpdatedRecordsCompacted", "total_updated_records_compacted"),
+    ("totalLogBlocks", "total_log_blocks"),
     ("totalCorruptLogBlock", "total_corrupt_log_block"), ("totalRollbackBlocks", "total_rollback_blocks"),
     ("fileSizeInBytes", "file_size_in_bytes"), ("minEventTime", "min_event_time"),
     ("maxEventTime", "max_event_time"), ("runtimeStats", "runtime_stats"),
@@ -34,10 +36,10 @@ _LOG_FIELDS: tuple[tuple[str, str], ...] = (
     ("logFiles", "log_files"), ("recordsStats", "records_stats"),
 )
 _INT_ATTRS = frozenset({
-    "num_writes", "num_deletes", "num_update_writes", "num_inserts", "total_write_bytes", "total_write_errors",
-    "total_log_records", "total_log_files_compacted", "total_log_size_compacted",
-    "total_updated_records_compacted", "total_log_blocks", "total_corrupt_log_block", "total_rollback_blocks",
-    "file_size_in_bytes", "log_offset",
+    "num_writes", "num_deletes", "num_update_writes", "num_inserts", "total_write_bytes",
+    "total_write_errors", "total_log_records", "total_log_files_compacted", "total_log_size_compacted",
+    "total_updated_records_compacted", "total_log_blocks", "total_corrupt_log_block",
+    "total_rollback_blocks", "file_size_in_bytes", "log_offset",
 })
 
 
@@ -126,7 +128,7 @@ class CommitMetadata:
 
     @property
     def schema_json(self) -> str | None:
-        """The writer schema (Avro JSON, without meta fields) Java and hudi-rs resolve the table schema from."""
+        """The writer schema (Avro JSON, no meta fields) Java and hudi-rs resolve the table schema from."""
         return self.extra_metadata.get("schema") or None
 
     def write_stats(self) -> list[WriteStat]:
@@ -154,7 +156,8 @@ class CommitMetadata:
             "operationType": self.operation_type,
         }
         if self.partition_to_replace_file_ids is not None:
-            out["partitionToReplaceFileIds"] = {p: list(ids) for p, ids in self.partition_to_replace_file_ids.items()}
+            out["partitionToReplaceFileIds"] = {
+                p: list(ids) for p, ids in self.partition_to_replace_file_ids.items()}
         return out
 
     def to_json_bytes(self) -> bytes:
@@ -163,7 +166,7 @@ class CommitMetadata:
 
     @classmethod
     def from_json_bytes(cls, data: bytes, path: str) -> CommitMetadata:
-        """Parse v6 JSON; 0 bytes is empty metadata; anything malformed raises CorruptTableError naming `path`."""
+        """Parse v6 JSON; 0 bytes is empty metadata; malformed raises CorruptTableError naming `path`."""
         if not data.strip():
             return cls()
         try:
@@ -203,12 +206,13 @@ class CommitMetadata:
 
 
 def jackson_pretty(value: Any, indent: int = 0) -> str:
-    """JSON text as Jackson's DefaultPrettyPrinter: `"k" : v`, 2-space objects, one-line arrays, `{ }`/`[ ]`."""
+    """JSON as Jackson's DefaultPrettyPrinter: `"k" : v`, 2-space objects, one-line arrays, `{ }`/`[ ]`."""
     if isinstance(value, dict):
         if not value:
             return "{ }"
         pad = " " * (indent + 2)
-        items = ",\n".join(f"{pad}{_scalar(str(k))} : {jackson_pretty(v, indent + 2)}" for k, v in value.items())
+        items = ",\n".join(f"{pad}{_scalar(str(k))} : {jackson_pretty(v, indent + 2)}"
+                           for k, v in value.items())
         return "{\n" + items + "\n" + " " * indent + "}"
     if isinstance(value, (list, tuple)):
         if not value:

@@ -16,7 +16,7 @@ from enum import Enum
 
 
 class Action(str, Enum):
-    """Timeline actions Hudi 0.14–1.1 write. Instant.action stays a plain str so unknown actions still parse."""
+    """Timeline actions Hudi 0.14–1.1 write; Instant.action stays a str so unknown actions still parse."""
 
     COMMIT = "commit"
     DELTA_COMMIT = "deltacommit"
@@ -136,7 +136,7 @@ _SUFFIX_STATES = {"requested": State.REQUESTED, "inflight": State.INFLIGHT}
 
 
 def parse_instant_file_name(name: str, layout: int) -> Instant | None:
-    """The instant a timeline file name stands for, or None for anything else (properties, folders, temp files)."""
+    """The instant a timeline file name stands for; None for anything else (properties, folders, temps)."""
     _check_layout(layout)
     m = _FILE_NAME.fullmatch(name)
     if m is None:
@@ -206,7 +206,8 @@ def _normalize_string(value: str) -> str:
             return s + "000"
         if set(s) == {"0"}:
             return "0" * 17
-        raise ValueError(f"instant time {value!r} must have 14 (yyyyMMddHHmmss) or 17 (yyyyMMddHHmmssSSS) digits")
+        raise ValueError(
+            f"instant time {value!r} must have 14 (yyyyMMddHHmmss) or 17 (yyyyMMddHHmmssSSS) digits")
     try:
         if len(s) == 10:
             return datetime_to_instant(date.fromisoformat(s))

@@ -1,9 +1,9 @@
 """The active timeline of a table: one listing of the timeline folder, grouped into instants.
 
 Layout 1 (v6) lives in `.hoodie/`, layout 2 (v8/v9) in `.hoodie/<hoodie.timeline.path>` (default `timeline`).
-Archived instants (`.hoodie/archived/`, or the LSM history `.hoodie/timeline/history/`) are not read; callers only
-learn whether any exist, so a reader can refuse a time-travel or incremental range that reaches past the active
-timeline instead of answering wrongly.
+Archived instants (`.hoodie/archived/`, or the LSM history `.hoodie/timeline/history/`) are not read;
+callers only learn whether any exist, so a reader can refuse a time-travel or incremental range that reaches
+past the active timeline instead of answering wrongly.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ DEFAULT_ARCHIVE_PATH = "archived"  # hoodie.archivelog.folder (layout 1), relati
 def timeline_folder(layout: int, timeline_dir: str | None = None) -> str:
     """Folder of the active timeline, relative to the table base path.
 
-    `timeline_dir` is a `hoodie.timeline.path` value (relative to `.hoodie/`) or a path starting with `.hoodie/`;
-    it only applies to layout 2 (layout 1 always uses `.hoodie/`).
+    `timeline_dir` is a `hoodie.timeline.path` value (relative to `.hoodie/`) or a path starting with
+    `.hoodie/`; it only applies to layout 2 (layout 1 always uses `.hoodie/`).
     """
     if layout == 1:
         return HOODIE_DIR
@@ -138,7 +138,8 @@ class Timeline:
     def get(self, requested_time: str) -> Instant:
         inst = self.find(requested_time)
         if inst is None:
-            raise InstantNotFoundError(f"instant {requested_time} is not on the active timeline in {self.folder}")
+            raise InstantNotFoundError(
+                f"instant {requested_time} is not on the active timeline in {self.folder}")
         return inst
 
     def contains_completed(self, ts: str) -> bool:
@@ -183,11 +184,11 @@ class Timeline:
         try:
             return self.storage.read_bytes(path)
         except FileNotFoundError:
-            raise CorruptTableError(f"timeline file {path} is missing (was the instant archived or rolled back "
-                                    "concurrently? reload the table and retry)") from None
+            raise CorruptTableError(f"timeline file {path} is missing (was the instant archived or rolled "
+                                    "back concurrently? reload the table and retry)") from None
 
     def commit_metadata(self, instant: Instant, state: State | None = None) -> CommitMetadata:
-        """Commit metadata of a commit-like instant: JSON (v6) or Avro (v8/v9), told apart by the Avro magic."""
+        """Commit metadata of a commit-like instant: JSON (v6) or Avro (v8/v9), told apart by magic."""
         path = self.file_path(instant, state)
         data = self.read_content(instant, state)
         if data.startswith(AVRO_MAGIC):
@@ -197,7 +198,8 @@ class Timeline:
     def read_avro(self, instant: Instant, state: State | None = None,
                   reader_schema: Schema | None = None) -> dict[str, Any]:
         """The Avro record of a plan or metadata file (rollback, clean, compaction, replace...)."""
-        return decode_avro_instant(self.read_content(instant, state), self.file_path(instant, state), reader_schema)
+        data = self.read_content(instant, state)
+        return decode_avro_instant(data, self.file_path(instant, state), reader_schema)
 
     def __repr__(self) -> str:
         return f"Timeline(layout={self.layout}, folder={self.folder!r}, instants={len(self.instants)})"
@@ -222,7 +224,7 @@ class TimelineWriter:
         return posixpath.join(self.folder, instant_file_name(instant_time, action, state, self.layout))
 
     def create_requested(self, instant_time: str, action: str, content: bytes = b"") -> bool:
-        """Claim `instant_time`: False if another writer already has an instant at that time (pick a new one)."""
+        """Claim `instant_time`: False if another writer already has an instant at that time (pick anew)."""
         path = self.path(instant_time, action, State.REQUESTED)
         if not self.storage.put_if_absent(path, content):
             return False
@@ -241,10 +243,12 @@ class TimelineWriter:
     def transition_to_inflight(self, instant_time: str, action: str, content: bytes = b"") -> None:
         requested = self.path(instant_time, action, State.REQUESTED)
         if not self.storage.exists(requested):
-            raise InstantNotFoundError(f"cannot mark {instant_time} {action} inflight: {requested} does not exist")
+            raise InstantNotFoundError(
+                f"cannot mark {instant_time} {action} inflight: {requested} does not exist")
         inflight = self.path(instant_time, action, State.INFLIGHT)
         if not self.storage.put_if_absent(inflight, content):
-            raise CommitConflictError(f"{inflight} already exists: another writer owns instant {instant_time}")
+            raise CommitConflictError(
+                f"{inflight} already exists: another writer owns instant {instant_time}")
 
     def complete(self, instant_time: str, action: str, content: bytes) -> None:
         """Publish the completed file: the commit point. Raises CommitConflictError if it already exists."""
@@ -256,7 +260,7 @@ class TimelineWriter:
             raise CommitConflictError(f"{done} already exists; refusing to overwrite a completed instant")
 
     def delete_instant_files(self, instant_time: str, action: str) -> None:
-        """Remove every file of the instant, completed first, so a crash midway leaves it pending, never half done."""
+        """Remove every file of the instant, completed first: a crash midway leaves it pending."""
         for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
             self.storage.delete(self.path(instant_time, action, state))
 

@@ -76,12 +76,12 @@ def latest_per_key(table: pa.Table, ordering_field: str | None) -> pa.Table:
     if n <= 1 or pc.count_distinct(table[KEY]).as_py() == n:
         return table
     cols = {"k": table[KEY], "p": pa.array(np.arange(n, dtype=np.int64))}
-    sort = [("k", "ascending")]
+    sort = [("k", "ascending", "at_start")]
     if ordering_field:
         cols["o"] = table[ordering_field]
-        sort.append(("o", "ascending"))
-    sort.append(("p", "ascending"))
-    order = pc.sort_indices(pa.table(cols), sort_keys=sort, null_placement="at_start")
+        sort.append(("o", "ascending", "at_start"))
+    sort.append(("p", "ascending", "at_start"))
+    order = pc.sort_indices(pa.table(cols), sort_keys=sort)
     sorted_keys = pc.take(cols["k"], order)
     last = pc.not_equal(sorted_keys.slice(0, n - 1), sorted_keys.slice(1))
     if isinstance(last, pa.ChunkedArray):

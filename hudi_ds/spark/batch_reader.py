@@ -1,0 +1,220 @@
+"""Batch reads: one Spark partition per file slice (large log-free base files split by row groups).
+
+The driver plans (timeline, file-system view, pruning) once; each InputPartition carries the pickled FileSlice,
+the SliceReader (storage by URI, schema, visibility) and the row filter, so executors rebuild nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
+from pyspark.sql.types import StructType
+
+from hudi_ds.config import TableConfig
+from hudi_ds.errors import ConfigError
+from hudi_ds.files.view import FileSlice, Visibility
+from hudi_ds.read import filters as core_filters
+from hudi_ds.read import query
+from hudi_ds.read.conform import conform
+from hudi_ds.read.slice_reader import SliceReader
+from hudi_ds.spark import pushdown, types
+from hudi_ds.spark.options import HudiOptions
+from hudi_ds.storage import Storage
+from hudi_ds.timeline import Timeline, normalize_instant_time
+
+MAX_BATCH_ROWS = 65536
+
+
+def load_snapshot(path: str) -> query.TableSnapshot:
+    from hudi_ds.table import HudiTable
+
+    table = HudiTable(path)
+    timeline = Timeline.load(table.storage, table.config.layout_version, table.config.timeline_path)
+    return query.TableSnapshot(table.storage, table.config, timeline)
+
+
+def instant_option(value: str | None, key: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if value.lower() in ("0", "000", "earliest"):
+        return "0"
+    try:
+        return normalize_instant_time(value)
+    except Exception as exc:  # noqa: BLE001 - any parse failure is a bad option value
+        raise ConfigError(f"option {key}={value!r} is not an instant time (yyyyMMddHHmmssSSS or ISO-8601)") from exc
+
+
+def read_schema(opts: HudiOptions, path: str) -> pa.Schema:
+    """Arrow schema (meta columns first) the query produces."""
+    snap = load_snapshot(path)
+    as_of = instant_option(opts.as_of, "as.of.instant") if opts.query_type != "incremental" else None
+    return snap.full_schema(as_of)
+
+
+class HudiInputPartition(InputPartition):
+    """One file slice (or a row-group range of its base file) with everything needed to read it."""
+
+    def __init__(self, index: int, reader: SliceReader, file_slice: FileSlice, include_logs: bool,
+                 row_filter: pushdown.RowFilter, commit_times: tuple[str, ...] | None = None,
+                 row_groups: tuple[int, ...] | None = None) -> None:
+        super().__init__(index)
+        self.reader = reader
+        self.file_slice = file_slice
+        self.include_logs = include_logs
+        self.row_filter = row_filter
+        self.commit_times = commit_times
+        self.row_groups = row_groups
+
+    def read_table(self) -> pa.Table:
+        if self.row_groups is not None:
+            assert self.file_slice.base_file is not None
+            path = self.file_slice.base_file.path
+            with self.reader.storage.open_input(path) as f:
+                table = pq.ParquetFile(f).read_row_groups(list(self.row_groups))
+            table = conform(table, self.reader.schema, path)
+        else:
+            table = self.reader.read(self.file_slice, self.include_logs)
+        if self.commit_times is not None:
+            table = table.filter(pc.is_in(table["_hoodie_commit_time"],
+                                          value_set=pa.array(self.commit_times, pa.string())))
+        return self.row_filter.apply(table)
+
+    def __repr__(self) -> str:
+        extra = f", row_groups={list(self.row_groups)}" if self.row_groups is not None else ""
+        return f"HudiInputPartition({self.value}, {self.file_slice.partition}/{self.file_slice.file_id}{extra})"
+
+
+@dataclass
+class _Plan:
+    snap: query.TableSnapshot
+    schema: pa.Schema  # table schema the slices are read with
+    visibility: Visibility
+    slices: list[FileSlice]
+    include_logs: bool
+    commit_times: tuple[str, ...] | None
+
+
+class HudiBatchReader(DataSourceReader):
+    """Reader without filter pushdown (used when spark.sql.python.filterPushdown.enabled is false)."""
+
+    def __init__(self, opts: HudiOptions, path: str, schema: StructType) -> None:
+        self.opts = opts
+        self.path = path
+        self.spark_schema = schema
+        self.target = types.arrow_schema(schema)
+        self.filters: list[pushdown.Triple] = []
+
+    # ---- planning (driver) -----------------------------------------------------------------------
+    def _plan(self) -> _Plan:
+        opts = self.opts
+        snap = load_snapshot(self.path)
+        config: TableConfig = snap.config
+        layout = config.layout_version
+        if opts.query_type == "incremental":
+            begin = instant_option(opts.begin_instant, "hoodie.datasource.read.begin.instanttime")
+            if begin is None:
+                raise ConfigError(
+                    "hoodie.datasource.query.type=incremental needs hoodie.datasource.read.begin.instanttime "
+                    "(an instant time, or 'earliest')")
+            end = instant_option(opts.end_instant, "hoodie.datasource.read.end.instanttime")
+            in_range = query.commits_between(snap, begin, end)
+            schema = snap.full_schema()
+            vis = Visibility.of(snap.timeline, max(in_range) if in_range else None, layout)
+            touched: set[tuple[str, str]] = set()
+            for inst in snap.timeline.commits():
+                if inst.requested_time in in_range:
+                    meta = snap.timeline.commit_metadata(inst)
+                    for partition, stats in meta.partition_to_write_stats.items():
+                        touched.update((partition, s.file_id) for s in stats if s.file_id)
+            view = snap.view(vis, core_filters.partition_pruner(config, self.filters, schema))
+            slices = view.slices_in(sorted(touched)) if in_range else []
+            return _Plan(snap, schema, vis, slices, config.is_mor, tuple(in_range))
+        as_of = instant_option(opts.as_of, "as.of.instant")
+        schema = snap.full_schema(as_of)
+        vis = Visibility.of(snap.timeline, as_of, layout)
+        view = snap.view(vis, core_filters.partition_pruner(config, self.filters, schema))
+        include_logs = config.is_mor and opts.query_type != "read_optimized"
+        return _Plan(snap, schema, vis, view.latest_slices(), include_logs, None)
+
+    def partitions(self) -> list[InputPartition]:
+        plan = self._plan()
+        reader = plan.snap.reader(plan.visibility, plan.schema)
+        usable = [f for f in self.filters if f[0] in plan.schema.names]
+        row_filter = pushdown.RowFilter(tuple(usable))
+        out: list[InputPartition] = []
+        for sl in plan.slices:
+            for groups in self._row_group_splits(plan.snap.storage, sl, plan.include_logs):
+                out.append(HudiInputPartition(len(out), reader, sl, plan.include_logs, row_filter,
+                                              plan.commit_times, groups))
+        return out
+
+    def _row_group_splits(self, storage: Storage, sl: FileSlice,
+                          include_logs: bool) -> list[tuple[int, ...] | None]:
+        """Row-group ranges of a big base file that has nothing to merge; [None] = read the whole slice."""
+        limit = self.opts.split_max_bytes
+        if sl.base_file is None or (include_logs and sl.log_files) or sl.base_file.size <= limit:
+            return [None]
+        with storage.open_input(sl.base_file.path) as f:
+            meta = pq.ParquetFile(f).metadata
+        splits: list[tuple[int, ...]] = []
+        current: list[int] = []
+        size = 0
+        for i in range(meta.num_row_groups):
+            rg = meta.row_group(i).total_byte_size
+            if current and size + rg > limit:
+                splits.append(tuple(current))
+                current, size = [], 0
+            current.append(i)
+            size += rg
+        if current:
+            splits.append(tuple(current))
+        return list(splits) if len(splits) > 1 else [None]
+
+    # ---- reading (executors) ---------------------------------------------------------------------
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, HudiInputPartition)
+        table = partition.read_table()
+        yield from types.batches(table, self.target, MAX_BATCH_ROWS)
+
+
+class HudiPushdownReader(HudiBatchReader):
+    """Reader that takes over the filters it evaluates exactly (and prunes partitions with them)."""
+
+    def pushFilters(self, filters: list[Filter]) -> list[Filter]:  # noqa: N802 - Spark's API name
+        rejected = []
+        for f in filters:
+            triple = pushdown.translate(f, self.target)
+            if triple is None:
+                rejected.append(f)
+            else:
+                self.filters.append(triple)
+        return rejected
+
+
+def pushdown_enabled() -> bool:
+    """Whether Spark will accept a reader with pushFilters in this planning process.
+
+    pyspark 4.1+ plans reads in a Python worker: `data_source_pushdown_filters` (conf on) calls pushFilters;
+    `plan_data_source_read` (conf off) fails if the reader defines it. The conf is not passed to `reader()`,
+    so we look at the planning frame; HUDI_DS_SPARK_PUSHDOWN=0/1 overrides.
+    """
+    forced = os.environ.get("HUDI_DS_SPARK_PUSHDOWN")
+    if forced in ("0", "1"):
+        return forced == "1"
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_code.co_filename
+        if module.endswith("data_source_pushdown_filters.py"):
+            return True
+        if module.endswith("plan_data_source_read.py") and "enable_pushdown" in frame.f_locals:
+            return bool(frame.f_locals["enable_pushdown"])
+        frame = frame.f_back  # type: ignore[assignment]
+    return False

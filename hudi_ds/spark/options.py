@@ -1,0 +1,297 @@
+"""Options of the "hudi-py" data source, declared once: key, type, default, aliases and doc.
+
+Canonical keys are Apache Hudi's Spark keys; Hudi's Flink option names are accepted as aliases. Spark hands
+options over lower-cased and as strings; `parse_options` maps them onto `HudiOptions`, rejecting unknown keys
+with the closest valid name. `OPTION_SPECS` lists every declared option (a docs generator reads it).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from hudi_ds.errors import ConfigError
+
+TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
+Operation = Literal["upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"]
+QueryType = Literal["snapshot", "read_optimized", "incremental"]
+
+
+def opt(key: str, default: Any, doc: str, *aliases: str, scope: str = "write") -> Any:
+    """One option: `key` is the canonical (Apache Hudi Spark) name; `aliases` are also accepted."""
+    return Field(default, description=doc, json_schema_extra={"key": key, "aliases": list(aliases), "scope": scope})
+
+
+class HudiOptions(BaseModel):
+    """Every option of format("hudi-py"), for reads and writes (scope tells which)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # ---- common --------------------------------------------------------------------------------------
+    path: str | None = opt("path", None, "Table base path; set by save(path) / load(path).", scope="common")
+
+    # ---- table shape (used when the first write creates the table; checked against an existing one) ----
+    table_name: str | None = opt(
+        "hoodie.table.name", None,
+        "Table name stored in hoodie.properties; defaults to the last path segment (non-alphanumerics as '_').",
+        "table.name", "hoodie.datasource.write.table.name")
+    record_key: list[str] = opt(
+        "hoodie.datasource.write.recordkey.field", [],
+        "Record key column(s), comma-separated. Required to create a table.",
+        "hoodie.table.recordkey.fields")
+    ordering_field: str | None = opt(
+        "hoodie.datasource.write.precombine.field", None,
+        "Ordering (precombine / event-time) column: per key the highest value wins. Optional.",
+        "precombine.field", "write.precombine.field", "hoodie.table.precombine.field",
+        "hoodie.table.ordering.fields", "hoodie.datasource.write.ordering.fields")
+    partition_fields: list[str] = opt(
+        "hoodie.datasource.write.partitionpath.field", [],
+        "Partition column(s), comma-separated; empty for a non-partitioned table.",
+        "hoodie.table.partition.fields")
+    table_type: TableType = opt(
+        "hoodie.datasource.write.table.type", "MERGE_ON_READ",
+        "MERGE_ON_READ (updates go to log files) or COPY_ON_WRITE (updates rewrite base files); MOR/COW accepted.",
+        "table.type", "hoodie.table.type")
+    index_type: Literal["BUCKET"] = opt(
+        "hoodie.index.type", "BUCKET", "Index type; hudi-py writes the simple BUCKET index only.", "index.type")
+    bucket_engine: Literal["SIMPLE"] = opt(
+        "hoodie.index.bucket.engine", "SIMPLE", "Bucket index engine; only SIMPLE.", "hoodie.bucket.index.engine")
+    num_buckets: int = opt(
+        "hoodie.bucket.index.num.buckets", 4, "Buckets (file groups) per partition; fixed when the table is created.",
+        "bucket.index.num.buckets")
+    hive_style: bool = opt(
+        "hoodie.datasource.write.hive_style_partitioning", False, "Partition folders as col=value.",
+        "hive_style_partitioning")
+    url_encode: bool = opt(
+        "hoodie.datasource.write.partitionpath.urlencode", False, "URL-encode partition values in paths.")
+    keygen_class: str | None = opt(
+        "hoodie.datasource.write.keygenerator.class", None,
+        "Accepted for compatibility: Simple, Complex and NonPartitioned key generators (the table infers one).",
+        "hoodie.table.keygenerator.class", "hoodie.datasource.write.keygenerator.type")
+    metadata_enable: bool = opt(
+        "hoodie.metadata.enable", False, "Must be false: hudi-py does not maintain a metadata table.",
+        "metadata.enabled", scope="common")
+
+    # ---- write ---------------------------------------------------------------------------------------
+    operation: Operation = opt(
+        "hoodie.datasource.write.operation", "upsert",
+        "upsert, insert, bulk_insert, delete, insert_overwrite or insert_overwrite_table (mode('append')); "
+        "mode('overwrite') is insert_overwrite_table (or insert_overwrite when that operation is set).",
+        "write.operation")
+    payload_class: str | None = opt(
+        "hoodie.datasource.write.payload.class", None,
+        "Only event-time ordering payloads (DefaultHoodieRecordPayload, EventTimeAvroPayload).",
+        "payload.class", "write.payload.class", "hoodie.compaction.payload.class")
+    log_block_format: Literal["parquet", "avro"] = opt(
+        "hoodie.logfile.data.block.format", "parquet", "Data block format of MOR log files.")
+    parquet_compression: Literal["snappy", "gzip", "zstd", "lz4", "brotli", "none"] = opt(
+        "hoodie.parquet.compression.codec", "snappy", "Parquet codec of base files and parquet log blocks.")
+    changelog_column: str | None = opt(
+        "hoodie.datasource.write.changelog.column", None,
+        "A change-kind column: Spark CDF _change_type (insert/update_postimage/update_preimage/delete), Debezium "
+        "op (c/r/u/d) or Flink row kinds (+I/+U/-U/-D). Pre-images are dropped, deletes delete; not stored.")
+    changelog_enabled: bool = opt(
+        "changelog.enabled", False,
+        "Flink-style switch: treat a '_change_type' or 'op' column as the change kind (see the column option).")
+    drop_partition_columns: bool = opt(
+        "hoodie.datasource.write.drop.partition.columns", False, "Must be false (partition columns are stored).")
+    write_tasks: int | None = opt("write.tasks", None, "Flink's writer parallelism: accepted and ignored.")
+
+    # ---- read ----------------------------------------------------------------------------------------
+    query_type: QueryType = opt(
+        "hoodie.datasource.query.type", "snapshot", "snapshot, read_optimized (base files only) or incremental.",
+        "query.type", scope="read")
+    as_of: str | None = opt(
+        "as.of.instant", None, "Time travel: read the table as of this instant (yyyyMMddHHmmssSSS or ISO).",
+        "hoodie.datasource.read.as.of.instant", scope="read")
+    begin_instant: str | None = opt(
+        "hoodie.datasource.read.begin.instanttime", None,
+        "Incremental read: changes after this instant ('0' or 'earliest' for all).", "read.start-commit",
+        scope="read")
+    end_instant: str | None = opt(
+        "hoodie.datasource.read.end.instanttime", None, "Incremental read: changes up to this instant (inclusive).",
+        "read.end-commit", scope="read")
+    split_max_bytes: int = opt(
+        "hoodie.datasource.read.split.max.bytes", 128 * 1024 * 1024,
+        "hudi-py: base files without logs larger than this are read as several Spark partitions (row groups).",
+        scope="read")
+
+    # ---- streaming (declared for the stream source/sink; batch reads and writes ignore them) ---------
+    streaming_enabled: bool = opt(
+        "read.streaming.enabled", False, "Flink's streaming-read switch (use spark.readStream instead).",
+        scope="stream")
+    check_interval: int | None = opt(
+        "read.streaming.check-interval", None, "Flink's poll interval in seconds (Spark triggers decide).",
+        scope="stream")
+    checkpoint_location: str | None = opt(
+        "checkpointlocation", None, "Spark's checkpoint location (set by Spark).", scope="stream")
+
+    # ---- validators --------------------------------------------------------------------------------
+    @field_validator("record_key", "partition_fields", mode="before")
+    @classmethod
+    def _split_names(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            return [p.strip() for p in v.split(",") if p.strip()]
+        return v
+
+    @field_validator("ordering_field", mode="before")
+    @classmethod
+    def _one_ordering(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            names = [p.strip() for p in v.split(",") if p.strip()]
+            if len(names) > 1:
+                raise ValueError(f"one ordering field only, got {names}")
+            return names[0] if names else None
+        return v
+
+    @field_validator("table_type", mode="before")
+    @classmethod
+    def _table_type(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = v.strip().upper()
+            return {"MOR": "MERGE_ON_READ", "COW": "COPY_ON_WRITE"}.get(v, v)
+        return v
+
+    @field_validator("index_type", "bucket_engine", mode="before")
+    @classmethod
+    def _upper(cls, v: Any) -> Any:
+        return v.strip().upper() if isinstance(v, str) else v
+
+    @field_validator("operation", "query_type", "log_block_format", "parquet_compression", mode="before")
+    @classmethod
+    def _lower(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = v.strip().lower()
+            return {"uncompressed": "none", "incr": "incremental", "readoptimized": "read_optimized"}.get(v, v)
+        return v
+
+    @field_validator("num_buckets")
+    @classmethod
+    def _buckets(cls, v: int) -> int:
+        if not 1 <= v <= 99_999_999:
+            raise ValueError("must be between 1 and 99999999")
+        return v
+
+    @field_validator("metadata_enable", "drop_partition_columns")
+    @classmethod
+    def _must_be_false(cls, v: bool) -> bool:
+        if v:
+            raise ValueError("hudi-py supports only false")
+        return v
+
+    @field_validator("payload_class")
+    @classmethod
+    def _payload(cls, v: str | None) -> str | None:
+        if v and v.rsplit(".", 1)[-1] not in ("DefaultHoodieRecordPayload", "EventTimeAvroPayload"):
+            raise ValueError(
+                "hudi-py merges by event time (ordering field) only: use "
+                "org.apache.hudi.common.model.DefaultHoodieRecordPayload")
+        return v
+
+    @field_validator("keygen_class")
+    @classmethod
+    def _keygen(cls, v: str | None) -> str | None:
+        if v:
+            short = v.rsplit(".", 1)[-1].upper().replace("KEYGENERATOR", "").replace("_", "")
+            if short not in ("SIMPLE", "COMPLEX", "NONPARTITIONED", "NONPARTITION"):
+                raise ValueError("hudi-py writes Simple, Complex and NonPartitioned key generators only")
+        return v
+
+    # ---- helpers -----------------------------------------------------------------------------------
+    def is_set(self, name: str) -> bool:
+        return name in self.model_fields_set
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    name: str  # HudiOptions field
+    key: str
+    aliases: tuple[str, ...]
+    default: Any
+    doc: str
+    scope: str
+    type: str
+
+
+def _specs() -> list[OptionSpec]:
+    out = []
+    for name, f in HudiOptions.model_fields.items():
+        extra = f.json_schema_extra or {}
+        assert isinstance(extra, dict)
+        out.append(OptionSpec(
+            name=name, key=str(extra["key"]), aliases=tuple(extra.get("aliases") or ()),  # type: ignore[arg-type]
+            default=f.default, doc=f.description or "", scope=str(extra.get("scope", "write")),
+            type=str(f.annotation).replace("typing.", ""),
+        ))
+    return out
+
+
+OPTION_SPECS: list[OptionSpec] = _specs()
+_BY_KEY: dict[str, OptionSpec] = {}
+for _spec in OPTION_SPECS:
+    for _k in (_spec.key, *_spec.aliases):
+        _BY_KEY[_k.lower()] = _spec
+
+# Accepted and ignored: tuning knobs of Apache Hudi's own Spark/Flink writers that have no meaning here.
+IGNORED_KEYS = frozenset({
+    "hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism",
+    "hoodie.bulkinsert.shuffle.parallelism", "hoodie.delete.shuffle.parallelism", "read.tasks",
+    "write.bucket_assign.tasks", "paths", "hoodie.datasource.write.reconcile.schema",
+})
+_TOLERATED_PREFIXES = ("spark.", "__")
+
+
+def _suggest(key: str) -> str:
+    names = list(_BY_KEY) + sorted(IGNORED_KEYS)
+    close = [n for n in names if n.endswith("." + key)][:1]  # "recordkey.field" -> "hoodie...recordkey.field"
+    close = close or difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+    if not close:
+        # compare the last segments too: "hoodie.datasource.write.recordkey.feild" vs "...recordkey.field"
+        tail = {n.rsplit(".", 1)[-1]: n for n in names}
+        hit = difflib.get_close_matches(key.rsplit(".", 1)[-1], list(tail), n=1, cutoff=0.75)
+        close = [tail[hit[0]]] if hit else []
+    if close:
+        spec = _BY_KEY.get(close[0])
+        return f"; did you mean {spec.key if spec else close[0]!r}?"
+    return "; see hudi_ds.spark.options.OPTION_SPECS for the valid options"
+
+
+def parse_options(options: Mapping[str, str]) -> HudiOptions:
+    """Validate Spark's (lower-cased, string) options; ConfigError names the bad key and the fix."""
+    values: dict[str, Any] = {}
+    given_as: dict[str, str] = {}
+    for raw_key, value in options.items():
+        key = str(raw_key).strip().lower()
+        spec = _BY_KEY.get(key)
+        if spec is None:
+            if key in IGNORED_KEYS or key.startswith(_TOLERATED_PREFIXES):
+                continue
+            raise ConfigError(f"unknown option {raw_key!r}{_suggest(key)}")
+        text = None if value is None else str(value).strip()
+        if spec.name in values and values[spec.name] != text:
+            raise ConfigError(
+                f"options {given_as[spec.name]!r}={values[spec.name]!r} and {raw_key!r}={text!r} set the same "
+                f"setting ({spec.key}) to different values; keep one"
+            )
+        values[spec.name] = text
+        given_as[spec.name] = str(raw_key)
+    try:
+        return HudiOptions(**values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        name = str(err["loc"][0]) if err.get("loc") else ""
+        spec = next((s for s in OPTION_SPECS if s.name == name), None)
+        key = given_as.get(name, spec.key if spec else name)
+        msg = str(err.get("msg", exc)).removeprefix("Value error, ")
+        raise ConfigError(f"option {key}={values.get(name)!r} is not valid: {msg}") from None
+
+
+def default_table_name(path: str) -> str:
+    tail = path.rstrip("/").rsplit("/", 1)[-1] or "hudi_table"
+    name = re.sub(r"[^0-9A-Za-z_]", "_", tail)
+    return name if name and not name[0].isdigit() else f"t_{name}"

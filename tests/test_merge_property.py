@@ -1,0 +1,47 @@
+"""Property: any sequence of upsert and delete batches reads back as the dict model, in our reader and in
+hudi-rs, for MERGE_ON_READ and COPY_ON_WRITE tables."""
+
+from __future__ import annotations
+
+import tempfile
+
+import pyarrow as pa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from model import DictModel
+from tables import hudi_rs, rows
+
+from hudi_ds import HudiTable
+from hudi_ds.index.bucket import bucket_for_hash_values
+
+SCHEMA = pa.schema([("key", pa.string()), ("part", pa.string()), ("ts", pa.int64()), ("val", pa.int64())])
+COLS = ["key", "part", "ts", "val"]
+
+row = st.fixed_dictionaries({
+    "key": st.sampled_from([f"k{i}" for i in range(12)] + ["ü€", "x:y", "a,b"]),
+    "part": st.sampled_from(["p1", "p2", "p3"]),
+    "ts": st.integers(min_value=1, max_value=6),
+    "val": st.integers(min_value=-1000, max_value=1000),
+})
+batch = st.tuples(st.sampled_from(["upsert", "upsert", "delete", "insert"]), st.lists(row, min_size=1, max_size=25))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(table_type=st.sampled_from(["MERGE_ON_READ", "COPY_ON_WRITE"]),
+       buckets=st.integers(min_value=1, max_value=4),
+       batches=st.lists(batch, min_size=1, max_size=6))
+def test_any_upsert_delete_sequence_matches_dict_model(table_type, buckets, batches):
+    with tempfile.TemporaryDirectory() as tmp:
+        t = HudiTable.create(tmp + "/t", table_name="prop", record_key="key", ordering_field="ts",
+                             partition_by="part", table_type=table_type, buckets=buckets)
+        model = DictModel("key", "ts", "part", tombstones=table_type == "MERGE_ON_READ",
+                          bucket_of=lambda key: bucket_for_hash_values([key[0]], buckets))
+        for op, data in batches:
+            t.write(pa.Table.from_pylist(data, schema=SCHEMA), operation=op)
+            if op == "delete":
+                model.delete(data)
+            else:
+                model.upsert(data)
+        expected = model.sorted_rows(COLS)
+        assert rows(t.to_arrow(), COLS) == expected
+        assert rows(hudi_rs(t.path), COLS) == expected
