@@ -12,7 +12,7 @@ from hudi_ds.log.blocks import (
     encode_parquet_data_block,
     encode_rollback_block,
 )
-from hudi_ds.log.format import MAGIC, BlockType, HeaderKey, LogBlock, encode_block, read_blocks
+from hudi_ds.log.format import MAGIC, BlockType, HeaderKey, LogBlock, encode_block, read_blocks, require_type
 from hudi_ds.schema.meta import fit_table
 
 __all__ = [
@@ -33,4 +33,5 @@ __all__ = [
     "encode_rollback_block",
     "fit_table",
     "read_blocks",
+    "require_type",
 ]

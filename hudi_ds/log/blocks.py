@@ -12,7 +12,7 @@ import io
 import json
 import os
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,7 +92,7 @@ def _check_version(content: bytes | memoryview, path: str, block: LogBlock) -> N
         raise _corrupt(path, block, f"unknown content version {version}")
 
 
-# ------------------------------------------------------------------------------------------------- fitting
+# ------------------------------------------------------------------------------------------------- writing
 
 
 def _prepare_for_write(table: pa.Table, full_schema: dict[str, Any]) -> pa.Table:
@@ -327,8 +327,8 @@ _ORDERING_ENCODERS: dict[str, tuple[int, Callable[[Any], bytes]]] = {
 _ZERO: dict[str, Any] = {"float": 0.0, "double": 0.0}
 
 
-def encode_delete_block(record_keys: list[str], partition_paths: list[str], ordering_values: list[Any],
-                        ordering_type: str | None, instant_time: str) -> bytes:
+def encode_delete_block(record_keys: Sequence[str], partition_paths: Sequence[str | None],
+                        ordering_values: Sequence[Any], ordering_type: str | None, instant_time: str) -> bytes:
     """DELETE block. Each orderingVal uses the union branch of `ordering_type` (hudi-rs ignores deletes whose
     branch differs from the ordering column's type); None values become that type's zero ("natural order").
     With no ordering field (`ordering_type` None) every record gets `int 0`, as Spark writes."""

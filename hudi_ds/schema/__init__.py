@@ -18,6 +18,7 @@ from hudi_ds.schema.meta import (
     is_meta_column,
     strip_meta,
     with_meta,
+    with_meta_avro,
 )
 
 __all__ = [
@@ -36,4 +37,5 @@ __all__ = [
     "strip_meta",
     "wire_schema",
     "with_meta",
+    "with_meta_avro",
 ]

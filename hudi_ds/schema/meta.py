@@ -1,7 +1,8 @@
 """Hudi meta columns (spec §5.1) and table-shape helpers.
 
-Every record carries the five meta strings first, so merges and incremental reads can work on key, commit time
-and sequence number without knowing the data schema; `fit_table` reshapes files written under an older schema.
+Every record carries the five meta strings first, so merges and incremental reads can work on key, commit
+time and sequence number without knowing the data schema; `fit_table` reshapes files written under an older
+schema.
 """
 
 from __future__ import annotations

@@ -1,0 +1,89 @@
+"""Writes that fail half way leave no visible rows, and rollback leaves no file of the failed instant."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from tables import hudi_rs, rows
+
+from hudi_ds import HudiTable
+from hudi_ds.services.rollback import rollback_failed_writes
+from hudi_ds.write import faults
+from hudi_ds.write.commit import Coordinator
+from hudi_ds.write.task import TaskWriter
+
+
+def data(ids, ts):
+    return pa.table({"id": [f"k{i}" for i in ids], "ts": [ts] * len(ids), "dt": [f"d{i % 4}" for i in ids],
+                     "v": [float(i) for i in ids]})
+
+
+def files_of(path: str, instant: str) -> list[str]:
+    out = []
+    for p in Path(path).rglob("*"):
+        if p.is_file() and instant in p.name:
+            out.append(str(p.relative_to(path)))
+        elif p.is_file() and ".hoodie" not in p.parts and p.name.startswith(".") and p.suffix != "":
+            pass
+    return out
+
+
+def data_files(path: str) -> set[str]:
+    return {str(p.relative_to(path)) for p in Path(path).rglob("*")
+            if p.is_file() and ".hoodie" not in p.parts and not p.name.startswith(".hoodie_partition")}
+
+
+@pytest.fixture(params=["MERGE_ON_READ", "COPY_ON_WRITE"])
+def table(tmp_path, request):
+    t = HudiTable.create(str(tmp_path / "t"), table_name="f", record_key="id", ordering_field="ts",
+                         partition_by="dt", table_type=request.param, buckets=2)
+    t.write(data(range(20), 1))
+    return t
+
+
+def test_injected_failure_leaves_table_unchanged(table):
+    before = rows(table.to_arrow(), ["id", "ts"])
+    files_before = data_files(table.path)
+    faults.fail_after(2)
+    try:
+        with pytest.raises(faults.InjectedFault):
+            table.write(data(range(10, 40), 2))
+    finally:
+        faults.fail_after(None)
+    assert rows(table.to_arrow(), ["id", "ts"]) == before
+    assert rows(hudi_rs(table.path), ["id", "ts"]) == before
+    assert data_files(table.path) == files_before
+    pending = [i for i in table.timeline() if not i.is_completed]
+    assert pending == []
+    assert [i.action for i in table.timeline()][-1] == "rollback"
+
+
+def test_crashed_writer_is_invisible_and_rolled_back(table):
+    before = rows(table.to_arrow(), ["id", "ts"])
+    files_before = data_files(table.path)
+    coordinator = Coordinator(table.path, table.config)
+    plan = coordinator.begin("upsert", table.schema)
+    task = TaskWriter(plan)
+    task.write(data(range(10, 40), 2))
+    task.finish()  # files written, never committed: the process "crashed" here
+    assert data_files(table.path) != files_before
+    assert rows(table.to_arrow(), ["id", "ts"]) == before
+    # the crashed instant is rolled back before the next commit, so hudi-rs never sees its files
+    assert rollback_failed_writes(table.storage, table.config, timeout_s=0) == [plan.instant]
+    assert data_files(table.path) == files_before
+    assert not files_of(table.path, plan.instant) or all(".hoodie" in f for f in files_of(table.path, plan.instant))
+    table.write(data(range(0, 5), 3))
+    assert rows(hudi_rs(table.path), ["id", "ts"]) == rows(table.to_arrow(), ["id", "ts"])
+
+
+def test_rollback_of_latest_completed_commit(table):
+    before = rows(table.to_arrow(), ["id", "ts"])
+    files_before = data_files(table.path)
+    instant = table.write(data(range(10, 30), 5))
+    assert rows(table.to_arrow(), ["id", "ts"]) != before
+    table.rollback(instant)
+    assert rows(table.to_arrow(), ["id", "ts"]) == before
+    assert rows(hudi_rs(table.path), ["id", "ts"]) == before
+    assert data_files(table.path) == files_before
