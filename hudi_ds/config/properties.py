@@ -84,7 +84,7 @@ def _escape(s: str, is_key: bool) -> str:
         elif ord(c) < 0x20 or ord(c) > 0x7E:
             data = c.encode("utf-16-be")
             for j in range(0, len(data), 2):
-                out.append("\\u%04X" % int.from_bytes(data[j : j + 2], "big"))
+                out.append(f"\\u{int.from_bytes(data[j : j + 2], 'big'):04X}")
         else:
             out.append(c)
     return "".join(out)

@@ -83,7 +83,7 @@ class TableConfig(BaseModel):
                 version=int(props.get("hoodie.table.version", "0")),
                 layout_version=int(props.get("hoodie.timeline.layout.version", "1")),
                 record_key_fields=_split(props.get("hoodie.table.recordkey.fields")),
-                ordering_field=(_split(ordering) or [None])[0],
+                ordering_field=next(iter(_split(ordering)), None),
                 partition_fields=_split(props.get("hoodie.table.partition.fields")),
                 key_generator=props.get("hoodie.table.keygenerator.class")
                 or props.get("hoodie.table.keygenerator.type"),

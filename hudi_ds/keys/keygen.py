@@ -62,7 +62,7 @@ def key_generator_class(key_fields: Sequence[str], partition_fields: Sequence[st
 def _java_local_date(days: int) -> str:
     """java.time.LocalDate.ofEpochDay(days).toString() for any year (proleptic Gregorian)."""
     z = days + 719468
-    era = (z if z >= 0 else z - 146096) // 146097
+    era = z // 146097  # floor division (the C formula adjusts for truncation instead)
     doe = z - era * 146097
     yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
     doy = doe - (365 * yoe + yoe // 4 - yoe // 100)

@@ -93,7 +93,7 @@ def unescape_path_name(value: str) -> str:
 def _check_field_name(field: str) -> None:
     if not field or field.startswith(".") or _UNSAFE_RAW.search(field) or "=" in field:
         raise ConfigError(
-            f"partition field name {field!r} cannot be used in a folder name (empty, leading '.', '/', '\\\\', "
+            f"partition field name {field!r} cannot be used in a folder name (empty, leading '.', '/', '\\', "
             "'=' or control characters); rename the column"
         )
 
@@ -110,7 +110,7 @@ def _segment(field: str, value: str | None, hive_style: bool, url_encode: bool) 
             )
         if not url_encode and _UNSAFE_RAW.search(value):
             raise InvalidDataError(
-                f"partition column {field!r} has the value {value!r} containing '/', '\\\\' or a control "
+                f"partition column {field!r} has the value {value!r} containing '/', '\\' or a control "
                 "character, which would create extra folders; create the table with url-encoded partition "
                 "paths (hoodie.datasource.write.partitionpath.urlencode=true) or clean the values"
             )

@@ -244,7 +244,6 @@ def encode_parquet_data_block(table: pa.Table, avro_schema: dict[str, Any], inst
     full = with_meta_avro(avro_schema)
     schema_json = json.dumps(full, separators=(",", ":"))
     data = _prepare_for_write(table, full)
-    data = data.replace_schema_metadata({"parquet.avro.schema": schema_json, "writer.model.name": "avro"})
     sink = pa.BufferOutputStream()
     pq.write_table(data, sink, compression=compression, store_schema=False)
     header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}

@@ -158,7 +158,7 @@ def avro_to_arrow(avro: dict[str, Any] | str) -> pa.Schema:
     conv = _AvroToArrow()
     if node.get("type") != "record":
         raise SchemaError(f"expected an Avro record schema, got type {node.get('type')!r}")
-    return pa.schema(conv.record_fields(node, ""))
+    return pa.schema(conv.record(node, "")[1])
 
 
 class _AvroToArrow:
@@ -167,7 +167,8 @@ class _AvroToArrow:
     def __init__(self) -> None:
         self.named: dict[str, pa.DataType | None] = {}  # fullname -> arrow type (None while being built)
 
-    def record_fields(self, node: dict[str, Any], namespace: str) -> list[pa.Field]:
+    def record(self, node: dict[str, Any], namespace: str) -> tuple[str, list[pa.Field]]:
+        """(full name, Arrow fields) of a record node."""
         fullname = self._register(node, namespace)
         ns = fullname.rpartition(".")[0]
         out = []
@@ -176,7 +177,7 @@ class _AvroToArrow:
                 raise SchemaError(f"invalid Avro field in record {fullname!r}: {f!r}")
             typ, nullable = self.convert(f["type"], ns)
             out.append(pa.field(f["name"], typ, nullable=nullable))
-        return out
+        return fullname, out
 
     def _register(self, node: dict[str, Any], namespace: str) -> str:
         name = node.get("name")
@@ -228,9 +229,9 @@ class _AvroToArrow:
                 self.named[self._register(node, namespace)] = logical
             return logical
         if typ == "record":
-            fields = self.record_fields(node, namespace)
+            fullname, fields = self.record(node, namespace)
             result: pa.DataType = pa.struct(fields)
-            self.named[self._full(node, namespace)] = result
+            self.named[fullname] = result
             return result
         if typ in ("enum", "fixed"):
             result = pa.string() if typ == "enum" else pa.binary()
@@ -247,12 +248,6 @@ class _AvroToArrow:
         if isinstance(typ, str):
             return self._lookup(typ, namespace)
         raise SchemaError(f"invalid Avro type {node!r}")
-
-    @staticmethod
-    def _full(node: dict[str, Any], namespace: str) -> str:
-        name = node["name"]
-        ns = node.get("namespace", namespace) or ""
-        return name if "." in name else (f"{ns}.{name}" if ns else name)
 
 
 def _primitive(name: str) -> pa.DataType:

@@ -18,7 +18,12 @@ from hudi_ds.log.blocks import encode_rollback_block
 from hudi_ds.log.format import read_blocks
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Instant, Timeline, TimelineWriter, new_instant_time
-from hudi_ds.timeline.avro_models import rollback_metadata, rollback_partition_metadata, rollback_plan, rollback_request
+from hudi_ds.timeline.avro_models import (
+    rollback_metadata,
+    rollback_partition_metadata,
+    rollback_plan,
+    rollback_request,
+)
 
 HEARTBEAT_DIR = ".hoodie/.heartbeat"
 DEFAULT_HEARTBEAT_TIMEOUT_S = 600.0

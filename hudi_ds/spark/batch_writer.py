@@ -13,7 +13,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
@@ -217,4 +216,4 @@ def remove_unreported_files(plan: WritePlan, results: list[TaskResult]) -> list[
     return stray
 
 
-__all__ = ["HudiBatchWriter", "HudiCommitMessage", "apply_changelog", "prepare_writer", "np"]
+__all__ = ["HudiBatchWriter", "HudiCommitMessage", "apply_changelog", "prepare_writer"]

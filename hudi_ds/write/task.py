@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -28,6 +30,9 @@ from hudi_ds.write.input import cast_to
 from hudi_ds.write.messages import TaskResult, WrittenFile
 from hudi_ds.write.plan import WritePlan
 from hudi_ds.write.routing import BUCKET, DELETE, KEY, latest_per_key, require_columns, route, split_by_group
+
+
+_WRITER_THREADS = 2
 
 
 def _avro_primitive(avro_schema: dict, field_name: str | None) -> str | None:
@@ -115,6 +120,7 @@ class TaskWriter:
         self.partitions: set[str] = set()
         self.files: list[WrittenFile] = []
         self.seq = 0
+        self._lock = threading.Lock()
 
     def write(self, table: pa.Table) -> None:
         """Route one chunk of input rows (any number of calls)."""
@@ -135,12 +141,22 @@ class TaskWriter:
             self.buffers.add(key, part)
 
     def finish(self) -> TaskResult:
+        """Write every buffered file group: two at a time (parquet encoding releases the GIL), taking
+        each group's rows out of the buffers only when its turn comes, so memory stays bounded."""
         try:
-            for key in self.buffers.keys():
-                self._write_group(key, self.buffers.take(key))
+            with ThreadPoolExecutor(_WRITER_THREADS) as pool:
+                pending: list[Future[None]] = []
+                for key in self.buffers.keys():
+                    if len(pending) >= _WRITER_THREADS:
+                        pending.pop(0).result()
+                    rows = self.buffers.take(key)
+                    pending.append(pool.submit(self._write_group, key, rows))
+                for fut in pending:
+                    fut.result()
         finally:
             self.buffers.close()
-        return TaskResult(self.task_id, tuple(self.files), tuple(sorted(self.partitions)))
+        files = sorted(self.files, key=lambda f: f.path)
+        return TaskResult(self.task_id, tuple(files), tuple(sorted(self.partitions)))
 
     def abort(self) -> None:
         self.buffers.close()
@@ -148,10 +164,13 @@ class TaskWriter:
     def _write_group(self, key: tuple[str, int], rows: pa.Table) -> None:
         partition, bucket = key
         plan = self.plan
-        if partition not in self.partitions:
-            ensure_partition_metadata(self.storage, partition, plan.instant)
+        with self._lock:
+            new_partition = partition not in self.partitions
             self.partitions.add(partition)
-        rows = latest_per_key(rows, plan.ordering_field)
+        if new_partition:
+            ensure_partition_metadata(self.storage, partition, plan.instant)
+        keys = plan.config.record_key_fields
+        rows = latest_per_key(rows, plan.ordering_field, keys[0] if len(keys) == 1 else KEY)
         if DELETE in rows.column_names:
             is_del = pc.fill_null(rows[DELETE], False)
             deletes = rows.filter(is_del)
@@ -174,9 +193,9 @@ class TaskWriter:
             self._rewrite_base(partition, bucket, target.file_id, target.base_instant, target.base_file, data, deletes)
 
     def _records(self, data: pa.Table, file_name: str) -> pa.Table:
-        records = self.ctx.with_meta(data, file_name, self.seq)
-        self.seq += data.num_rows
-        return records
+        with self._lock:
+            first, self.seq = self.seq, self.seq + data.num_rows
+        return self.ctx.with_meta(data, file_name, first)
 
     def _write_new_group(self, partition: str, bucket: int, data: pa.Table) -> None:
         if data.num_rows == 0:

@@ -1,0 +1,46 @@
+"""The "hudi-py" Spark data source: options in, core calls, Arrow out."""
+
+from __future__ import annotations
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+from pyspark.sql.types import StructType
+
+from hudi_ds.errors import ConfigError
+from hudi_ds.spark import types
+from hudi_ds.spark.batch_reader import HudiBatchReader, HudiPushdownReader, pushdown_enabled, read_schema
+from hudi_ds.spark.batch_writer import prepare_writer
+from hudi_ds.spark.options import HudiOptions, parse_options
+
+FORMAT = "hudi-py"
+
+
+class HudiDataSource(DataSource):
+    """spark.read.format("hudi-py").load(path) / df.write.format("hudi-py").save(path)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    @property
+    def hudi_options(self) -> HudiOptions:
+        opts = self.__dict__.get("_hudi_options")
+        if opts is None:
+            opts = parse_options(self.options)
+            self.__dict__["_hudi_options"] = opts
+        return opts
+
+    def _path(self) -> str:
+        path = self.hudi_options.path
+        if not path:
+            raise ConfigError("no table path: call .load(path) / .save(path) (or set option 'path')")
+        return path
+
+    def schema(self) -> StructType:
+        return types.spark_schema(read_schema(self.hudi_options, self._path()))
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        cls = HudiPushdownReader if pushdown_enabled() else HudiBatchReader
+        return cls(self.hudi_options, self._path(), schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        return prepare_writer(self.hudi_options, schema, overwrite)
