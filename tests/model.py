@@ -1,80 +1,104 @@
-"""A plain dict model of a Hudi table under hudi_ds's merge rule, to check reads against.
+"""A model of a Hudi table under Apache Hudi's merge rule, in plain dicts, to check reads against.
 
 Records are identified by (partition value, record key): the bucket index is not global, so the
-same key in two partitions is two records, as in Apache Hudi.
+same key in two partitions is two records, as in Apache Hudi. The model mirrors Hudi's file layout
+just enough to give Hudi's answers: the first write to a (partition, bucket) creates its base file;
+later writes to a MERGE_ON_READ table append log versions, which fold in order (a data version
+replaces the current one unless that has a higher ordering value; a delete always replaces it) and
+then meet the base row (a folded delete removes it; a folded data version replaces it unless the base
+row has a strictly higher ordering value). A COPY_ON_WRITE write merges straight into the base.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
+
+DELETED = object()
 
 
 class DictModel:
-    """Highest ordering value wins, ties to the later write; a delete whose ordering value is 0
-    (Hudi's "no event time" marker) always deletes.
-
-    With `tombstones` (MERGE_ON_READ before compaction) a delete is itself a version: a later write
-    with a lower ordering value loses to it, as in Hudi's event-time merge of log records. A
-    copy-on-write table keeps no trace of a deleted key."""
-
     def __init__(self, key: str | list[str], ordering: str | None, partition: str | None = None,
-                 tombstones: bool = False, bucket_of: Any = None) -> None:
+                 merge_on_read: bool = False, bucket_of: Callable[[tuple[Any, ...]], Any] | None = None) -> None:
         self.keys = [key] if isinstance(key, str) else list(key)
         self.ordering, self.partition = ordering, partition
-        self.tombstones = tombstones
-        self.rows: dict[Any, dict[str, Any]] = {}
-        self.dead: dict[Any, Any] = {}  # identity -> ordering value of the delete
-        # A delete for a bucket that holds no file group yet writes nothing, so it leaves no tombstone.
+        self.mor = merge_on_read
         self.bucket_of = bucket_of
+        self.base: dict[Any, dict[str, Any]] = {}
+        self.log: dict[Any, Any] = {}  # identity -> folded log version (row or DELETED)
         self.groups: set[Any] = set()
+
+    def ident(self, r: dict[str, Any]) -> tuple[Any, ...]:
+        return (r[self.partition] if self.partition else None, *(r[k] for k in self.keys))
 
     def _group(self, k: tuple[Any, ...]) -> Any:
         return (k[0], self.bucket_of(k[1:]) if self.bucket_of else 0)
 
-    def ident(self, r: dict[str, Any]) -> tuple[Any, ...]:
-        return (r[self.partition] if self.partition else None, *(r[k] for k in self.keys))
+    def _ord(self, r: dict[str, Any]) -> Any:
+        return r[self.ordering] if self.ordering else 0
 
     def _precombine(self, rows: Iterable[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
         out: dict[Any, dict[str, Any]] = {}
         for r in rows:
             old = out.get(self.ident(r))
-            if old is None or self.ordering is None or r[self.ordering] >= old[self.ordering]:
+            if old is None or self.ordering is None or self._ord(r) >= self._ord(old):
                 out[self.ident(r)] = r
         return out
 
+    def _fold(self, current: Any, new: Any) -> Any:
+        if new is DELETED or current is None or current is DELETED or self.ordering is None:
+            return new
+        return current if self._ord(current) > self._ord(new) else new
+
+    def _meet(self, base: dict[str, Any] | None, log: Any) -> dict[str, Any] | None:
+        if log is None:
+            return base
+        if log is DELETED:
+            return None
+        if base is not None and self.ordering is not None and self._ord(base) > self._ord(log):
+            return base
+        return log
+
+    def _write(self, versions: dict[Any, Any]) -> None:
+        for k, v in versions.items():
+            group = self._group(k)
+            if group not in self.groups:
+                if v is DELETED:
+                    continue  # nothing to delete in a bucket that does not exist yet
+                self.groups.add(group)
+                self.base[k] = dict(v)
+            elif self.mor:
+                self.log[k] = self._fold(self.log.get(k), v)
+            else:
+                merged = self._meet(self.base.get(k), v)
+                if merged is None:
+                    self.base.pop(k, None)
+                else:
+                    self.base[k] = dict(merged)
+
     def upsert(self, rows: Iterable[dict[str, Any]]) -> None:
-        for k, r in self._precombine(rows).items():
-            old = self.rows.get(k)
-            if self.ordering is not None and k in self.dead and r[self.ordering] < self.dead[k]:
-                continue
-            if old is None or self.ordering is None or r[self.ordering] >= old[self.ordering]:
-                self.rows[k] = dict(r)
-                self.dead.pop(k, None)
-                self.groups.add(self._group(k))
+        self._write(self._precombine(rows))
 
     def delete(self, rows: Iterable[dict[str, Any]]) -> None:
-        for k, r in self._precombine(rows).items():
-            old = self.rows.get(k)
-            natural = self.ordering is None or r[self.ordering] == 0
-            if old is not None and not natural and r[self.ordering] < old[self.ordering]:
-                continue
-            self.rows.pop(k, None)
-            if (self.tombstones and not natural and self._group(k) in self.groups
-                    and (k not in self.dead or r[self.ordering] >= self.dead[k])):
-                self.dead[k] = r[self.ordering]
+        self._write({k: DELETED for k in self._precombine(rows)})
 
     def overwrite(self, rows: Iterable[dict[str, Any]], whole_table: bool) -> None:
         new = self._precombine(rows)
-        if whole_table:
-            self.rows, self.dead, self.groups = {}, {}, set()
-        else:
-            parts = {k[0] for k in new}
-            self.rows = {k: v for k, v in self.rows.items() if k[0] not in parts}
-            self.dead = {k: v for k, v in self.dead.items() if k[0] not in parts}
-            self.groups = {g for g in self.groups if g[0] not in parts}
-        self.rows.update({k: dict(v) for k, v in new.items()})
-        self.groups.update(self._group(k) for k in new)
+        parts = {k[0] for k in new}
+        keep = (lambda k: False) if whole_table else (lambda k: k[0] not in parts)
+        self.base = {k: v for k, v in self.base.items() if keep(k)}
+        self.log = {k: v for k, v in self.log.items() if keep(k)}
+        self.groups = {g for g in self.groups if keep(g)}
+        self._write(new)
+
+    @property
+    def rows(self) -> dict[Any, dict[str, Any]]:
+        out = {}
+        for k in set(self.base) | set(self.log):
+            merged = self._meet(self.base.get(k), self.log.get(k))
+            if merged is not None:
+                out[k] = merged
+        return out
 
     def sorted_rows(self, columns: list[str]) -> list[tuple[Any, ...]]:
         return sorted((tuple(r[c] for c in columns) for r in self.rows.values()), key=repr)

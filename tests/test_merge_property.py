@@ -20,13 +20,13 @@ COLS = ["key", "part", "ts", "val"]
 row = st.fixed_dictionaries({
     "key": st.sampled_from([f"k{i}" for i in range(12)] + ["ü€", "x:y", "a,b"]),
     "part": st.sampled_from(["p1", "p2", "p3"]),
-    "ts": st.integers(min_value=1, max_value=6),
+    "ts": st.integers(min_value=0, max_value=6),
     "val": st.integers(min_value=-1000, max_value=1000),
 })
 batch = st.tuples(st.sampled_from(["upsert", "upsert", "delete", "insert"]), st.lists(row, min_size=1, max_size=25))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(table_type=st.sampled_from(["MERGE_ON_READ", "COPY_ON_WRITE"]),
        buckets=st.integers(min_value=1, max_value=4),
        batches=st.lists(batch, min_size=1, max_size=6))
@@ -34,7 +34,7 @@ def test_any_upsert_delete_sequence_matches_dict_model(table_type, buckets, batc
     with tempfile.TemporaryDirectory() as tmp:
         t = HudiTable.create(tmp + "/t", table_name="prop", record_key="key", ordering_field="ts",
                              partition_by="part", table_type=table_type, buckets=buckets)
-        model = DictModel("key", "ts", "part", tombstones=table_type == "MERGE_ON_READ",
+        model = DictModel("key", "ts", "part", merge_on_read=table_type == "MERGE_ON_READ",
                           bucket_of=lambda key: bucket_for_hash_values([key[0]], buckets))
         for op, data in batches:
             t.write(pa.Table.from_pylist(data, schema=SCHEMA), operation=op)

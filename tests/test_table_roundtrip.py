@@ -73,7 +73,7 @@ def test_every_operation_round_trips(tmp_path, table_type, layout, key):
     part_col = "dt" if parts else None
     if layout == "two_level":
         part_col = None  # identity below covers both columns through the key
-    model = DictModel(KEYS[key], "ts", part_col)
+    model = DictModel(KEYS[key], "ts", part_col, merge_on_read=table_type == "MERGE_ON_READ")
     dts = ["2024-01-01", "2024-01-02", "2024-01-03"]
 
     first = make_rows(rng, list(range(40)), 10, dts)

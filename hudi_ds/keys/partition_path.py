@@ -6,7 +6,7 @@ written); otherwise the value's string form, escaped with PartitionPathEncodeUti
 ``hoodie.datasource.write.partitionpath.urlencode`` is on; hive style prefixes ``field=``; fields are joined
 by ``/``.
 
-Safety (stricter than Java, which only refuses ``..`` since 1.1): a value must never let a file land outside
+Safety (stricter than Java, whose recent releases only refuse ``..`` segments): a value must never let a file land outside
 the table folder or inside ``.hoodie``. Without url-encoding, values containing ``/``, ``\\`` or control
 characters are refused; ``.`` and ``..`` are refused in every mode (escaping keeps dots); in non-hive style a
 value may not start with ``.`` either (it would create a hidden folder such as ``.hoodie``).
@@ -30,23 +30,7 @@ from hudi_ds.keys.keygen import java_string_forms
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 # Hive's FileUtils escape set, as copied into Hudi's PartitionPathEncodeUtils: ASCII controls, DEL and these.
-_ESCAPED = [chr(c) for c in range(0x20)] + [
-    '"',
-    "#",
-    "%",
-    "'",
-    "*",
-    "/",
-    ":",
-    "=",
-    "?",
-    "\\",
-    "\x7f",
-    "{",
-    "[",
-    "]",
-    "^",
-]
+_ESCAPED = [chr(c) for c in range(0x20)] + list("\"#%'*/:=?\\\x7f{[]^")
 _ESCAPE_TABLE = str.maketrans({c: f"%{ord(c):02X}" for c in _ESCAPED})
 _UNSAFE_RAW = re.compile(r"[/\\\x00-\x1f\x7f]")
 _HEX1 = set("0123456789abcdefABCDEF")

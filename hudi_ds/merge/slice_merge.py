@@ -1,10 +1,14 @@
-"""The merge rule, vectorised with pyarrow.compute.
+"""The merge rule of a file slice, as Apache Hudi applies it (DefaultHoodieRecordPayload /
+EVENT_TIME_ORDERING), vectorised with pyarrow.compute.
 
-Per record key, the version with the highest ordering value wins; ties go to the later commit,
-then to the later position (block, row). Without an ordering field the later commit wins. A delete
-is a version like any other; a *natural* delete (ordering value null or integer 0, Hudi's "no event
-time" marker) removes every version written before it. Base-file rows are older than every log
-block of their slice, so a base row survives only when its ordering value is strictly greater.
+Log versions of a key fold in log order: a data version replaces the current one unless the current
+one has a higher ordering value (ties go to the later version); an event-time delete does the same;
+a *natural* delete (ordering value null or integer 0 — what Spark and hudi_ds write) always replaces
+it. Folding "replace unless higher" is a maximum over (ordering, position) among the versions after
+the last natural delete, the natural delete itself counting as the lowest ordering value.
+The folded log version then meets the base file's row: a delete removes it; a data version replaces it
+unless the base row has a strictly higher ordering value. Without an ordering field the later version
+always wins. Java Hudi and hudi-rs give the same answers on tables written this way.
 """
 
 from __future__ import annotations
@@ -51,71 +55,59 @@ def _versions_table(
     parts = []
     if data is not None and data.table.num_rows:
         n = data.table.num_rows
-        ordv = data.table[ordering_field] if ordering_field else pa.nulls(n, ord_type)
-        parts.append(
-            pa.table(
-                {
-                    "key": data.table[KEY],
-                    "ord": pc.cast(ordv, ord_type) if ordering_field else ordv,
-                    "natural": pa.array(np.zeros(n, dtype=bool)),
-                    "is_delete": pa.array(np.zeros(n, dtype=bool)),
-                    "rank": pa.array(data.rank.astype(np.int64)),
-                    "pos": pa.array(data.position.astype(np.int64)),
-                    "row": pa.array(np.arange(n, dtype=np.int64)),
-                }
-            )
-        )
+        ordv = pc.cast(data.table[ordering_field], ord_type) if ordering_field else pa.nulls(n, ord_type)
+        parts.append(pa.table({
+            "key": data.table[KEY],
+            "ord": ordv,
+            "natural": pa.array(np.zeros(n, dtype=bool)),
+            "is_delete": pa.array(np.zeros(n, dtype=bool)),
+            "rank": pa.array(data.rank.astype(np.int64)),
+            "pos": pa.array(data.position.astype(np.int64)),
+            "row": pa.array(np.arange(n, dtype=np.int64)),
+        }))
     if deletes is not None and len(deletes.keys):
         n = len(deletes.keys)
-        parts.append(
-            pa.table(
-                {
-                    "key": pc.cast(deletes.keys, pa.string()),
-                    "ord": pc.cast(deletes.ordering, ord_type),
-                    "natural": pa.array(deletes.natural.astype(bool)),
-                    "is_delete": pa.array(np.ones(n, dtype=bool)),
-                    "rank": pa.array(deletes.rank.astype(np.int64)),
-                    "pos": pa.array(deletes.position.astype(np.int64)),
-                    "row": pa.array(np.full(n, -1, dtype=np.int64)),
-                }
-            )
-        )
+        natural = pa.array(deletes.natural.astype(bool))
+        ordv = pc.if_else(natural, pa.nulls(n, ord_type), pc.cast(deletes.ordering, ord_type))
+        parts.append(pa.table({
+            "key": pc.cast(deletes.keys, pa.string()),
+            "ord": ordv,
+            "natural": natural,
+            "is_delete": pa.array(np.ones(n, dtype=bool)),
+            "rank": pa.array(deletes.rank.astype(np.int64)),
+            "pos": pa.array(deletes.position.astype(np.int64)),
+            "row": pa.array(np.full(n, -1, dtype=np.int64)),
+        }))
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
 def _last_per_key(t: pa.Table, sort_keys: list[str]) -> pa.Table:
-    """Rows that are the maximum per key under sort_keys (nulls sort lowest)."""
+    """Per key, the row that sorts last under sort_keys (nulls lowest)."""
+    if t.num_rows <= 1:
+        return t
     order = pc.sort_indices(t, sort_keys=[("key", "ascending", "at_start")]
                             + [(k, "ascending", "at_start") for k in sort_keys])
     t = t.take(order)
     keys = t["key"]
-    if t.num_rows <= 1:
-        return t
-    nxt = keys.slice(1)
-    cur = keys.slice(0, t.num_rows - 1)
-    is_last = pc.not_equal(pc.cast(cur, pa.string()), pc.cast(nxt, pa.string()))
-    mask = pa.concat_arrays([is_last.combine_chunks() if isinstance(is_last, pa.ChunkedArray) else is_last,
-                             pa.array([True])])
-    return t.filter(mask)
+    is_last = pc.not_equal(keys.slice(0, t.num_rows - 1), keys.slice(1))
+    if isinstance(is_last, pa.ChunkedArray):
+        is_last = is_last.combine_chunks()
+    return t.filter(pa.concat_arrays([is_last, pa.array([True])]))
 
 
-def _log_winners(versions: pa.Table, ordered: bool) -> tuple[pa.Table, pa.Table]:
-    """(winners per key, natural-delete points per key)."""
-    natural = versions.filter(pc.and_(versions["is_delete"], versions["natural"]))
-    points = _last_per_key(natural.select(["key", "rank", "pos"]), ["rank", "pos"]) if natural.num_rows else None
-    rest = versions.filter(pc.invert(pc.and_(versions["is_delete"], versions["natural"])))
-    if points is not None and rest.num_rows:
-        idx = pc.index_in(rest["key"], value_set=points["key"])
-        prank = pc.take(points["rank"], idx)
-        ppos = pc.take(points["pos"], idx)
-        after = pc.or_(
-            pc.greater(rest["rank"], prank),
-            pc.and_(pc.equal(rest["rank"], prank), pc.greater(rest["pos"], ppos)),
+def _log_winners(versions: pa.Table, ordered: bool) -> pa.Table:
+    """The folded log version of every key."""
+    natural = versions["natural"]
+    if pc.any(natural).as_py():
+        points = _last_per_key(versions.filter(natural).select(["key", "rank", "pos"]), ["rank", "pos"])
+        idx = pc.index_in(versions["key"], value_set=points["key"])
+        prank, ppos = pc.take(points["rank"], idx), pc.take(points["pos"], idx)
+        at_or_after = pc.or_(
+            pc.greater(versions["rank"], prank),
+            pc.and_(pc.equal(versions["rank"], prank), pc.greater_equal(versions["pos"], ppos)),
         )
-        rest = rest.filter(pc.fill_null(after, True))
-    sort_keys = (["ord"] if ordered else []) + ["rank", "pos"]
-    winners = _last_per_key(rest, sort_keys) if rest.num_rows else rest
-    return winners, (points if points is not None else versions.schema.empty_table().select(["key", "rank", "pos"]))
+        versions = versions.filter(pc.fill_null(at_or_after, True))
+    return _last_per_key(versions, (["ord"] if ordered else []) + ["rank", "pos"])
 
 
 def merge_slice(
@@ -130,25 +122,23 @@ def merge_slice(
     if no_log:
         return base if base is not None else schema.empty_table()
     ord_type = schema.field(ordering_field).type if ordering_field else pa.int64()
-    versions = _versions_table(data, deletes, ordering_field, ord_type)
-    winners, points = _log_winners(versions, ordering_field is not None)
+    winners = _log_winners(_versions_table(data, deletes, ordering_field, ord_type), ordering_field is not None)
     out: list[pa.Table] = []
     keep_log = pc.invert(winners["is_delete"])
     if base is not None and base.num_rows:
-        keys = base[KEY]
-        alive = pc.invert(pc.is_in(keys, value_set=points["key"])) if points.num_rows else None
-        idx = pc.index_in(keys, value_set=winners["key"])
-        in_winners = pc.is_valid(idx)
-        base_keep = pc.invert(in_winners)
+        idx = pc.index_in(base[KEY], value_set=winners["key"])
+        base_keep = pc.is_null(idx)
         if ordering_field is not None:
             w_ord = pc.take(winners["ord"], idx)
-            base_wins = pc.fill_null(pc.greater(pc.cast(base[ordering_field], ord_type), w_ord), False)
-            if alive is not None:
-                base_wins = pc.and_(base_wins, alive)
+            w_del = pc.take(winners["is_delete"], idx)
+            base_wins = pc.and_(
+                pc.fill_null(pc.invert(w_del), False),
+                pc.fill_null(pc.greater(pc.cast(base[ordering_field], ord_type), w_ord), False),
+            )
             base_keep = pc.or_(base_keep, base_wins)
-            keep_log = pc.and_(keep_log, pc.invert(pc.is_in(winners["key"], value_set=pc.filter(keys, base_wins))))
-        if alive is not None:
-            base_keep = pc.and_(base_keep, alive)
+            if pc.any(base_wins).as_py():
+                beaten = pc.is_in(winners["key"], value_set=pc.filter(base[KEY], base_wins))
+                keep_log = pc.and_(keep_log, pc.invert(beaten))
         out.append(base.filter(base_keep))
     if data is not None:
         rows = pc.filter(winners["row"], keep_log)

@@ -29,6 +29,10 @@ from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline, normalize_instant_time
 
 MAX_BATCH_ROWS = 65536
+# pyspark 4.1-4.3 store the read plan of a filter pushdown on the relation (PythonDataSourceV2.readInfo) and
+# reuse it for later scans of the same DataFrame that push no filter: a pushdown that prunes would leak into
+# them. Later Spark keeps it per scan (it arrived with limit pushdown, DataSourceReader.pushLimit).
+PUSHDOWN_PER_SCAN = hasattr(DataSourceReader, "pushLimit")
 
 
 def load_snapshot(path: str) -> query.TableSnapshot:

@@ -19,7 +19,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from hudi_ds.config.table_config import PROPS_PATH
-from hudi_ds.errors import ConfigError, InvalidDataError, SchemaError
+from hudi_ds.errors import ConfigError, HudiDsError, InvalidDataError, SchemaError
 from hudi_ds.services.rollback import marked_files, rollback_failed_writes
 from hudi_ds.spark import types
 from hudi_ds.spark.options import HudiOptions, default_table_name
@@ -197,11 +197,29 @@ class HudiBatchWriter(DataSourceArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         results = [m.result for m in messages if isinstance(m, HudiCommitMessage)]
+        check_one_base_file_per_group(results)
         remove_unreported_files(self.plan, results)
         Coordinator(self.plan.base_uri, self.plan.config).commit(self.plan, results)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         Coordinator(self.plan.base_uri, self.plan.config).abort(self.plan)
+
+
+def check_one_base_file_per_group(results: list[TaskResult]) -> None:
+    """Copy-on-write: two tasks that each rewrote one file group's base file would both claim to be its new
+    version (one silently lost); refuse before committing (Spark then aborts and rolls back)."""
+    seen: dict[tuple[str, str], int] = {}
+    for r in results:
+        for f in r.files:
+            if not f.is_log:
+                seen[(f.partition, f.file_id)] = seen.get((f.partition, f.file_id), 0) + 1
+    clash = sorted(k for k, n in seen.items() if n > 1)
+    if clash:
+        partition, file_id = clash[0]
+        raise HudiDsError(
+            f"{len(clash)} copy-on-write file group(s) (e.g. {file_id} in partition {partition!r}) were rewritten "
+            "by several tasks of this write; nothing was committed. Cluster the input by bucket before writing: "
+            "df = hudi_ds.spark.cluster_by_bucket(df, table_path)")
 
 
 def remove_unreported_files(plan: WritePlan, results: list[TaskResult]) -> list[str]:

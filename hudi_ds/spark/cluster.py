@@ -29,14 +29,18 @@ def _quote(name: str) -> str:
 
 
 def java_hash_sql(s: str) -> str:
-    """SQL (bigint in [0, 2^32)) of java.lang.String.hashCode of the string expression `s`, unsigned."""
+    """SQL (bigint in [0, 2^32)) of java.lang.String.hashCode of the string expression `s`, unsigned.
+
+    split(s, '') yields code points ('' for the empty string, whose ascii() is 0); a code point above U+FFFF
+    is two UTF-16 units for Java: high surrogate 0xD800 + (cp - 0x10000) >> 10, low 0xDC00 + (cp & 0x3FF).
+    """
+    c = "c"
     step = (
-        f"CASE WHEN c < 65536 THEN (h * 31 + c) % {_M32} "
-        f"ELSE ((h * 31 + 55296 + shiftright(c - 65536, 10)) % {_M32} * 31 + 56320 + ((c - 65536) & 1023)) % {_M32} "
-        "END"
+        f"CASE WHEN {c} < 65536 THEN (h * 31 + {c}) % {_M32} "
+        f"ELSE ((h * 31 + 55296 + shiftright({c} - 65536, 10)) % {_M32} * 31 + 56320 + (({c} - 65536) & 1023))"
+        f" % {_M32} END"
     )
-    chars = f"transform(sequence(1, char_length({s})), i -> ascii(substr({s}, i, 1)))"
-    return f"(CASE WHEN {s} IS NULL OR {s} = '' THEN 0L ELSE aggregate({chars}, 0L, (h, c) -> {step}) END)"
+    return f"coalesce(aggregate(transform(split({s}, ''), x -> ascii(x)), 0L, (h, c) -> {step}), 0L)"
 
 
 def _key_string_sql(column: str, spark_type: Any) -> str:

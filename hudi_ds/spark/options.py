@@ -116,6 +116,13 @@ class HudiOptions(BaseModel):
     end_instant: str | None = opt(
         "hoodie.datasource.read.end.instanttime", None, "Incremental read: changes up to this instant (inclusive).",
         "read.end-commit", scope="read")
+    filter_pushdown: Literal["auto", "true", "false"] = opt(
+        "hoodie.datasource.read.filter.pushdown", "auto",
+        "hudi-py: take over Spark filters (partition pruning + exact row filters). 'auto' does so only on pyspark "
+        "versions that keep pushdown results per scan: pyspark 4.1-4.3 cache them on the relation, so an action "
+        "without filters on a DataFrame that earlier ran a filtered action would read the filtered rows. 'true' "
+        "enables it anyway (then load() a fresh DataFrame per filtered query); 'false' disables it.",
+        scope="read")
     split_max_bytes: int = opt(
         "hoodie.datasource.read.split.max.bytes", 128 * 1024 * 1024,
         "hudi-py: base files without logs larger than this are read as several Spark partitions (row groups).",
@@ -162,7 +169,8 @@ class HudiOptions(BaseModel):
     def _upper(cls, v: Any) -> Any:
         return v.strip().upper() if isinstance(v, str) else v
 
-    @field_validator("operation", "query_type", "log_block_format", "parquet_compression", mode="before")
+    @field_validator("operation", "query_type", "log_block_format", "parquet_compression", "filter_pushdown",
+                     mode="before")
     @classmethod
     def _lower(cls, v: Any) -> Any:
         if isinstance(v, str):

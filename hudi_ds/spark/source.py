@@ -7,7 +7,13 @@ from pyspark.sql.types import StructType
 
 from hudi_ds.errors import ConfigError
 from hudi_ds.spark import types
-from hudi_ds.spark.batch_reader import HudiBatchReader, HudiPushdownReader, pushdown_enabled, read_schema
+from hudi_ds.spark.batch_reader import (
+    PUSHDOWN_PER_SCAN,
+    HudiBatchReader,
+    HudiPushdownReader,
+    pushdown_enabled,
+    read_schema,
+)
 from hudi_ds.spark.batch_writer import prepare_writer
 from hudi_ds.spark.options import HudiOptions, parse_options
 
@@ -39,7 +45,9 @@ class HudiDataSource(DataSource):
         return types.spark_schema(read_schema(self.hudi_options, self._path()))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        cls = HudiPushdownReader if pushdown_enabled() else HudiBatchReader
+        mode = self.hudi_options.filter_pushdown
+        claims = mode == "true" or (mode == "auto" and PUSHDOWN_PER_SCAN)
+        cls = HudiPushdownReader if claims and pushdown_enabled() else HudiBatchReader
         return cls(self.hudi_options, self._path(), schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:

@@ -56,6 +56,14 @@ class GroupWriteContext:
     log_block_format: str
     compression: str
 
+    @property
+    def natural_deletes(self) -> bool:
+        """Deletes carry Hudi's "no event time" ordering value 0, as Spark writes them: every engine then
+        agrees that a delete removes what was committed before it. hudi-rs 0.5 mis-decodes long ordering
+        values of 2^31 and more in delete blocks, and it has no natural marker for non-integer types, so
+        only string/float ordering fields carry the delete's own ordering value."""
+        return self.ordering_avro_type in (None, "int", "long")
+
     def with_meta(self, data: pa.Table, file_name: str, first_seq: int) -> pa.Table:
         """Data rows (record key and partition path already attached) with the five meta columns filled."""
         n = data.num_rows
@@ -128,7 +136,8 @@ class GroupWriteContext:
         if deletes is not None and deletes.num_rows:
             n_del = deletes.num_rows
             ordering = (
-                deletes[self.ordering_field].to_pylist() if self.ordering_field else [0] * n_del
+                [0] * n_del if self.natural_deletes or self.ordering_field not in deletes.column_names
+                else deletes[self.ordering_field].to_pylist()
             )
             blocks.append(
                 encode_delete_block(

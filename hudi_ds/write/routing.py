@@ -8,7 +8,7 @@ import pyarrow.compute as pc
 
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import SchemaError
-from hudi_ds.index.bucket import bucket_ids, bucket_ids_from_columns
+from hudi_ds.index.bucket import bucket_ids_for_table
 from hudi_ds.keys.keygen import record_key_strings
 from hudi_ds.keys.partition_path import partition_path_strings
 
@@ -18,11 +18,11 @@ BUCKET = "__bucket"
 DELETE = "__delete"
 
 
-def require_columns(table: pa.Table, config: TableConfig, operation: str) -> None:
-    """The key, partition and ordering columns every operation needs, named in the error."""
+def require_columns(table: pa.Table, config: TableConfig, operation: str, ordering: bool = True) -> None:
+    """The key, partition and (unless `ordering` is False) ordering columns an operation needs."""
     needed = [("record key", c) for c in config.record_key_fields]
     needed += [("partition", c) for c in config.partition_fields]
-    if config.ordering_field:
+    if config.ordering_field and ordering:
         needed.append(("ordering (precombine)", config.ordering_field))
     for role, col in needed:
         if col not in table.column_names:
@@ -36,11 +36,7 @@ def route(table: pa.Table, config: TableConfig) -> pa.Table:
     """The table with record key, partition path and bucket columns appended."""
     keys = record_key_strings(table, config.record_key_fields)
     partitions = partition_path_strings(table, config.partition_fields, config.hive_style, config.url_encode)
-    n_buckets = config.num_buckets or 1
-    if len(config.record_key_fields) > 1:
-        buckets = bucket_ids_from_columns([table[c] for c in config.record_key_fields], n_buckets)
-    else:
-        buckets = bucket_ids(keys, n_buckets)
+    buckets = bucket_ids_for_table(table, config.record_key_fields, config.num_buckets or 1, record_keys=keys)
     out = table.append_column(KEY, keys).append_column(PARTITION, partitions)
     return out.append_column(BUCKET, pa.array(np.asarray(buckets, dtype=np.int32)))
 

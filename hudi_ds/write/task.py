@@ -127,10 +127,11 @@ class TaskWriter:
         if table.num_rows == 0:
             return
         config = self.plan.config
-        require_columns(table, config, self.plan.operation)
-        if self.plan.operation == "delete":
-            cols = dict.fromkeys(config.record_key_fields + config.partition_fields
-                                 + ([config.ordering_field] if config.ordering_field else []))
+        deleting = self.plan.operation == "delete"
+        require_columns(table, config, self.plan.operation, ordering=not deleting or not self.ctx.natural_deletes)
+        if deleting:
+            ordering = [config.ordering_field] if config.ordering_field in table.column_names else []
+            cols = dict.fromkeys(config.record_key_fields + config.partition_fields + ordering)
             schema = pa.schema([self.plan.schema.field(c) for c in cols])
             table = cast_to(table, schema)
             table = table.append_column(DELETE, pa.array(np.ones(table.num_rows, dtype=bool)))
@@ -170,7 +171,8 @@ class TaskWriter:
         if new_partition:
             ensure_partition_metadata(self.storage, partition, plan.instant)
         keys = plan.config.record_key_fields
-        rows = latest_per_key(rows, plan.ordering_field, keys[0] if len(keys) == 1 else KEY)
+        ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
+        rows = latest_per_key(rows, ordering, keys[0] if len(keys) == 1 else KEY)
         if DELETE in rows.column_names:
             is_del = pc.fill_null(rows[DELETE], False)
             deletes = rows.filter(is_del)
@@ -225,9 +227,12 @@ class TaskWriter:
         dels = None
         if deletes is not None and deletes.num_rows:
             n = deletes.num_rows
-            ordv = deletes[self.plan.ordering_field] if self.plan.ordering_field else pa.nulls(n, pa.int64())
+            field = self.plan.ordering_field
+            ordv = deletes[field] if field in deletes.column_names else pa.nulls(n, full.field(field).type if field
+                                                                               else pa.int64())
             ordv = ordv.combine_chunks() if isinstance(ordv, pa.ChunkedArray) else ordv
-            dels = LogDeletes(deletes[KEY].combine_chunks(), ordv, natural_deletes(ordv),
+            natural = np.full(n, self.ctx.natural_deletes) | natural_deletes(ordv)
+            dels = LogDeletes(deletes[KEY].combine_chunks(), ordv, natural,
                               np.ones(n, dtype=np.int64), np.arange(n_data, n_data + n, dtype=np.int64))
         merged = merge_slice(
             base, LogVersions(records, np.ones(n_data, dtype=np.int64), np.arange(n_data, dtype=np.int64)),

@@ -1,0 +1,291 @@
+"""Spark batch writes and reads through format("hudi-py"), checked against the core reader, hudi-rs and a model."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from model import DictModel
+from tables import assert_same_rows, hudi_rs, rows
+
+from hudi_ds import HudiTable
+from hudi_ds.index.bucket import bucket_ids, bucket_ids_from_columns
+from hudi_ds.spark import cluster_by_bucket
+from hudi_ds.spark.cluster import with_bucket_column
+
+pytestmark = [pytest.mark.spark, pytest.mark.interop]
+
+SCHEMA = pa.schema([("id", pa.string()), ("num", pa.int64()), ("name", pa.string()), ("amount", pa.float64()),
+                    ("ts", pa.int64()), ("dt", pa.string())])
+COLUMNS = SCHEMA.names
+META = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
+        "_hoodie_file_name"]
+DTS = ["2024-01-01", "2024-01-02", "2024-01-03"]
+
+
+def make(ids: list[int], ts: int, rng: random.Random | None = None) -> pa.Table:
+    rng = rng or random.Random(ts)
+    return pa.Table.from_pylist(
+        [{"id": f"k{i:04d}", "num": i, "name": f"n{i}-{ts}", "amount": round(rng.random() * 100, 2), "ts": ts,
+          "dt": DTS[i % 3]} for i in ids], schema=SCHEMA)
+
+
+def options(table_type: str = "MERGE_ON_READ", partitioned: bool = True, **extra: str) -> dict[str, str]:
+    opts = {
+        "hoodie.table.name": "spark_t",
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.bucket.index.num.buckets": "3",
+    }
+    if partitioned:
+        opts["hoodie.datasource.write.partitionpath.field"] = "dt"
+    opts.update(extra)
+    return opts
+
+
+def write(spark: Any, data: pa.Table, path: str, opts: dict[str, str], operation: str | None = None,
+          mode: str = "append", cluster: bool = True) -> None:
+    df = spark.createDataFrame(data).repartition(2)
+    if cluster:
+        df = cluster_by_bucket(df, {**opts, "path": path}, num_partitions=2)
+    w = df.write.format("hudi-py").options(**opts)
+    if operation:
+        w = w.option("hoodie.datasource.write.operation", operation)
+    w.mode(mode).save(path)
+
+
+def read(spark: Any, path: str, **opts: str) -> pa.Table:
+    return spark.read.format("hudi-py").options(**opts).load(path).toArrow()
+
+
+def check(spark: Any, path: str, model: DictModel) -> pa.Table:
+    ours = read(spark, path)
+    assert ours.schema.names == META + COLUMNS
+    assert rows(ours, COLUMNS) == model.sorted_rows(COLUMNS)
+    assert_same_rows(ours, HudiTable(path).to_arrow(), META + COLUMNS)
+    assert_same_rows(ours, hudi_rs(path), COLUMNS + ["_hoodie_record_key", "_hoodie_partition_path"])
+    return ours
+
+
+@pytest.mark.parametrize("partitioned", [True, False], ids=["partitioned", "nonpartitioned"])
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_every_operation_end_to_end(spark, table_path, table_type, partitioned):
+    opts = options(table_type, partitioned)
+    model = DictModel("id", "ts", "dt" if partitioned else None)
+
+    first = make(list(range(60)), 1)
+    write(spark, first, table_path, opts, "insert")
+    model.upsert(first.to_pylist())
+    check(spark, table_path, model)
+
+    upserts = pa.concat_tables([make(list(range(40, 90)), 2), make([45], 3)])  # a duplicate key: ts 3 wins
+    write(spark, upserts, table_path, opts)  # upsert is the default operation
+    model.upsert(upserts.to_pylist())
+    check(spark, table_path, model)
+
+    deletes = make(list(range(0, 10)), 0).select(["id", "dt"])  # no ordering column: deletes always apply
+    write(spark, deletes, table_path, opts, "delete")
+    model.delete([{**r, "ts": 0} for r in deletes.to_pylist()])
+    check(spark, table_path, model)
+
+    bulk = make(list(range(200, 230)), 1)
+    write(spark, bulk, table_path, opts, "bulk_insert")
+    model.upsert(bulk.to_pylist())
+    check(spark, table_path, model)
+
+    one_partition = make([300 + 3 * i for i in range(10)], 4)  # all in DTS[0]
+    write(spark, one_partition, table_path, opts, "insert_overwrite")
+    model.overwrite(one_partition.to_pylist(), whole_table=not partitioned)
+    check(spark, table_path, model)
+
+    final = make(list(range(400, 420)), 5)
+    write(spark, final, table_path, opts, mode="overwrite")  # mode("overwrite") = insert_overwrite_table
+    model.overwrite(final.to_pylist(), whole_table=True)
+    check(spark, table_path, model)
+    assert [i.action for i in HudiTable(table_path).timeline()][-1] == "replacecommit"
+
+
+def test_unclustered_input_mor(spark, table_path):
+    """Spark partitions as they come: several tasks hit the same buckets; MOR takes that in one commit."""
+    opts = options()
+    model = DictModel("id", "ts", "dt")
+    for ts, ids in [(1, range(0, 300)), (2, range(100, 400))]:
+        data = make(list(ids), ts)
+        write(spark, data, table_path, opts, cluster=False)
+        model.upsert(data.to_pylist())
+    check(spark, table_path, model)
+
+
+def test_unclustered_cow_update_fails_cleanly(spark, table_path):
+    """COW rewrites a bucket's base file: two tasks updating one bucket must not both win silently."""
+    opts = options("COPY_ON_WRITE", partitioned=False, **{"hoodie.bucket.index.num.buckets": "1"})
+    write(spark, make(list(range(20)), 1), table_path, opts)
+    before = read(spark, table_path)
+    with pytest.raises(Exception) as err:
+        write(spark, make(list(range(40)), 2), table_path, opts, cluster=False)
+    assert "cluster_by_bucket" in str(err.value)
+    assert rows(read(spark, table_path), META + COLUMNS) == rows(before, META + COLUMNS)
+
+
+@pytest.mark.parametrize("style", ["spark_cdf", "debezium"])
+def test_changelog_input(spark, table_path, style):
+    opts = options()
+    model = DictModel("id", "ts", "dt")
+    base = make(list(range(20)), 1)
+    write(spark, base, table_path, opts)
+    model.upsert(base.to_pylist())
+    kinds = {"spark_cdf": ("insert", "update_preimage", "update_postimage", "delete", "_change_type"),
+             "debezium": ("c", None, "u", "d", "op")}[style]
+    ins, pre, post, dele, column = kinds
+    changes = [(ins, r) for r in make(list(range(20, 25)), 2).to_pylist()]
+    if pre:  # a pre-image with a high ordering value: dropped, so it must not win
+        changes.append((pre, {**make([1], 99).to_pylist()[0], "name": "pre-image"}))
+    changes.append((post, make([1], 2).to_pylist()[0]))
+    changes.append((dele, make([2], 2).to_pylist()[0]))
+    if style == "debezium":
+        changes.append(("r", make([3], 2).to_pylist()[0]))
+    table = pa.Table.from_pylist([{**r, column: k} for k, r in changes])
+    opts_cl = {**opts, "hoodie.datasource.write.changelog.column": column}
+    write(spark, table, table_path, opts_cl)
+    model.upsert([r for k, r in changes if k in ("insert", "update_postimage", "c", "u", "r")])
+    model.delete([r for k, r in changes if k in ("delete", "d")])
+    ours = check(spark, table_path, model)
+    assert column not in ours.column_names
+    assert len(HudiTable(table_path).timeline()) == 2  # one commit for upserts and deletes together
+
+
+@pytest.fixture(scope="module")
+def history(spark, tmp_path_factory) -> dict[str, Any]:
+    """A MOR table with three commits: insert, upsert (logs), delete."""
+    path = str(tmp_path_factory.mktemp("history") / "t")
+    opts = options()
+    write(spark, make(list(range(60)), 1), path, opts, "insert")
+    write(spark, make(list(range(30, 80)), 2), path, opts)
+    write(spark, make(list(range(0, 5)), 3).select(["id", "dt", "ts"]), path, opts, "delete")
+    commits = [i.requested_time for i in HudiTable(path).timeline() if i.action == "deltacommit"]
+    assert len(commits) == 3
+    return {"path": path, "commits": commits}
+
+
+def test_time_travel(spark, history):
+    path, commits = history["path"], history["commits"]
+    for instant in commits:
+        ours = read(spark, path, **{"as.of.instant": instant})
+        assert_same_rows(ours, HudiTable(path).to_arrow(as_of=instant), META + COLUMNS)
+        assert_same_rows(ours, hudi_rs(path, as_of=instant), COLUMNS)
+    assert read(spark, path, **{"as.of.instant": commits[0]}).num_rows == 60
+
+
+def test_incremental(spark, history):
+    path, commits = history["path"], history["commits"]
+    ours = read(spark, path, **{"hoodie.datasource.query.type": "incremental",
+                                "hoodie.datasource.read.begin.instanttime": commits[0],
+                                "hoodie.datasource.read.end.instanttime": commits[1]})
+    expected = HudiTable(path).incremental(commits[0], commits[1])
+    assert_same_rows(ours, expected, META + COLUMNS)
+    assert sorted(set(ours["_hoodie_commit_time"].to_pylist())) == [commits[1]]
+    assert ours.num_rows == 50
+    # Flink's option names, open end
+    flink = read(spark, path, **{"hoodie.datasource.query.type": "incremental", "read.start-commit": "earliest"})
+    assert_same_rows(flink, HudiTable(path).incremental("0"), META + COLUMNS)
+
+
+def test_read_optimized(spark, history):
+    path = history["path"]
+    ours = read(spark, path, **{"hoodie.datasource.query.type": "read_optimized"})
+    assert_same_rows(ours, HudiTable(path).to_arrow(read_optimized=True), META + COLUMNS)
+    assert_same_rows(ours, hudi_rs(path, read_optimized=True), COLUMNS)
+    assert ours.num_rows == 60 and set(ours["ts"].to_pylist()) == {1}
+
+
+def _scan_partitions(df: Any) -> int:
+    return df._jdf.queryExecution().executedPlan().execute().getNumPartitions()
+
+
+def test_filter_pushdown_prunes_partitions(spark, history):
+    path = history["path"]
+    full = HudiTable(path).to_arrow()
+    on = {"hoodie.datasource.read.filter.pushdown": "true"}
+
+    def load() -> Any:  # a fresh DataFrame per query (see the filter.pushdown option's doc)
+        return spark.read.format("hudi-py").options(**on).load(path)
+
+    everything = _scan_partitions(load())
+    pruned = load().filter("dt = '2024-01-02'")
+    assert _scan_partitions(pruned) * 3 == everything
+    assert rows(pruned.toArrow(), COLUMNS) == rows(full.filter(pa.compute.field("dt") == "2024-01-02"), COLUMNS)
+    cases = {
+        "num > 50 AND dt IN ('2024-01-01', '2024-01-03')": lambda r: r["num"] > 50 and r["dt"] != "2024-01-02",
+        "dt <> '2024-01-01' AND id <= 'k0040'": lambda r: r["dt"] != "2024-01-01" and r["id"] <= "k0040",
+        "NOT dt IN ('2024-01-01') AND num >= 70": lambda r: r["dt"] != "2024-01-01" and r["num"] >= 70,
+        "amount > 50.0 OR num < 10": lambda r: r["amount"] > 50.0 or r["num"] < 10,  # stays with Spark
+        "name LIKE 'n3%'": lambda r: r["name"].startswith("n3"),
+    }
+    for sql, keep in cases.items():
+        got = load().filter(sql).toArrow()
+        want = [r for r in full.to_pylist() if keep(r)]
+        assert rows(got, COLUMNS) == rows(pa.Table.from_pylist(want, schema=full.schema), COLUMNS), sql
+
+
+def test_reads_with_pushdown_disabled(spark, history):
+    path = history["path"]
+    key = "spark.sql.python.filterPushdown.enabled"
+    spark.conf.set(key, "false")
+    try:
+        for mode in ("auto", "true", "false"):
+            df = spark.read.format("hudi-py").option("hoodie.datasource.read.filter.pushdown", mode).load(path)
+            assert df.filter("dt = '2024-01-02'").count() == HudiTable(path).to_arrow(
+                filters=[("dt", "=", "2024-01-02")]).num_rows
+    finally:
+        spark.conf.set(key, "true")
+
+
+def test_default_pushdown_is_safe_to_reuse(spark, history):
+    """pyspark 4.1-4.3 reuse a relation's pushdown plan for later scans of the same DataFrame."""
+    path = history["path"]
+    df = spark.read.format("hudi-py").load(path)
+    total = df.count()
+    assert df.filter("dt = '2024-01-02'").count() < total
+    assert df.count() == total == HudiTable(path).to_arrow().num_rows
+
+
+def test_cluster_by_bucket_matches_core_hash(spark):
+    rng = random.Random(7)
+    alphabet = "abcXYZ019 -_:.éßÿĀ中文한😀\U0001f9ea"
+    keys = sorted({"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 16))) for _ in range(3000)})
+    keys = [k for k in keys if "," not in k]
+    data = pa.table({"id": keys, "num": list(range(len(keys))), "dt": [DTS[i % 3] for i in range(len(keys))]})
+    df = spark.createDataFrame(data)
+    single = with_bucket_column(df, {"hoodie.datasource.write.recordkey.field": "id",
+                                     "hoodie.bucket.index.num.buckets": "13"}).toArrow()
+    assert single["_bucket"].to_pylist() == bucket_ids(single["id"], 13).tolist()
+    composite = with_bucket_column(df, {"hoodie.datasource.write.recordkey.field": "id,num",
+                                        "hoodie.bucket.index.num.buckets": "7"}).toArrow()
+    assert composite["_bucket"].to_pylist() == bucket_ids_from_columns(
+        [composite["id"], composite["num"]], 7).tolist()
+    # every (partition, bucket) group lands in exactly one Spark partition
+    from pyspark.sql import functions as F
+
+    opts = {"hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "dt",
+            "hoodie.bucket.index.num.buckets": "13"}
+    clustered = with_bucket_column(cluster_by_bucket(df, opts, num_partitions=5), opts)
+    spread = clustered.groupBy("dt", "_bucket").agg(F.countDistinct(F.spark_partition_id()).alias("n"))
+    assert spread.agg(F.max("n")).first()[0] == 1
+
+
+def test_read_splits_large_base_files_by_row_group(spark, table_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    data = make(list(range(3000)), 1)
+    table = HudiTable.create(table_path, table_name="spark_t", record_key="id", ordering_field="ts",
+                             table_type="COPY_ON_WRITE", buckets=1)
+    original = pq.write_table
+    monkeypatch.setattr(pq, "write_table", lambda *a, **k: original(*a, **{**k, "row_group_size": 500}))
+    table.write(data, "insert")
+    monkeypatch.undo()
+    df = spark.read.format("hudi-py").option("hoodie.datasource.read.split.max.bytes", "1").load(table_path)
+    assert _scan_partitions(df) == 6
+    assert rows(df.toArrow(), COLUMNS) == rows(data, COLUMNS)
