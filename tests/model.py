@@ -18,10 +18,11 @@ DELETED = object()
 
 
 class DictModel:
-    def __init__(self, key: str | list[str], ordering: str | None, partition: str | None = None,
+    def __init__(self, key: str | list[str], ordering: str | None, partition: str | list[str] | None = None,
                  merge_on_read: bool = False, bucket_of: Callable[[tuple[Any, ...]], Any] | None = None) -> None:
         self.keys = [key] if isinstance(key, str) else list(key)
-        self.ordering, self.partition = ordering, partition
+        self.ordering = ordering
+        self.partition = [partition] if isinstance(partition, str) else list(partition or [])
         self.mor = merge_on_read
         self.bucket_of = bucket_of
         self.base: dict[Any, dict[str, Any]] = {}
@@ -29,7 +30,7 @@ class DictModel:
         self.groups: set[Any] = set()
 
     def ident(self, r: dict[str, Any]) -> tuple[Any, ...]:
-        return (r[self.partition] if self.partition else None, *(r[k] for k in self.keys))
+        return (tuple(r[p] for p in self.partition) or None, *(r[k] for k in self.keys))
 
     def _group(self, k: tuple[Any, ...]) -> Any:
         return (k[0], self.bucket_of(k[1:]) if self.bucket_of else 0)

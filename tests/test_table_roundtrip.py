@@ -70,10 +70,7 @@ def test_every_operation_round_trips(tmp_path, table_type, layout, key):
     rng = random.Random(f"{table_type}{layout}{key}")
     t = HudiTable.create(str(tmp_path / "t"), table_name="rt", record_key=KEYS[key], ordering_field="ts",
                          partition_by=parts, table_type=table_type, buckets=3, hive_style_partitioning=hive)
-    part_col = "dt" if parts else None
-    if layout == "two_level":
-        part_col = None  # identity below covers both columns through the key
-    model = DictModel(KEYS[key], "ts", part_col, merge_on_read=table_type == "MERGE_ON_READ")
+    model = DictModel(KEYS[key], "ts", parts, merge_on_read=table_type == "MERGE_ON_READ")
     dts = ["2024-01-01", "2024-01-02", "2024-01-03"]
 
     first = make_rows(rng, list(range(40)), 10, dts)
@@ -105,12 +102,7 @@ def test_every_operation_round_trips(tmp_path, table_type, layout, key):
     if parts:
         over = make_rows(rng, [100, 103, 106], 50, ["2024-01-02"])
         t.write(to_table(over), operation="insert_overwrite")
-        if layout == "two_level":
-            model.rows = {k: v for k, v in model.rows.items() if v["dt"] != "2024-01-02"
-                          or v["flag"] not in {r["flag"] for r in over}}
-            model.upsert(over)
-        else:
-            model.overwrite(over, whole_table=False)
+        model.overwrite(over, whole_table=False)
         check(t, model)
 
     final = make_rows(rng, [7, 8], 60, dts)

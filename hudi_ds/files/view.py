@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from hudi_ds.config import TableConfig
+from hudi_ds.errors import CorruptTableError
 from hudi_ds.files.naming import BaseFile, LogFile, parse_base_file, parse_log_file
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
@@ -93,7 +94,9 @@ class FileSystemView:
     ) -> None:
         self.config = config
         self.visibility = visibility
+        self.timeline = timeline
         self.replaced = self._replaced_file_groups(timeline, visibility)
+        self.partition_filter = partition_filter
         self.partitions: list[str] = []
         self.groups: dict[tuple[str, str], list[FileSlice]] = {}
         self._build(storage, partition_filter)
@@ -158,6 +161,44 @@ class FileSystemView:
             else:  # log-only slice (Spark MOR bucket tables write inserts into logs)
                 by_instant.setdefault("", FileSlice(partition, file_id, None)).log_files.append(log)
         return [by_instant[k] for k in sorted(by_instant)]
+
+    def committed_paths(self) -> dict[str, str]:
+        """Every data file the visible commits say they wrote (relative path -> commit instant)."""
+        out: dict[str, str] = {}
+        for inst in self.timeline.commits():
+            if inst.requested_time in self.visibility.committed:
+                for stat in self.timeline.commit_metadata(inst).write_stats():
+                    for path in stat.all_paths():
+                        out[path] = inst.requested_time
+        return out
+
+    def check_committed_files(self, committed: dict[str, str]) -> None:
+        """A base or log file a commit lists for a live file slice must exist (cleaning only removes
+        slices that a newer base file superseded)."""
+        latest = {key: slices[-1] for key, slices in self.groups.items()}
+        for path, instant in committed.items():
+            partition, _, name = path.rpartition("/")
+            base = parse_base_file(partition, name)
+            log = None if base is not None else parse_log_file(partition, name)
+            ref = base or log
+            if ref is None or (partition, ref.file_id) in self.replaced:
+                continue
+            if self.partition_filter is not None and not self.partition_filter(partition):
+                continue
+            sl = latest.get((partition, ref.file_id))
+            if base is not None:
+                present = sl is not None and sl.base_instant is not None and sl.base_instant >= base.instant
+            else:
+                assert log is not None
+                if sl is None or (sl.base_instant or "") > log.instant:
+                    continue  # a log of an older slice, superseded by compaction
+                present = any(lf.name == name for lf in sl.log_files) or (
+                    sl.base_instant is not None and sl.base_instant > instant)
+            if not present:
+                raise CorruptTableError(
+                    f"{path} is listed by commit {instant} but is missing from the table; restore the file, or roll "
+                    f"back commit {instant} if it was the latest"
+                )
 
     def latest_slices(self) -> list[FileSlice]:
         return [slices[-1] for _, slices in sorted(self.groups.items())]

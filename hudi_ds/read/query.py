@@ -44,11 +44,12 @@ class TableSnapshot:
             return None
         return self.config.ordering_field
 
-    def reader(self, visibility: Visibility, schema: pa.Schema) -> SliceReader:
+    def reader(self, visibility: Visibility, schema: pa.Schema, committed: dict[str, str] | None = None) -> SliceReader:
         ordering = self.ordering_field()
         if ordering is not None and ordering not in schema.names:
             ordering = None
-        return SliceReader(self.storage, schema, ordering, visibility, not self.config.populate_meta_fields)
+        logs = frozenset(p for p in (committed or {}) if ".log." in p)
+        return SliceReader(self.storage, schema, ordering, visibility, not self.config.populate_meta_fields, logs)
 
     def view(self, visibility: Visibility, partition_filter: Callable[[str], bool] | None = None) -> FileSystemView:
         return FileSystemView(self.storage, self.config, self.timeline, visibility, partition_filter)
@@ -105,9 +106,11 @@ def snapshot(
             t = t.filter(expr)
         return t.select(cols) if cols is not None else t
 
+    committed = view.committed_paths()
+    view.check_committed_files(committed)
     slices = view.latest_slices()
     include_logs = not read_optimized and snap.config.is_mor
-    return _finish(_read_slices(snap.reader(vis, schema), slices, include_logs, post), schema, cols)
+    return _finish(_read_slices(snap.reader(vis, schema, committed), slices, include_logs, post), schema, cols)
 
 
 def commits_between(snap: TableSnapshot, start: str, end: str | None) -> list[str]:
@@ -152,5 +155,7 @@ def incremental(
             t = t.filter(expr)
         return t.select(cols) if cols is not None else t
 
+    committed = view.committed_paths()
+    view.check_committed_files(committed)
     slices = view.slices_in(sorted(touched))
-    return _finish(_read_slices(snap.reader(vis, schema), slices, snap.config.is_mor, post), schema, cols)
+    return _finish(_read_slices(snap.reader(vis, schema, committed), slices, snap.config.is_mor, post), schema, cols)

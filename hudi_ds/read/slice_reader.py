@@ -39,6 +39,7 @@ class SliceReader:
     ordering_field: str | None
     visibility: Visibility
     synthesize_meta: bool = False  # tables written with hoodie.populate.meta.fields=false
+    committed_logs: frozenset[str] = frozenset()  # log files that visible commits list
 
     def read_base(self, sl: FileSlice) -> pa.Table | None:
         if sl.base_file is None:
@@ -90,7 +91,7 @@ class SliceReader:
         for path, block in blocks:
             instant = block.instant_time
             if block.block_type == BlockType.CORRUPT:
-                if instant is None or vis.sees(instant):
+                if vis.sees(instant) or (instant is None and path in self.committed_logs):
                     raise CorruptTableError(
                         f"log file {path} has a truncated or corrupt block at byte {block.offset}"
                         + (f" written by committed instant {instant}" if instant else "")

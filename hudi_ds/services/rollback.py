@@ -26,7 +26,12 @@ from hudi_ds.timeline.avro_models import (
 )
 
 HEARTBEAT_DIR = ".hoodie/.heartbeat"
-DEFAULT_HEARTBEAT_TIMEOUT_S = 600.0
+DEFAULT_HEARTBEAT_TIMEOUT_S = 300.0
+
+
+def touch_heartbeat(storage: Storage, instant: str) -> None:
+    """A writer's sign of life: writers finding a pending instant without a fresh heartbeat roll it back."""
+    storage.write_bytes(f"{HEARTBEAT_DIR}/{instant}", str(time.time()).encode())
 
 
 def marked_files(storage: Storage, instant: str) -> list[str]:

@@ -67,6 +67,7 @@ class Timeline:
         self.folder = folder
         self.archive_folder = archive_folder
         self._files = files
+        self._metadata: dict[tuple[str, str, State | None], CommitMetadata] = {}
         self.instants: list[Instant] = sorted(instants, key=self._instant_key)
         self._by_time: dict[str, Instant] = {}
         for inst in self.instants:  # the most advanced instant wins if two families share a time
@@ -189,11 +190,15 @@ class Timeline:
 
     def commit_metadata(self, instant: Instant, state: State | None = None) -> CommitMetadata:
         """Commit metadata of a commit-like instant: JSON (v6) or Avro (v8/v9), told apart by magic."""
-        path = self.file_path(instant, state)
-        data = self.read_content(instant, state)
-        if data.startswith(AVRO_MAGIC):
-            return CommitMetadata.from_avro_record(decode_avro_instant(data, path))
-        return CommitMetadata.from_json_bytes(data, path)
+        key = (instant.requested_time, instant.action, state)
+        if key not in self._metadata:  # one load of the timeline reads each instant file at most once
+            path = self.file_path(instant, state)
+            data = self.read_content(instant, state)
+            if data.startswith(AVRO_MAGIC):
+                self._metadata[key] = CommitMetadata.from_avro_record(decode_avro_instant(data, path))
+            else:
+                self._metadata[key] = CommitMetadata.from_json_bytes(data, path)
+        return self._metadata[key]
 
     def read_avro(self, instant: Instant, state: State | None = None,
                   reader_schema: Schema | None = None) -> dict[str, Any]:

@@ -8,7 +8,6 @@ point at which the write becomes visible.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -20,13 +19,12 @@ from hudi_ds.files.view import FileSystemView, Visibility
 from hudi_ds.index.bucket import bucket_of_file_id
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
 from hudi_ds.schema.avro import arrow_to_avro
+from hudi_ds.services.rollback import HEARTBEAT_DIR, rollback_pending, touch_heartbeat
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import OPERATION_TYPES, OPERATIONS, GroupTarget, WritePlan
-
-HEARTBEAT_DIR = ".hoodie/.heartbeat"
 
 
 def check_writable(config: TableConfig) -> None:
@@ -91,7 +89,7 @@ class Coordinator:
         known = sorted(i.requested_time for i in timeline.commits())
         inflight = CommitMetadata(operation_type=OPERATION_TYPES[operation], extra_metadata=dict(extra or {}))
         writer.transition_to_inflight(instant, action, inflight.to_json_bytes())
-        self.storage.write_bytes(f"{HEARTBEAT_DIR}/{instant}", str(time.time()).encode())
+        touch_heartbeat(self.storage, instant)
         view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, 1))
         return WritePlan(
             base_uri=self.base_uri, instant=instant, operation=operation, config=self.config, schema=schema,
@@ -177,8 +175,6 @@ class Coordinator:
                 )
 
     def abort(self, plan: WritePlan) -> None:
-        from hudi_ds.services.rollback import rollback_pending
-
         rollback_pending(self.storage, self.config, plan.instant)
         self._cleanup(plan.instant)
 

@@ -24,13 +24,13 @@ from hudi_ds.merge import LogDeletes, LogVersions, merge_slice, natural_deletes
 from hudi_ds.read.conform import conform
 from hudi_ds.schema.avro import arrow_to_avro
 from hudi_ds.schema.meta import with_meta
+from hudi_ds.services.rollback import touch_heartbeat
 from hudi_ds.storage import Storage
 from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metadata
 from hudi_ds.write.input import cast_to
 from hudi_ds.write.messages import TaskResult, WrittenFile
 from hudi_ds.write.plan import WritePlan
 from hudi_ds.write.routing import BUCKET, DELETE, KEY, latest_per_key, require_columns, route, split_by_group
-
 
 _WRITER_THREADS = 2
 
@@ -151,6 +151,7 @@ class TaskWriter:
                     if len(pending) >= _WRITER_THREADS:
                         pending.pop(0).result()
                     rows = self.buffers.take(key)
+                    touch_heartbeat(self.storage, self.plan.instant)
                     pending.append(pool.submit(self._write_group, key, rows))
                 for fut in pending:
                     fut.result()

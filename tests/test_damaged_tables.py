@@ -1,0 +1,112 @@
+"""Damaged tables raise a CorruptTableError naming the file, never a bare pyarrow/JSON exception."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from hudi_ds import CorruptTableError, HudiTable
+from hudi_ds.write.commit import Coordinator
+from hudi_ds.write.task import TaskWriter
+
+
+def _table(tmp_path: Path, name: str = "t") -> HudiTable:
+    t = HudiTable.create(str(tmp_path / name), table_name="dmg", record_key="id", ordering_field="ts",
+                         partition_by="dt", buckets=1)
+    t.write(pa.table({"id": ["a", "b", "c"], "ts": [1, 1, 1], "dt": ["x", "x", "y"]}))
+    t.write(pa.table({"id": ["a", "c"], "ts": [2, 2], "dt": ["x", "y"]}))
+    return t
+
+
+def _one(root: Path, pattern: str) -> Path:
+    found = sorted(p for p in root.rglob(pattern) if ".hoodie" not in p.parts)
+    assert found, pattern
+    return found[0]
+
+
+def test_truncated_log_of_committed_instant(tmp_path):
+    t = _table(tmp_path)
+    log = _one(Path(t.path), ".*.log.*")
+    data = log.read_bytes()
+    log.write_bytes(data[: len(data) // 2])
+    with pytest.raises(CorruptTableError) as info:
+        t.to_arrow()
+    assert log.name in str(info.value)
+
+
+def test_truncated_reference_avro_log(reference_dir, tmp_path):
+    src = reference_dir / "quickstart_mor_avro_v6_trips_8i1u"
+    dst = tmp_path / "ref"
+    shutil.copytree(src, dst)
+    log = _one(dst, ".*.log.*")
+    log.write_bytes(log.read_bytes()[:-40])
+    with pytest.raises(CorruptTableError, match=log.name):
+        HudiTable(str(dst)).to_arrow()
+
+
+def test_missing_base_file(tmp_path):
+    t = _table(tmp_path)
+    base = _one(Path(t.path), "*.parquet")
+    base.unlink()
+    with pytest.raises(CorruptTableError) as info:
+        t.to_arrow()
+    assert base.name in str(info.value)
+
+
+def test_garbled_properties(tmp_path):
+    t = _table(tmp_path)
+    (Path(t.path) / ".hoodie" / "hoodie.properties").write_bytes(b"\x00\xff garbage \x01")
+    with pytest.raises(CorruptTableError, match="hoodie.properties"):
+        HudiTable(t.path)
+
+
+@pytest.mark.parametrize("content", [b"{not json", b"Obj\x01garbage"])
+def test_unparseable_instant_file(tmp_path, content):
+    t = _table(tmp_path)
+    instant = t.timeline()[-1]
+    path = Path(t.path) / ".hoodie" / f"{instant.requested_time}.deltacommit"
+    path.write_bytes(content)
+    with pytest.raises(CorruptTableError) as info:
+        t.to_arrow()
+    assert path.name in str(info.value)
+
+
+def test_truncated_tail_of_uncommitted_instant_is_skipped(tmp_path):
+    t = _table(tmp_path)
+    before = t.to_arrow().sort_by("id")
+    coordinator = Coordinator(t.path, t.config)
+    plan = coordinator.begin("upsert", t.schema)
+    task = TaskWriter(plan)
+    task.write(pa.table({"id": ["a", "b"], "ts": [9, 9], "dt": ["x", "x"]}))
+    result = task.finish()  # never committed
+    log = Path(t.path) / next(f.path for f in result.files if f.is_log)
+    log.write_bytes(log.read_bytes()[:-25])
+    assert t.to_arrow().sort_by("id").equals(before)
+
+
+def test_reading_never_modifies_a_table(reference_dir, tmp_path):
+    for name in ("quickstart_mor_avro_v8_trips_8i3u1d", "mor_parquet_v6_simplekeygen_nonhivestyle_overwritetable"):
+        root = reference_dir / name
+        before = {p: p.stat().st_mtime_ns for p in root.rglob("*")}
+        t = HudiTable(str(root))
+        t.to_arrow()
+        t.to_arrow(read_optimized=True)
+        t.incremental("0")
+        after = {p: p.stat().st_mtime_ns for p in root.rglob("*")}
+        assert before == after
+
+
+def test_writing_v8_or_metadata_tables_is_refused(reference_dir, tmp_path):
+    from hudi_ds import UnsupportedTableError
+
+    for name, word in (("cow_v8_nonpartitioned", "version 8"), ("mor_avro_v9_txns_simple_meta", "version 9")):
+        dst = tmp_path / name
+        shutil.copytree(reference_dir / name, dst)
+        t = HudiTable(str(dst))
+        before = t.to_arrow()
+        with pytest.raises(UnsupportedTableError, match=word):
+            t.write(before.drop_columns([c for c in before.column_names if c.startswith("_hoodie")]))
+        assert HudiTable(str(dst)).to_arrow().num_rows == before.num_rows
