@@ -11,6 +11,7 @@ import random
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -29,7 +30,7 @@ class RideSource:
     def __init__(self, seed: int = 42) -> None:
         self.rng = random.Random(seed)
         self.next_id = 0
-        self.live: dict[str, dict] = {}
+        self.live: dict[str, dict[str, Any]] = {}
         self.clock = 1_700_000_000_000
 
     def batch(self, rows: int) -> tuple[list[dict], list[dict]]:
@@ -39,6 +40,7 @@ class RideSource:
         for _ in range(rows):
             self.clock += 1
             kind = self.rng.random()
+            row: dict[str, Any]
             if kind < 0.7 or len(self.live) < 100:
                 ride = f"ride-{self.next_id:08d}"
                 self.next_id += 1
