@@ -13,6 +13,7 @@ from hudi_ds.config import TableConfig
 from hudi_ds.config.table_config import PROPS_PATH
 from hudi_ds.errors import ConfigError, HudiDsError, SchemaError, TableExistsError, TableNotFoundError
 from hudi_ds.keys.keygen import key_generator_class
+from hudi_ds.read import changes as change_feed
 from hudi_ds.read import query
 from hudi_ds.services.rollback import rollback_completed, rollback_failed_writes
 from hudi_ds.storage import Storage
@@ -154,6 +155,13 @@ class HudiTable:
         s = normalize_instant_time(start) if start not in ("0", "000") else "0"
         e = normalize_instant_time(end) if end is not None else None
         return query.incremental(self._snapshot(), s, e, filters, columns)
+
+    def changes(self, start: str, end: str | None = None) -> pa.Table:
+        """The change feed of commits in (start, end]: `_change_type` (insert, update_preimage,
+        update_postimage, delete) and `_commit_time` per row, in commit order."""
+        s = normalize_instant_time(start) if start not in ("0", "000") else "0"
+        e = normalize_instant_time(end) if end is not None else None
+        return change_feed.changes(self._snapshot(), s, e)
 
     # ---- writes -----------------------------------------------------------------------------------------
     def write(self, data: Any, operation: str = "upsert") -> str:
