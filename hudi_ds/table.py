@@ -4,7 +4,7 @@ core together: config and timeline to read, coordinator and task writer to write
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -143,6 +143,19 @@ class HudiTable:
         at = normalize_instant_time(as_of) if as_of is not None else None
         return query.snapshot(self._snapshot(), at, filters, columns, read_optimized)
 
+    def to_batches(
+        self,
+        as_of: str | None = None,
+        filters: Sequence[Sequence[Any]] | None = None,
+        columns: Sequence[str] | None = None,
+        read_optimized: bool = False,
+    ) -> Iterator[pa.RecordBatch]:
+        """The snapshot one merged file slice at a time: memory holds one slice, whatever the table size."""
+        at = normalize_instant_time(as_of) if as_of is not None else None
+        plan = query.plan_snapshot(self._snapshot(), at, filters, columns, read_optimized)
+        for sl in plan.slices:
+            yield from plan.read_slice(sl).to_batches()
+
     def to_polars(self, as_of: str | None = None, filters: Sequence[Sequence[Any]] | None = None,
                   columns: Sequence[str] | None = None, read_optimized: bool = False) -> Any:
         import polars as pl
@@ -164,8 +177,11 @@ class HudiTable:
         return change_feed.changes(self._snapshot(), s, e)
 
     # ---- writes -----------------------------------------------------------------------------------------
-    def write(self, data: Any, operation: str = "upsert") -> str:
-        """Write data as one atomic commit; returns the committed instant time."""
+    def write(self, data: Any, operation: str = "upsert", *, buffer_bytes: int | None = None) -> str:
+        """Write data as one atomic commit; returns the committed instant time.
+
+        `buffer_bytes` caps the rows held in memory before file groups are spilled to local disk
+        (default 256 MiB): an iterable of batches of any total size is written in bounded memory."""
         operation = operation.lower()
         if operation not in OPERATIONS:
             raise ConfigError(f"unknown operation {operation!r}; use one of {', '.join(OPERATIONS)}")
@@ -179,7 +195,7 @@ class HudiTable:
             schema = evolve(current, first.schema)
         rollback_failed_writes(self.storage, self.config)
         coordinator = Coordinator(self.path, self.config)
-        plan = coordinator.begin(operation, schema)
+        plan = coordinator.begin(operation, schema, **({"max_buffer_bytes": buffer_bytes} if buffer_bytes else {}))
         task = TaskWriter(plan)
         try:
             for chunk in itertools.chain([first] if first is not None else [], chunks):

@@ -162,3 +162,24 @@ def test_filters_prune_partitions_and_rows(tmp_path):
     assert t.to_arrow(filters=[("dt", "in", ["d1", "d3"]), ("flag", "!=", 0)]).num_rows == len(
         [n for n in range(30) if n % 3 != 1 and n % 2 == 1])
     assert t.to_arrow(filters=[("dt", "not in", ["d1", "d2", "d3"])]).num_rows == 0
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_spilled_write_in_bounded_memory(tmp_path, table_type):
+    """A write larger than the buffer spills file groups to disk and still commits every row once."""
+    t = HudiTable.create(str(tmp_path / "s"), table_name="s", record_key="num", ordering_field="ts",
+                         partition_by="dt", table_type=table_type, buckets=2)
+    rng = random.Random(5)
+    batches = (to_table(make_rows(rng, list(range(i * 500, (i + 1) * 500)), 1, ["a", "b", "c"])).to_batches()[0]
+               for i in range(20))
+    t.write(batches, buffer_bytes=64 * 1024)
+    again = (to_table(make_rows(rng, list(range(i * 500, i * 500 + 100)), 2, ["a", "b", "c"])).to_batches()[0]
+             for i in range(20))
+    t.write(again, buffer_bytes=16 * 1024)
+    got = t.to_arrow(columns=["num", "ts"])
+    assert got.num_rows == 10_000
+    assert sorted(got["num"].to_pylist()) == list(range(10_000))
+    assert sum(1 for ts in got["ts"].to_pylist() if ts == 2) == 2000
+    streamed = pa.Table.from_batches(list(t.to_batches(columns=["num", "ts"])))
+    assert rows(streamed, ["num", "ts"]) == rows(got, ["num", "ts"])
+    assert rows(hudi_rs(t.path), ["num", "ts"]) == rows(got, ["num", "ts"])

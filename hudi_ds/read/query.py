@@ -55,23 +55,7 @@ class TableSnapshot:
         return FileSystemView(self.storage, self.config, self.timeline, visibility, partition_filter)
 
 
-def _read_slices(
-    reader: SliceReader,
-    slices: list[FileSlice],
-    include_logs: bool,
-    post: Callable[[pa.Table], pa.Table],
-) -> list[pa.Table]:
-    def one(sl: FileSlice) -> pa.Table:
-        return post(reader.read(sl, include_logs))
-
-    if len(slices) <= 1:
-        return [one(s) for s in slices]
-    with ThreadPoolExecutor(_THREADS) as pool:
-        return list(pool.map(one, slices))
-
-
-def _finish(tables: list[pa.Table], schema: pa.Schema, columns: Sequence[str] | None) -> pa.Table:
-    out_schema = schema if columns is None else pa.schema([schema.field(c) for c in columns])
+def _finish(tables: list[pa.Table], out_schema: pa.Schema) -> pa.Table:
     tables = [t for t in tables if t.num_rows]
     if not tables:
         return out_schema.empty_table()
@@ -87,6 +71,64 @@ def _check_columns(schema: pa.Schema, columns: Sequence[str] | None) -> list[str
     return list(columns)
 
 
+@dataclass(frozen=True)
+class ReadPlan:
+    """The slices a query reads and how to turn each into output rows; picklable, so a Spark task
+    can read one slice with nothing else."""
+
+    reader: SliceReader
+    slices: list[FileSlice]
+    include_logs: bool
+    schema: pa.Schema
+    columns: list[str] | None
+    filter_expr: pc.Expression | None
+    commit_times: pa.Array | None = None  # incremental: keep rows written by these commits only
+
+    @property
+    def output_schema(self) -> pa.Schema:
+        return self.schema if self.columns is None else pa.schema([self.schema.field(c) for c in self.columns])
+
+    def read_slice(self, sl: FileSlice) -> pa.Table:
+        t = self.reader.read(sl, self.include_logs)
+        if self.commit_times is not None:
+            t = t.filter(pc.is_in(t["_hoodie_commit_time"], value_set=self.commit_times))
+        if self.filter_expr is not None:
+            t = t.filter(self.filter_expr)
+        return t.select(self.columns) if self.columns is not None else t
+
+    def read_all(self) -> pa.Table:
+        if len(self.slices) <= 1:
+            tables = [self.read_slice(s) for s in self.slices]
+        else:
+            with ThreadPoolExecutor(_THREADS) as pool:
+                tables = list(pool.map(self.read_slice, self.slices))
+        return _finish(tables, self.output_schema)
+
+
+def plan_snapshot(
+    snap: TableSnapshot,
+    as_of: str | None = None,
+    filters: Sequence[Sequence[Any]] | None = None,
+    columns: Sequence[str] | None = None,
+    read_optimized: bool = False,
+) -> ReadPlan:
+    schema = snap.full_schema(as_of)
+    cols = _check_columns(schema, columns)
+    fl = flt.normalize(filters, schema)
+    vis = Visibility.of(snap.timeline, as_of, snap.config.layout_version)
+    view = snap.view(vis, flt.partition_pruner(snap.config, fl, schema))
+    committed = view.committed_paths()
+    view.check_committed_files(committed)
+    return ReadPlan(
+        reader=snap.reader(vis, schema, committed),
+        slices=view.latest_slices(),
+        include_logs=not read_optimized and snap.config.is_mor,
+        schema=schema,
+        columns=cols,
+        filter_expr=flt.expression(fl, schema),
+    )
+
+
 def snapshot(
     snap: TableSnapshot,
     as_of: str | None = None,
@@ -94,23 +136,7 @@ def snapshot(
     columns: Sequence[str] | None = None,
     read_optimized: bool = False,
 ) -> pa.Table:
-    schema = snap.full_schema(as_of)
-    cols = _check_columns(schema, columns)
-    fl = flt.normalize(filters, schema)
-    vis = Visibility.of(snap.timeline, as_of, snap.config.layout_version)
-    view = snap.view(vis, flt.partition_pruner(snap.config, fl, schema))
-    expr = flt.expression(fl, schema)
-
-    def post(t: pa.Table) -> pa.Table:
-        if expr is not None:
-            t = t.filter(expr)
-        return t.select(cols) if cols is not None else t
-
-    committed = view.committed_paths()
-    view.check_committed_files(committed)
-    slices = view.latest_slices()
-    include_logs = not read_optimized and snap.config.is_mor
-    return _finish(_read_slices(snap.reader(vis, schema, committed), slices, include_logs, post), schema, cols)
+    return plan_snapshot(snap, as_of, filters, columns, read_optimized).read_all()
 
 
 def commits_between(snap: TableSnapshot, start: str, end: str | None) -> list[str]:
@@ -124,6 +150,41 @@ def commits_between(snap: TableSnapshot, start: str, end: str | None) -> list[st
     return out
 
 
+def plan_incremental(
+    snap: TableSnapshot,
+    start: str,
+    end: str | None = None,
+    filters: Sequence[Sequence[Any]] | None = None,
+    columns: Sequence[str] | None = None,
+) -> ReadPlan:
+    """Latest image (as of `end`) of the records whose newest change falls in (start, end]."""
+    in_range = commits_between(snap, start, end)
+    schema = snap.full_schema()
+    cols = _check_columns(schema, columns)
+    fl = flt.normalize(filters, schema)
+    if not in_range:
+        vis = Visibility.of(snap.timeline, None, snap.config.layout_version)
+        return ReadPlan(snap.reader(vis, schema), [], False, schema, cols, None)
+    vis = Visibility.of(snap.timeline, max(in_range), snap.config.layout_version)
+    touched: set[tuple[str, str]] = set()
+    for inst in snap.timeline.commits():
+        if inst.requested_time in in_range:
+            for partition, stats in snap.timeline.commit_metadata(inst).partition_to_write_stats.items():
+                touched.update((partition, s.file_id) for s in stats if s.file_id)
+    view = snap.view(vis, flt.partition_pruner(snap.config, fl, schema))
+    committed = view.committed_paths()
+    view.check_committed_files(committed)
+    return ReadPlan(
+        reader=snap.reader(vis, schema, committed),
+        slices=view.slices_in(sorted(touched)),
+        include_logs=snap.config.is_mor,
+        schema=schema,
+        columns=cols,
+        filter_expr=flt.expression(fl, schema),
+        commit_times=pa.array(in_range, pa.string()),
+    )
+
+
 def incremental(
     snap: TableSnapshot,
     start: str,
@@ -131,31 +192,4 @@ def incremental(
     filters: Sequence[Sequence[Any]] | None = None,
     columns: Sequence[str] | None = None,
 ) -> pa.Table:
-    """Latest image (as of `end`) of the records whose newest change falls in (start, end]."""
-    in_range = commits_between(snap, start, end)
-    schema = snap.full_schema()
-    cols = _check_columns(schema, columns)
-    fl = flt.normalize(filters, schema)
-    if not in_range:
-        return _finish([], schema, cols)
-    last = max(in_range)
-    vis = Visibility.of(snap.timeline, last, snap.config.layout_version)
-    touched: set[tuple[str, str]] = set()
-    for inst in snap.timeline.commits():
-        if inst.requested_time in in_range:
-            for partition, stats in snap.timeline.commit_metadata(inst).partition_to_write_stats.items():
-                touched.update((partition, s.file_id) for s in stats if s.file_id)
-    view = snap.view(vis, flt.partition_pruner(snap.config, fl, schema))
-    in_range_arr = pa.array(in_range, pa.string())
-    expr = flt.expression(fl, schema)
-
-    def post(t: pa.Table) -> pa.Table:
-        t = t.filter(pc.is_in(t["_hoodie_commit_time"], value_set=in_range_arr))
-        if expr is not None:
-            t = t.filter(expr)
-        return t.select(cols) if cols is not None else t
-
-    committed = view.committed_paths()
-    view.check_committed_files(committed)
-    slices = view.slices_in(sorted(touched))
-    return _finish(_read_slices(snap.reader(vis, schema, committed), slices, snap.config.is_mor, post), schema, cols)
+    return plan_incremental(snap, start, end, filters, columns).read_all()

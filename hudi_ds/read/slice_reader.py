@@ -18,6 +18,9 @@ from hudi_ds.schema.meta import META_COLUMNS
 from hudi_ds.storage import Storage
 
 
+_DICTIONARY_COLUMNS = ["_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name"]
+
+
 @dataclass
 class _LogContent:
     data: list[pa.Table] = field(default_factory=list)
@@ -47,7 +50,8 @@ class SliceReader:
         path = sl.base_file.path
         try:
             with self.storage.open_input(path) as f:
-                table = pq.read_table(f)
+                # low-cardinality meta columns decode much faster as dictionaries (conform() casts back)
+                table = pq.read_table(f, read_dictionary=_DICTIONARY_COLUMNS)
         except FileNotFoundError as exc:
             raise CorruptTableError(f"base file {path} is missing: the table lost a committed file") from exc
         except (OSError, pa.ArrowException) as exc:

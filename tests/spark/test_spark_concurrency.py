@@ -38,11 +38,12 @@ def slow(df: Any, seconds_per_row: float) -> Any:
     """Tasks that take a while to produce their rows: the write stays open (begun, not committed) meanwhile."""
     from pyspark.sql import functions as F
 
-    def delay(value: str) -> str:
+    def delay(value):  # noqa: ANN001, ANN202 - no hints: pyspark would read them as a pandas UDF's
         time.sleep(seconds_per_row)
         return value
 
-    return df.withColumn("id", F.udf(delay, "string").asNondeterministic()(F.col("id")))
+    udf = F.udf(delay, "string", useArrow=False).asNondeterministic()
+    return df.withColumn("id", udf(F.col("id")))
 
 
 def data_files(path: str) -> set[str]:

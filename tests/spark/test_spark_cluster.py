@@ -1,0 +1,79 @@
+"""A real multi-process cluster (local-cluster: separate executor JVMs and Python workers) in a subprocess.
+
+Nothing may rely on state shared inside one process: the writer is pickled to executors in other JVMs, the
+commit runs in yet another driver-side Python process. The script uses a plain SparkSession (no register()):
+format("hudi-py") must be found by pyspark's auto-registration of `pyspark_*` modules.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+SCRIPT = textwrap.dedent('''
+    import sys
+    import pyarrow as pa
+    from pyspark.sql import SparkSession
+
+    path = sys.argv[1]
+    spark = (SparkSession.builder.master("local-cluster[2,1,1024]").appName("hudi-py-cluster")
+             .config("spark.sql.session.timeZone", "UTC")
+             .config("spark.sql.python.filterPushdown.enabled", "true")
+             .config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "4")
+             .config("spark.executor.memory", "768m")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    from hudi_ds import HudiTable
+    from hudi_ds.spark import cluster_by_bucket
+
+    opts = {"hoodie.table.name": "cluster_t", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "dt",
+            "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.bucket.index.num.buckets": "4"}
+
+    def batch(lo, hi, ts):
+        ids = range(lo, hi)
+        return pa.table({"id": [f"k{i:05d}" for i in ids], "ts": [ts] * len(ids),
+                         "v": [i * ts for i in ids], "dt": [f"2024-01-0{i % 3 + 1}" for i in ids]})
+
+    spark.createDataFrame(batch(0, 3000, 1)).repartition(4).write.format("hudi-py").options(**opts) \\
+        .mode("append").save(path)
+    df = cluster_by_bucket(spark.createDataFrame(batch(2000, 5000, 2)), opts, num_partitions=4)
+    df.write.format("hudi-py").options(**opts).mode("append").save(path)
+
+    got = spark.read.format("hudi-py").load(path)
+    assert got.rdd.getNumPartitions() == 12, got.rdd.getNumPartitions()
+    rows = sorted((r["id"], r["ts"], r["v"], r["dt"]) for r in got.collect())
+    expected = sorted([(f"k{i:05d}", 1, i, f"2024-01-0{i % 3 + 1}") for i in range(2000)]
+                      + [(f"k{i:05d}", 2, 2 * i, f"2024-01-0{i % 3 + 1}") for i in range(2000, 5000)])
+    assert rows == expected, (len(rows), len(expected))
+    core = HudiTable(path).to_arrow()
+    assert sorted(zip(core["id"].to_pylist(), core["ts"].to_pylist(), core["v"].to_pylist(),
+                      core["dt"].to_pylist())) == expected
+    assert got.filter("dt = '2024-01-02'").count() == sum(1 for r in expected if r[3] == "2024-01-02")
+    executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()
+    print("CLUSTER-OK", len(rows), "executors", executors - 1)
+    spark.stop()
+''')
+
+
+def test_local_cluster_write_and_read(tmp_path):
+    import pyspark
+
+    script = tmp_path / "cluster_job.py"
+    script.write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "SPARK_"))}
+    env.update(SPARK_HOME=str(Path(pyspark.__file__).parent), PYSPARK_PYTHON=sys.executable,
+               PYSPARK_DRIVER_PYTHON=sys.executable)
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "table")], env=env, cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=240)
+    tail = (proc.stdout + proc.stderr)[-4000:]
+    assert proc.returncode == 0, tail
+    assert "CLUSTER-OK 5000 executors 2" in proc.stdout, tail
