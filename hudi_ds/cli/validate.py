@@ -1,0 +1,270 @@
+"""`hudi-py validate`: the table's invariants, each check reporting every problem it finds.
+
+Errors make the command fail; warnings (pending instants, duplicate keys, dropped columns...) do not.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_ds.errors import CorruptTableError, HudiDsError
+from hudi_ds.files.naming import BaseFile, LogFile
+from hudi_ds.files.view import FileSystemView
+from hudi_ds.log.format import BlockType, read_blocks
+from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, decode_arrow_schema
+from hudi_ds.schema.avro import avro_to_arrow
+from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY, strip_meta
+from hudi_ds.services.rollback import HEARTBEAT_DIR, marked_files
+
+from .report import Opened, bucket_of, data_files, open_table, uses_bucket_index
+
+
+@dataclass
+class Check:
+    name: str
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    detail: str = ""
+    skipped: bool = False
+
+    @property
+    def status(self) -> str:
+        if self.skipped:
+            return "skipped"
+        return "failed" if self.errors else ("warning" if self.warnings else "ok")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "detail": self.detail, "errors": self.errors,
+                "warnings": self.warnings}
+
+
+def _run(name: str, fn: Callable[[Check], None]) -> Check:
+    check = Check(name)
+    try:
+        fn(check)
+    except (HudiDsError, OSError, pa.ArrowException) as exc:
+        check.errors.append(f"{type(exc).__name__}: {exc}")
+    return check
+
+
+# ---- committed files ----------------------------------------------------------------------------------------
+
+def _missing(view: FileSystemView, committed: dict[str, str]) -> list[str]:
+    """Messages for every committed file of a live slice that is missing (bisects on failure)."""
+    if not committed:
+        return []
+    try:
+        view.check_committed_files(committed)
+        return []
+    except CorruptTableError as exc:
+        if len(committed) == 1:
+            return [str(exc)]
+    items = list(committed.items())
+    mid = len(items) // 2
+    return _missing(view, dict(items[:mid])) + _missing(view, dict(items[mid:]))
+
+
+def check_committed(o: Opened, view: FileSystemView, check: Check) -> None:
+    committed = view.committed_paths()
+    check.errors.extend(_missing(view, committed))
+    check.detail = f"{len(committed)} files listed by {len(o.timeline.commits())} completed commits"
+
+
+# ---- orphans ------------------------------------------------------------------------------------------------
+
+def check_orphans(o: Opened, view: FileSystemView, check: Check) -> None:
+    """A data file is an orphan when no instant accounts for it: its instant (base file) or its blocks'
+    instants (log file) are on no completed or pending instant, and no pending instant's marker announces it;
+    or a completed commit on the active timeline wrote it but does not list it (a failed attempt's leftover)."""
+    tl, storage = o.timeline, o.table.storage
+    known = {i.requested_time for i in tl.instants}
+    earliest = min(known, default=None) if tl.has_archived_instants() else None
+    completed = {i.requested_time for i in tl.commits()}
+    announced: set[str] = set()
+    for inst in tl.pending():
+        announced.update(marked_files(storage, inst.requested_time))
+    listed = view.committed_paths()
+
+    def is_known(ts: str) -> bool:
+        return ts in known or (earliest is not None and ts < earliest)
+
+    files = data_files(storage)
+    for f in files:
+        if f.path in listed or f.path in announced:
+            continue
+        if isinstance(f, BaseFile):
+            problem = _base_problem(f, is_known, completed)
+        else:
+            problem = _log_problem(storage.read_bytes(f.path), f, is_known, completed, check)
+        if problem:
+            check.errors.append(f"orphan file {f.path}: {problem}; delete it (or roll back the write that left it)")
+    check.detail = f"{len(files)} data files checked"
+
+
+def _base_problem(f: BaseFile, is_known: Callable[[str], bool], completed: set[str]) -> str | None:
+    if not is_known(f.instant):
+        return f"its instant {f.instant} is not on the timeline and no pending write's marker announces it"
+    if f.instant in completed:
+        return f"commit {f.instant} does not list it"
+    return None
+
+
+def _log_problem(data: bytes, f: LogFile, is_known: Callable[[str], bool], completed: set[str],
+                 check: Check) -> str | None:
+    if not is_known(f.instant):
+        return f"the instant {f.instant} in its name is not on the timeline"
+    blocks = read_blocks(data, f.path)
+    writers = set()
+    for b in blocks:
+        if b.block_type == BlockType.CORRUPT:
+            check.warnings.append(f"{f.path}: corrupt block at offset {b.offset} (skipped by readers)")
+        elif b.block_type != BlockType.COMMAND and b.instant_time:
+            writers.add(b.instant_time)
+    unknown = sorted(ts for ts in writers if not is_known(ts))
+    if unknown:
+        return f"its blocks were written by {', '.join(unknown)}, which are not on the timeline"
+    unlisting = sorted(ts for ts in writers if ts in completed)
+    if unlisting and all(ts in completed for ts in writers):
+        return f"commit {', '.join(unlisting)} wrote its blocks but does not list it"
+    return None
+
+
+# ---- buckets ------------------------------------------------------------------------------------------------
+
+def check_buckets(o: Opened, view: FileSystemView, check: Check) -> None:
+    if not uses_bucket_index(o.config):
+        check.skipped = True
+        check.detail = "not a bucket-index table"
+        return
+    groups: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for partition, file_id in sorted(view.groups):
+        bucket = bucket_of(o.config, file_id)
+        if bucket is None:
+            check.errors.append(f"file group {partition}/{file_id} has no bucket number in its file id")
+            continue
+        groups[(partition, bucket)].append(file_id)
+        if o.config.num_buckets is not None and bucket >= o.config.num_buckets:
+            check.errors.append(
+                f"file group {partition}/{file_id} is bucket {bucket}, but the table has {o.config.num_buckets}")
+    for (partition, bucket), ids in sorted(groups.items()):
+        if len(ids) > 1:
+            check.errors.append(
+                f"partition {partition!r} bucket {bucket} has {len(ids)} live file groups ({', '.join(ids)}); "
+                "a key may be read from the wrong one: roll back the commit that created the extra group")
+    check.detail = f"{len(view.groups)} file groups in {len(groups)} buckets"
+
+
+# ---- schemas ------------------------------------------------------------------------------------------------
+
+def _readable_as(old: pa.DataType, new: pa.DataType) -> bool:
+    """Whether values written as `old` read back as `new` (same type or a widening)."""
+    if old.equals(new):
+        return True
+    t = pa.types
+    if t.is_integer(old) and t.is_integer(new):
+        return new.bit_width >= old.bit_width and (t.is_signed_integer(new) or not t.is_signed_integer(old))
+    if t.is_integer(old) and t.is_floating(new):
+        return True
+    if t.is_floating(old) and t.is_floating(new):
+        return new.bit_width >= old.bit_width
+    if (t.is_string(old) or t.is_large_string(old)) and (t.is_string(new) or t.is_large_string(new)):
+        return True
+    if (t.is_binary(old) or t.is_large_binary(old)) and (t.is_binary(new) or t.is_large_binary(new)):
+        return True
+    if t.is_decimal(old) and t.is_decimal(new):
+        return new.scale >= old.scale and new.precision - new.scale >= old.precision - old.scale
+    if t.is_timestamp(old) and t.is_timestamp(new):
+        return True
+    if t.is_struct(old) and t.is_struct(new):
+        fields = {new.field(i).name: new.field(i).type for i in range(new.num_fields)}
+        return all(old.field(i).name not in fields or _readable_as(old.field(i).type, fields[old.field(i).name])
+                   for i in range(old.num_fields))
+    if (t.is_list(old) or t.is_large_list(old)) and (t.is_list(new) or t.is_large_list(new)):
+        return _readable_as(old.value_type, new.value_type)
+    return False
+
+
+def _commit_schema(o: Opened, inst: Any) -> pa.Schema | None:
+    extra = o.timeline.commit_metadata(inst).extra_metadata or {}
+    if extra.get(ARROW_SCHEMA_KEY):
+        try:
+            return decode_arrow_schema(extra[ARROW_SCHEMA_KEY])
+        except Exception:  # noqa: BLE001 - fall back to the Avro schema
+            pass
+    if extra.get("schema"):
+        return strip_meta(avro_to_arrow(extra["schema"]))
+    return None
+
+
+def check_schemas(o: Opened, check: Check) -> None:
+    latest = o.snap.data_schema()
+    if latest is None:
+        check.detail = "no schema yet (empty table)"
+        return
+    fields = {f.name: f for f in latest}
+    seen = 0
+    for inst in o.timeline.commits():
+        try:
+            schema = _commit_schema(o, inst)
+        except HudiDsError as exc:
+            check.errors.append(f"commit {inst.requested_time}: unreadable schema: {exc}")
+            continue
+        if schema is None:
+            continue
+        seen += 1
+        for f in schema:
+            if f.name not in fields:
+                check.warnings.append(f"column {f.name!r} of commit {inst.requested_time} is not in the latest schema "
+                                      "(its values are not read)")
+            elif not _readable_as(f.type, fields[f.name].type):
+                check.errors.append(
+                    f"column {f.name!r} is {f.type} in commit {inst.requested_time} but {fields[f.name].type} in the "
+                    "latest schema, which cannot read it; rewrite the column with a compatible type")
+    check.detail = f"{seen} commit schemas checked against the latest ({len(latest)} columns)"
+
+
+# ---- reads --------------------------------------------------------------------------------------------------
+
+def check_read(o: Opened, check: Check) -> None:
+    data = o.table.to_arrow()
+    check.detail = f"{data.num_rows} rows"
+    if data.num_rows and RECORD_KEY in data.column_names and o.config.populate_meta_fields:
+        keyed = data.select([RECORD_KEY, PARTITION_PATH]).drop_null()
+        groups = keyed.group_by([PARTITION_PATH, RECORD_KEY]).aggregate([([], "count_all")])
+        dups = groups.filter(pc.greater(groups["count_all"], 1))
+        if dups.num_rows:
+            sample = ", ".join(f"{r[PARTITION_PATH]}/{r[RECORD_KEY]}" for r in dups.slice(0, 5).to_pylist())
+            check.warnings.append(f"{dups.num_rows} record keys appear more than once in a partition: {sample}")
+
+
+def check_pending(o: Opened, check: Check) -> None:
+    pending = o.timeline.pending()
+    for inst in pending:
+        beat = "" if not o.table.storage.exists(f"{HEARTBEAT_DIR}/{inst.requested_time}") else ", has a heartbeat"
+        check.warnings.append(
+            f"pending {inst.action} {inst.requested_time} ({inst.state.value}{beat}): a running or failed write; "
+            f"if its writer is gone, `hudi-py rollback PATH {inst.requested_time}` removes it")
+    check.detail = f"{len(pending)} pending instants"
+
+
+def validate(path: str) -> dict[str, Any]:
+    o = open_table(path)
+    view = o.view()
+    checks = [
+        _run("committed files exist", lambda c: check_committed(o, view, c)),
+        _run("no orphan data files", lambda c: check_orphans(o, view, c)),
+        _run("one file group per bucket", lambda c: check_buckets(o, view, c)),
+        _run("commit schemas readable with the latest", lambda c: check_schemas(o, c)),
+        _run("snapshot reads", lambda c: check_read(o, c)),
+        _run("pending instants", lambda c: check_pending(o, c)),
+    ]
+    errors = [e for c in checks for e in c.errors]
+    warnings = [w for c in checks for w in c.warnings]
+    return {"path": o.table.path, "ok": not errors, "checks": [c.to_dict() for c in checks], "errors": errors,
+            "warnings": warnings}
