@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -121,6 +122,7 @@ class TaskWriter:
         self.files: list[WrittenFile] = []
         self.seq = 0
         self._lock = threading.Lock()
+        self._last_beat = time.monotonic()  # begin() wrote the first heartbeat
 
     def write(self, table: pa.Table) -> None:
         """Route one chunk of input rows (any number of calls)."""
@@ -151,7 +153,7 @@ class TaskWriter:
                     if len(pending) >= _WRITER_THREADS:
                         pending.pop(0).result()
                     rows = self.buffers.take(key)
-                    touch_heartbeat(self.storage, self.plan.instant)
+                    self._heartbeat()
                     pending.append(pool.submit(self._write_group, key, rows))
                 for fut in pending:
                     fut.result()
@@ -162,6 +164,13 @@ class TaskWriter:
 
     def abort(self) -> None:
         self.buffers.close()
+
+    def _heartbeat(self, every_s: float = 10.0) -> None:
+        """Tell other writers this instant is alive (at most every `every_s` seconds)."""
+        now = time.monotonic()
+        if now - self._last_beat >= every_s:
+            touch_heartbeat(self.storage, self.plan.instant)
+            self._last_beat = now
 
     def _write_group(self, key: tuple[str, int], rows: pa.Table) -> None:
         partition, bucket = key
