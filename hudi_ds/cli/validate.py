@@ -163,18 +163,25 @@ def check_buckets(o: Opened, view: FileSystemView, check: Check) -> None:
 # ---- schemas ------------------------------------------------------------------------------------------------
 
 def _readable_as(old: pa.DataType, new: pa.DataType) -> bool:
-    """Whether values written as `old` read back as `new` (same type or a widening)."""
+    """Whether values written as `old` read back as `new`: the same type, or a promotion Hudi's schema
+    evolution allows (SchemaChangeUtils.isTypeUpdateAllow: int -> long/float/double/decimal/string,
+    float -> double/decimal/string, decimal widening, date/decimal -> string, string -> date/decimal)."""
     if old.equals(new):
         return True
     t = pa.types
+
+    def stringish(x: pa.DataType) -> bool:
+        return bool(t.is_string(x) or t.is_large_string(x))
+
     if t.is_integer(old) and t.is_integer(new):
         return new.bit_width >= old.bit_width and (t.is_signed_integer(new) or not t.is_signed_integer(old))
-    if t.is_integer(old) and t.is_floating(new):
-        return True
-    if t.is_floating(old) and t.is_floating(new):
-        return new.bit_width >= old.bit_width
-    if (t.is_string(old) or t.is_large_string(old)) and (t.is_string(new) or t.is_large_string(new)):
-        return True
+    if (t.is_integer(old) or t.is_floating(old)) and (t.is_floating(new) or t.is_decimal(new)):
+        return not (t.is_floating(old) and t.is_floating(new) and new.bit_width < old.bit_width)
+    if stringish(new):
+        return bool(stringish(old) or t.is_integer(old) or t.is_floating(old) or t.is_decimal(old)
+                    or t.is_date(old) or t.is_boolean(old))
+    if stringish(old):
+        return bool(t.is_date(new) or t.is_decimal(new))
     if (t.is_binary(old) or t.is_large_binary(old)) and (t.is_binary(new) or t.is_large_binary(new)):
         return True
     if t.is_decimal(old) and t.is_decimal(new):

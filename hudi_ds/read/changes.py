@@ -77,21 +77,37 @@ def _commit_changes(before: pa.Table, after: pa.Table, commit: str, out: pa.Sche
     return pa.concat_tables(parts)
 
 
+def touched_groups(snap: TableSnapshot, commits: list[str]) -> set[tuple[str, str]]:
+    by_time = {c.requested_time: c for c in snap.timeline.commits()}
+    out: set[tuple[str, str]] = set()
+    for ts in commits:
+        if ts in by_time:
+            out |= _groups_touched(snap, by_time[ts])
+    return out
+
+
+def previous_commit(snap: TableSnapshot, ts: str) -> str | None:
+    order = [c.requested_time for c in snap.timeline.commits()]
+    pos = order.index(ts)
+    return order[pos - 1] if pos > 0 else None
+
+
+def commit_changes(snap: TableSnapshot, ts: str, groups: set[tuple[str, str]] | None = None) -> pa.Table:
+    """The change rows of one commit (optionally only for some of its file groups)."""
+    inst = next(c for c in snap.timeline.commits() if c.requested_time == ts)
+    out = change_schema(snap)
+    if snap.timeline.commit_metadata(inst).operation_type in NO_DATA_OPERATIONS:
+        return out.empty_table()
+    schema = snap.full_schema()
+    groups = _groups_touched(snap, inst) if groups is None else groups
+    prev = previous_commit(snap, ts)
+    return _commit_changes(_state(snap, prev, groups, schema), _state(snap, ts, groups, schema), ts, out)
+
+
 def iter_changes(snap: TableSnapshot, start: str, end: str | None = None) -> Iterator[pa.Table]:
     """One table of change rows per commit in (start, end], in commit order."""
-    schema = snap.full_schema()
-    out = change_schema(snap)
-    commits = snap.timeline.commits()
-    by_time = {c.requested_time: c for c in commits}
-    order = [c.requested_time for c in commits]
     for ts in commits_between(snap, start, end):
-        inst = by_time[ts]
-        if snap.timeline.commit_metadata(inst).operation_type in NO_DATA_OPERATIONS:
-            continue
-        pos = order.index(ts)
-        prev = order[pos - 1] if pos > 0 else None
-        groups = _groups_touched(snap, inst)
-        yield _commit_changes(_state(snap, prev, groups, schema), _state(snap, ts, groups, schema), ts, out)
+        yield commit_changes(snap, ts)
 
 
 def changes(snap: TableSnapshot, start: str, end: str | None = None) -> pa.Table:

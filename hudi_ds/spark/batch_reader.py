@@ -182,7 +182,8 @@ class HudiBatchReader(DataSourceReader):
 
     # ---- reading (executors) ---------------------------------------------------------------------
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, HudiInputPartition)
+        if not isinstance(partition, HudiInputPartition):
+            return  # Spark's placeholder partition when planning found no file slice
         table = partition.read_table()
         yield from types.batches(table, self.target, MAX_BATCH_ROWS)
 

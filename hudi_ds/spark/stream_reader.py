@@ -1,0 +1,217 @@
+"""Streaming source: polls the timeline and turns new commits into micro-batches.
+
+Offset: `{"instant": <key>}`, the last consumed commit — its completion time on v8+ tables, its instant
+time on v6 (the timeline's order). Each micro-batch reads the commits in (start, end]:
+- the first batch of a stream started at `earliest` is the snapshot as of `end` (one split per file slice);
+- latest-state mode (default): the newest image of every record changed in the range (an incremental
+  query per batch); deleted records are dropped — use the change feed to see deletes;
+- change-feed mode (`hoodie.datasource.query.incremental.format=cdc`, or `changelog.enabled=true`):
+  `_change_type` rows per commit and file group, with `_commit_time`; the hudi-py sink writes such rows
+  back as upserts and deletes (`hoodie.datasource.write.changelog.column=_change_type`).
+Compaction, clustering, clean and rollback instants bring no rows. If the commits a reader still needs
+were cleaned or archived, the query fails naming `clean.retain_commits` — or, with
+`hoodie.datasource.read.incr.fallback.fulltablescan.enable=true`, reads the snapshot as of `end` once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+
+from hudi_ds.errors import ConfigError, HudiDsError
+from hudi_ds.read import changes as feed
+from hudi_ds.read import query
+from hudi_ds.spark import types
+from hudi_ds.spark.batch_reader import instant_option, load_snapshot
+from hudi_ds.spark.options import HudiOptions
+
+try:  # admission control and Trigger.AvailableNow arrived in pyspark 4.2
+    from pyspark.sql.streaming.datasource import (
+        ReadAllAvailable,
+        ReadLimit,
+        ReadMaxFiles,
+        ReadMaxRows,
+        SupportsTriggerAvailableNow,
+    )
+
+    ADMISSION_CONTROL = True
+except ImportError:  # pragma: no cover - pyspark < 4.2: one batch per trigger
+    ADMISSION_CONTROL = False
+    SupportsTriggerAvailableNow = object  # type: ignore[assignment,misc]
+
+
+class CleanedInstantsError(HudiDsError):
+    """The commits a streaming reader still needs were cleaned or archived."""
+
+
+class _Split(InputPartition):
+    def __init__(self, index: int, path: str, kind: str, args: tuple[Any, ...]) -> None:
+        super().__init__(index)
+        self.path, self.kind, self.args = path, kind, args
+
+    def table(self) -> pa.Table:
+        if self.kind == "slice":
+            plan, sl = self.args
+            return plan.read_slice(sl)
+        snap = load_snapshot(self.path)
+        commit, groups = self.args
+        return feed.commit_changes(snap, commit, set(groups))
+
+
+def _key(snap: query.TableSnapshot, inst: Any) -> str:
+    if snap.config.layout_version >= 2 and inst.completion_time:
+        return str(inst.completion_time)
+    return str(inst.requested_time)
+
+
+class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
+    """One long-lived object on the driver; offsets are small dicts stored in Spark's checkpoint."""
+
+    def __init__(self, opts: HudiOptions, path: str, cdc: bool) -> None:
+        self.opts, self.path, self.cdc = opts, path, cdc
+        self.target: dict[str, str] | None = None  # Trigger.AvailableNow: stop at this offset
+
+    # ---- offsets -------------------------------------------------------------------------------------
+    def _commits(self, snap: query.TableSnapshot) -> list[tuple[str, Any]]:
+        """(ordering key, instant) of data commits, in timeline order."""
+        out = [(_key(snap, c), c) for c in snap.timeline.commits()]
+        return sorted(out, key=lambda kc: kc[0])
+
+    def initialOffset(self) -> dict[str, str]:  # noqa: N802 - Spark's API names
+        start = (self.opts.stream_start or "earliest").strip().lower()
+        if start == "earliest":
+            return {"instant": "0"}
+        snap = load_snapshot(self.path)
+        commits = self._commits(snap)
+        if start == "latest":
+            return {"instant": commits[-1][0] if commits else "0"}
+        at = instant_option(start, "read.start-commit")
+        # an instant time names the first commit to read: the offset is the key just before it
+        earlier = [k for k, c in commits if c.requested_time < (at or "0")]
+        return {"instant": earlier[-1] if earlier else "0"}
+
+    def _limited(self, snap: query.TableSnapshot, start: str, limit: Any) -> str:
+        commits = [(k, c) for k, c in self._commits(snap) if k > start]
+        end = instant_option(self.opts.stream_end, "read.end-commit") if self.opts.stream_end else None
+        if end:
+            commits = [(k, c) for k, c in commits if c.requested_time <= end]
+        if self.target is not None:
+            commits = [(k, c) for k, c in commits if k <= self.target["instant"]]
+        if not commits:
+            return start
+        max_instants = self.opts.stream_max_instants or len(commits)
+        rows = files = 0
+        chosen = start
+        for n, (k, c) in enumerate(commits):
+            meta = snap.timeline.commit_metadata(c)
+            stats = meta.write_stats()
+            rows += sum(s.num_writes + s.num_deletes for s in stats)
+            files += len(stats)
+            if n > 0 and (n >= max_instants or _over(limit, rows, files)):
+                break
+            chosen = k
+        return chosen
+
+    def latestOffset(self, start: dict[str, str] | None = None, limit: Any = None) -> dict[str, str]:  # noqa: N802
+        snap = load_snapshot(self.path)
+        begin = (start or {}).get("instant", "0")
+        return {"instant": self._limited(snap, begin, limit)}
+
+    def getDefaultReadLimit(self) -> Any:  # noqa: N802
+        if self.opts.stream_max_rows:
+            return ReadMaxRows(self.opts.stream_max_rows)
+        if self.opts.stream_max_files:
+            return ReadMaxFiles(self.opts.stream_max_files)
+        return ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802
+        snap = load_snapshot(self.path)
+        commits = self._commits(snap)
+        self.target = {"instant": commits[-1][0] if commits else "0"}
+
+    # ---- splits --------------------------------------------------------------------------------------
+    def _check_retained(self, snap: query.TableSnapshot, start: str, in_range: list[str]) -> bool:
+        """False when the range reaches back past what cleaning or archiving kept (see module doc)."""
+        if start == "0":
+            return True
+        active = [c.requested_time for c in snap.timeline.commits()]
+        retained_from = _earliest_retained(snap)
+        gone = (active and start < min(_key(snap, c) for c in snap.timeline.commits())
+                and snap.timeline.has_archived_instants()) or (retained_from is not None and start < retained_from)
+        if not gone:
+            return True
+        if self.opts.incr_fallback_full_scan:
+            return False
+        raise CleanedInstantsError(
+            f"the streaming read resumes after commit {start}, but the commits after it were cleaned or archived "
+            f"(the table keeps file versions for its last clean.retain_commits commits); raise clean.retain_commits "
+            "on the writer, or set hoodie.datasource.read.incr.fallback.fulltablescan.enable=true to continue from a "
+            "full snapshot")
+
+    def partitions(self, start: dict[str, str], end: dict[str, str]) -> Sequence[InputPartition]:
+        snap = load_snapshot(self.path)
+        begin, finish = start.get("instant", "0"), end.get("instant", "0")
+        keys = {k: c.requested_time for k, c in self._commits(snap)}
+        in_range = [ts for k, ts in sorted(keys.items()) if begin < k <= finish]
+        if not in_range:
+            return []
+        last = in_range[-1]
+        if begin == "0" and not self.cdc or not self._check_retained(snap, begin, in_range):
+            plan = query.plan_snapshot(snap, as_of=last)
+            return [_Split(i, self.path, "slice", (plan, sl)) for i, sl in enumerate(plan.slices)]
+        if self.cdc:
+            splits = []
+            for ts in in_range:
+                for group in sorted(feed.touched_groups(snap, [ts])):
+                    splits.append(_Split(len(splits), self.path, "cdc", (ts, [group])))
+            return splits
+        plan = query.plan_incremental(snap, begin, finish)
+        return [_Split(i, self.path, "slice", (plan, sl)) for i, sl in enumerate(plan.slices)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, _Split)
+        snap = load_snapshot(partition.path)
+        target = stream_schema(snap, self.cdc)
+        yield from types.batches(partition.table(), target)
+
+    def commit(self, end: dict[str, str]) -> None:
+        """Nothing to release: splits hold no resources between batches."""
+
+
+def stream_schema(snap: query.TableSnapshot, cdc: bool) -> pa.Schema:
+    return feed.change_schema(snap) if cdc else snap.full_schema()
+
+
+def _over(limit: Any, rows: int, files: int) -> bool:
+    if not ADMISSION_CONTROL or limit is None:
+        return False
+    if isinstance(limit, ReadMaxRows):
+        return rows > limit.max_rows
+    if isinstance(limit, ReadMaxFiles):
+        return files > limit.max_files
+    return False
+
+
+def _earliest_retained(snap: query.TableSnapshot) -> str | None:
+    """The earliest commit whose file versions the newest clean kept (None if never cleaned)."""
+    cleans = [i for i in snap.timeline.completed() if i.action == "clean"]
+    if not cleans:
+        return None
+    try:
+        meta = snap.timeline.read_avro(cleans[-1])
+    except HudiDsError:
+        return None
+    value = meta.get("earliestCommitToRetain")
+    return str(value) if value else None
+
+
+def stream_options_check(opts: HudiOptions) -> None:
+    if opts.query_type not in ("snapshot", "incremental"):
+        raise ConfigError("a streaming read reads changes; hoodie.datasource.query.type must be incremental "
+                          f"(or unset), not {opts.query_type}")
+
+
+__all__ = ["HudiStreamReader", "stream_schema", "ADMISSION_CONTROL", "ReadLimit"]

@@ -1,0 +1,200 @@
+"""Streaming sink: every micro-batch is one deltacommit, written by the tasks and completed by the driver.
+
+Exactly-once, whatever crashes when:
+- Tasks of one micro-batch share one instant: the first task with rows begins it and publishes the plan
+  under `.hoodie/.aux/hudi_ds/streaming/<identifier>/<runId>-<batchId>.plan` (create-if-absent); the others
+  read it. A restarted query has a new runId, so a replayed batch gets a fresh instant.
+- `commit(messages, batchId)` first rolls back this writer's other pending instants (a crash's leftovers;
+  they must be gone before a later commit completes, for hudi-rs), then skips the batch — rolling back its
+  files — if the table already records this batch id for this writer (a replay after a crash between the
+  table commit and Spark's checkpoint), and otherwise commits with `{identifier: batchId}` under Hudi's
+  `_hudi_streaming_sink_checkpoint` key.
+- An empty micro-batch (no rows in any task) commits nothing: no instant, no table change.
+The commit on the driver is small; table services run after it (inline, or compaction on a background
+thread when `compaction.async.enabled=true`).
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyspark.sql.datasource import WriterCommitMessage
+from pyspark.sql.types import StructType
+
+from hudi_ds.errors import HudiDsError
+from hudi_ds.services.rollback import rollback_pending
+from hudi_ds.spark.batch_writer import HudiBatchWriter, prepare_table
+from hudi_ds.spark.options import HudiOptions
+from hudi_ds.storage import Storage
+from hudi_ds.timeline import Timeline
+from hudi_ds.write.checkpoint import checkpoint_metadata, last_committed_batch, pending_instants_of
+from hudi_ds.write.commit import Coordinator
+from hudi_ds.write.messages import TaskResult
+from hudi_ds.write.plan import WritePlan
+from hudi_ds.write.task import TaskWriter
+
+try:  # pyspark >= 4.1 hands Arrow batches to stream writers
+    from pyspark.sql.datasource import DataSourceStreamArrowWriter as _StreamWriterBase
+
+    ARROW_STREAM_WRITER = True
+except ImportError:  # pragma: no cover - pyspark 4.0
+    from pyspark.sql.datasource import DataSourceStreamWriter as _StreamWriterBase
+
+    ARROW_STREAM_WRITER = False
+
+PLAN_DIR = ".hoodie/.aux/hudi_ds/streaming"
+
+
+@dataclass(frozen=True)
+class StreamCommitMessage(WriterCommitMessage):
+    plan: WritePlan | None
+    result: TaskResult | None
+
+
+def _plan_path(identifier: str, run_id: str, batch_id: int) -> str:
+    return f"{PLAN_DIR}/{identifier}/{run_id}-{batch_id}.plan"
+
+
+class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
+    """Made on the driver for each micro-batch (twice: tasks' copy and commit copy); holds no instant."""
+
+    def __init__(self, opts: HudiOptions, schema: StructType) -> None:
+        prepared = prepare_table(opts, schema, overwrite=False)
+        self.opts = opts
+        self.path = prepared.path
+        self.config = prepared.config
+        self.schema = prepared.new_schema
+        self.operation = prepared.operation
+        self.input_schema = prepared.input_schema
+        self.changelog = prepared.changelog
+        self.identifier = opts.streaming_identifier
+
+    # ---- tasks ---------------------------------------------------------------------------------------
+    def _plan_for(self, batch_id: int, run_id: str) -> WritePlan:
+        storage = Storage(self.path)
+        rel = _plan_path(self.identifier, run_id, batch_id)
+        if storage.exists(rel):
+            return pickle.loads(storage.read_bytes(rel))
+        extra = checkpoint_metadata(self.identifier, batch_id)
+        plan = Coordinator(self.path, self.config).begin(
+            self.operation, self.schema, extra=extra, log_block_format=self.opts.log_block_format,
+            parquet_compression=self.opts.parquet_compression)
+        if storage.put_if_absent(rel, pickle.dumps(plan)):
+            return plan
+        rollback_pending(storage, self.config, plan.instant)  # another task won the race: use its instant
+        return pickle.loads(storage.read_bytes(rel))
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> StreamCommitMessage:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        batch_id = int(ctx.getLocalProperty("streaming.sql.batchId") or -1) if ctx else -1
+        run_id = (ctx.getLocalProperty("sql.streaming.runId") if ctx else None) or "local"
+        part, stage, attempt = (ctx.partitionId(), ctx.stageId(), ctx.attemptNumber()) if ctx else (0, 0, 0)
+        shaper = HudiBatchWriter(None, self.input_schema, self.changelog)  # type: ignore[arg-type]
+        plan: WritePlan | None = None
+        task: TaskWriter | None = None
+        try:
+            for batch in _as_arrow(iterator, self.input_schema):
+                if not batch.num_rows:
+                    continue
+                if task is None:
+                    plan = self._plan_for(batch_id, run_id)
+                    shaper.plan = plan
+                    task = TaskWriter(plan, task_id=part, stage_id=stage, attempt=attempt)
+                task.write(shaper._prepare(batch))
+            return StreamCommitMessage(plan, task.finish() if task is not None else None)
+        except BaseException:
+            if task is not None:
+                task.abort()
+            raise
+
+    # ---- driver ---------------------------------------------------------------------------------------
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        storage = Storage(self.path)
+        done = [m for m in messages if isinstance(m, StreamCommitMessage) and m.plan is not None]
+        plan = done[0].plan if done else None
+        timeline = Timeline.load(storage, 1)
+        for instant, _ in pending_instants_of(timeline, self.identifier):
+            if plan is None or instant != plan.instant:
+                rollback_pending(storage, self.config, instant)
+        if plan is None:
+            return  # an empty micro-batch commits nothing
+        results = [m.result for m in done if m.result is not None]
+        from hudi_ds.spark.batch_writer import remove_unreported_files
+
+        committed = last_committed_batch(timeline, self.identifier)
+        if committed is not None and committed >= batchId:
+            Coordinator(self.path, self.config).abort(plan)  # a replay of a committed batch: change nothing
+        else:
+            remove_unreported_files(plan, results)
+            Coordinator(self.path, self.config).commit(plan, results, checkpoint_metadata(self.identifier, batchId))
+        _forget_plans(storage, self.identifier, batchId)
+        run_table_services(self.path, self.opts)
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        storage = Storage(self.path)
+        for m in messages:
+            if isinstance(m, StreamCommitMessage) and m.plan is not None:
+                rollback_pending(storage, self.config, m.plan.instant)
+                break
+
+
+def _as_arrow(iterator: Iterator[object], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """Arrow batches from the Arrow writer, or rows (pyspark 4.0's row writer) batched into Arrow."""
+    if ARROW_STREAM_WRITER:
+        yield from iterator  # type: ignore[misc]
+        return
+    rows: list[dict[str, object]] = []
+    for row in iterator:
+        rows.append(row.asDict(recursive=True))  # type: ignore[attr-defined]
+        if len(rows) >= 10_000:
+            yield pa.RecordBatch.from_pylist(rows, schema=schema)
+            rows = []
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def _forget_plans(storage: Storage, identifier: str, upto_batch: int) -> None:
+    for entry in storage.list(f"{PLAN_DIR}/{identifier}"):
+        try:
+            batch = int(entry.name.rsplit("-", 1)[-1].split(".")[0])
+        except ValueError:
+            continue
+        if batch <= upto_batch:
+            storage.delete(entry.path)
+
+
+_async_lock = threading.Lock()
+_async_runners: dict[str, object] = {}
+
+
+def run_table_services(path: str, opts: HudiOptions) -> None:
+    """Compaction every `compaction.delta_commits` delta commits (inline or async), then clean and archive."""
+    from hudi_ds.table import HudiTable
+
+    table = HudiTable(path)
+    try:
+        if table.config.is_mor and opts.compaction_enabled:
+            if opts.compaction_async:
+                with _async_lock:
+                    runner = _async_runners.get(path)
+                    if runner is None:
+                        from hudi_ds.services.compaction import CompactionRunner
+
+                        runner = _async_runners[path] = CompactionRunner(table)
+                table.schedule_compaction(min_delta_commits=opts.compaction_delta_commits)
+                runner.trigger()  # type: ignore[attr-defined]
+            else:
+                if table.schedule_compaction(min_delta_commits=opts.compaction_delta_commits):
+                    table.run_compaction()
+        if opts.clean_enabled:
+            table.clean(retain_commits=opts.clean_retain_commits)
+        if opts.archive_enabled:
+            table.archive(min_commits=opts.archive_min_commits, max_commits=opts.archive_max_commits)
+    except HudiDsError:
+        raise
