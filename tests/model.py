@@ -61,9 +61,10 @@ class DictModel:
         return log
 
     def _write(self, versions: dict[Any, Any]) -> None:
+        existing = set(self.groups)  # a write's rows for a new bucket all land in its new base file
         for k, v in versions.items():
             group = self._group(k)
-            if group not in self.groups:
+            if group not in existing:
                 if v is DELETED:
                     continue  # nothing to delete in a bucket that does not exist yet
                 self.groups.add(group)
