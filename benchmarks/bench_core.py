@@ -10,6 +10,7 @@ table with one log file per touched bucket >= 2,500,000 rows/s.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import tempfile
@@ -32,6 +33,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--buckets", type=int, default=4)
     ap.add_argument("--table-type", default="MERGE_ON_READ")
+    ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
     n = args.rows
     work = Path(tempfile.mkdtemp(prefix="hudi_ds_bench_"))
@@ -96,6 +98,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         print(f"  snapshot read (base + logs)    {figures['snapshot_read_rows_s']:>14,.0f} rows/s"
               f"   {figures['snapshot_read_rows_s'] / figures['floor_read_rows_s']:.2f}x floor (goal >= 2,500,000)")
         print(f"  checksum ok: {got}")
+        if args.json:
+            Path(args.json).write_text(json.dumps(figures, indent=1))
         return figures
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -10,6 +10,7 @@ tables end with the same rows (count and checksum). Goal (issue 7): hudi-py upse
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import tempfile
@@ -85,6 +86,7 @@ def run(rows: int, work: Path) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> dict[str, float]:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="hudi_ds_lakes_"))
     try:
@@ -96,6 +98,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                         ("read", f["final_rows"]), ("cdf", f["upsert_rows"])):
         h, d = count / f[f"hudi_{step}_s"], count / f[f"delta_{step}_s"]
         print(f"  {step:7s} hudi-py {h:>13,.0f} rows/s   deltalake {d:>13,.0f} rows/s   ratio {h / d:5.2f}x")
+    if args.json:
+        Path(args.json).write_text(json.dumps(f, indent=1))
     return f
 
 

@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     from hudi_ds.spark import cluster_by_bucket, session
 
     spark = session(master=args.master, app_name="hudi-py-bench",
-                    **{"spark.sql.shuffle.partitions": "16", "spark.driver.memory": "4g"})
+                    **{"spark.sql.shuffle.partitions": "16", "spark.driver.memory": "4g",
+                       "spark.sql.sources.partitionColumnTypeInference.enabled": "false"})
     work = Path(tempfile.mkdtemp(prefix="hudi_py_bench_"))
     opts = {"hoodie.table.name": "bench", "hoodie.datasource.write.recordkey.field": "id",
             "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "dt",

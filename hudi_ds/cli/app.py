@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from hudi_ds import __version__
-from hudi_ds.errors import HudiDsError
+from hudi_ds.errors import HudiDsError, UnsupportedTableError
 from hudi_ds.table import HudiTable
 from hudi_ds.timeline import normalize_instant_time
 
@@ -173,8 +173,18 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+def _writable(path: str) -> HudiTable:
+    """The table, if hudi_ds may change it (version 6, timeline layout 1: README, Compatibility)."""
+    table = HudiTable(path)
+    if table.config.version != 6 or table.config.layout_version != 1:
+        raise UnsupportedTableError(
+            f"{table.path} is a version-{table.config.version} table; hudi_ds changes only version-6 tables "
+            "(rollback, compact, clean, archive): use Apache Hudi 1.x for this table")
+    return table
+
+
 def _service(args: argparse.Namespace, method: str, verb: str, kwargs: dict[str, Any]) -> int:
-    table = HudiTable(args.path)
+    table = _writable(args.path)
     fn = getattr(table, method, None)
     if fn is None:
         raise CliError(f"this hudi_ds has no HudiTable.{method}(); upgrade hudi_ds to a version with table services")
@@ -191,7 +201,7 @@ def _service(args: argparse.Namespace, method: str, verb: str, kwargs: dict[str,
 
 
 def cmd_rollback(args: argparse.Namespace) -> int:
-    table = HudiTable(args.path)
+    table = _writable(args.path)
     with _busy(args, f"rolling back {args.instant}..."):
         rollback_instant = table.rollback(args.instant)
     message = f"rolled back {args.instant}" + (f" (rollback instant {rollback_instant})" if rollback_instant else "")
