@@ -18,7 +18,7 @@ from hudi_ds.read import query
 from hudi_ds.services.rollback import rollback_completed, rollback_failed_writes
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Instant, Timeline, normalize_instant_time
-from hudi_ds.write.commit import Coordinator
+from hudi_ds.write.commit import Coordinator, check_writable
 from hudi_ds.write.input import data_schema_of, evolve, iter_tables
 from hudi_ds.write.plan import OPERATIONS
 from hudi_ds.write.task import TaskWriter
@@ -195,7 +195,8 @@ class HudiTable:
             schema = evolve(current, first.schema)
         rollback_failed_writes(self.storage, self.config)
         coordinator = Coordinator(self.path, self.config)
-        plan = coordinator.begin(operation, schema, **({"max_buffer_bytes": buffer_bytes} if buffer_bytes else {}))
+        options: dict[str, object] = {"max_buffer_bytes": buffer_bytes} if buffer_bytes else {}
+        plan = coordinator.begin(operation, schema, **options)
         task = TaskWriter(plan)
         try:
             for chunk in itertools.chain([first] if first is not None else [], chunks):
@@ -217,6 +218,7 @@ class HudiTable:
 
     def rollback(self, instant: str) -> str | None:
         """Roll back a pending instant, or the latest completed commit."""
+        check_writable(self.config)
         return rollback_completed(self.storage, self.config, normalize_instant_time(instant))
 
     def __repr__(self) -> str:

@@ -17,7 +17,6 @@ from hudi_ds.read.conform import conform
 from hudi_ds.schema.meta import META_COLUMNS
 from hudi_ds.storage import Storage
 
-
 _DICTIONARY_COLUMNS = ["_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name"]
 
 

@@ -19,6 +19,7 @@ from hudi_ds.files.view import FileSystemView, Visibility
 from hudi_ds.index.bucket import bucket_of_file_id
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
 from hudi_ds.schema.avro import arrow_to_avro
+from hudi_ds.services.compaction_plan import log_targets
 from hudi_ds.services.rollback import HEARTBEAT_DIR, rollback_pending, touch_heartbeat
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline, TimelineWriter, new_instant_time
@@ -48,6 +49,11 @@ def check_writable(config: TableConfig) -> None:
 
 
 def _group_targets(view: FileSystemView) -> dict[tuple[str, int], GroupTarget]:
+    # Compaction plans are read from a fresh listing (taken after this write claimed its instant): a plan
+    # scheduled before that is always seen, and its file groups get their logs in the plan's new slice
+    # (base instant C), so the compaction, which reads only the previous slice, never loses them.
+    fresh = Timeline.load(view.timeline.storage, 1)
+    compacting = log_targets(fresh, view.visibility.committed)
     targets: dict[tuple[str, int], GroupTarget] = {}
     for sl in view.latest_slices():
         bucket = bucket_of_file_id(sl.file_id)
@@ -56,10 +62,12 @@ def _group_targets(view: FileSystemView) -> dict[tuple[str, int], GroupTarget]:
         instant = sl.base_instant or (sl.log_files[0].instant if sl.log_files else None)
         if instant is None:
             continue
+        base = sl.base_file.path if sl.base_file else None
+        newer = compacting.get((sl.partition, sl.file_id))
+        if newer is not None and newer[0] > instant:
+            instant, base = newer
         versions = [lf.version for lf in sl.log_files if lf.instant == instant]
-        targets[(sl.partition, bucket)] = GroupTarget(
-            sl.file_id, instant, sl.base_file.path if sl.base_file else None, max(versions, default=0) + 1
-        )
+        targets[(sl.partition, bucket)] = GroupTarget(sl.file_id, instant, base, max(versions, default=0) + 1)
     return targets
 
 
