@@ -195,8 +195,8 @@ class HudiTable:
             schema = evolve(current, first.schema)
         rollback_failed_writes(self.storage, self.config)
         coordinator = Coordinator(self.path, self.config)
-        options: dict[str, object] = {"max_buffer_bytes": buffer_bytes} if buffer_bytes else {}
-        plan = coordinator.begin(operation, schema, **options)
+        plan = (coordinator.begin(operation, schema, max_buffer_bytes=buffer_bytes) if buffer_bytes
+                else coordinator.begin(operation, schema))
         task = TaskWriter(plan)
         try:
             for chunk in itertools.chain([first] if first is not None else [], chunks):
