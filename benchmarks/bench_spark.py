@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--rows", type=int, default=5_000_000)
     ap.add_argument("--buckets", type=int, default=4)
     ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--write-partitions", type=int, default=0,
+                    help="Spark partitions of the clustered hudi-py input (0: 2 per core)")
     args = ap.parse_args(argv)
     n = args.rows
 
@@ -71,9 +73,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             "hoodie.datasource.write.table.type": "MERGE_ON_READ",
             "hoodie.bucket.index.num.buckets": str(args.buckets)}
     groups = 8 * args.buckets
+    parts = args.write_partitions or 2 * spark.sparkContext.defaultParallelism
 
     def hudi_write(df: Any, path: Path, operation: str) -> None:
-        clustered = cluster_by_bucket(df, opts, num_partitions=groups)
+        clustered = cluster_by_bucket(df, opts, num_partitions=parts)
         clustered.write.format("hudi-py").options(**opts).option("hoodie.datasource.write.operation", operation) \
             .mode("append").save(str(path))
 

@@ -15,10 +15,13 @@ from hudi_ds.errors import ConfigError, HudiDsError, SchemaError, TableExistsErr
 from hudi_ds.keys.keygen import key_generator_class
 from hudi_ds.read import changes as change_feed
 from hudi_ds.read import query
+from hudi_ds.services import archive as archiving
+from hudi_ds.services import clean as cleaning
+from hudi_ds.services import compaction
 from hudi_ds.services.rollback import rollback_completed, rollback_failed_writes
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Instant, Timeline, normalize_instant_time
-from hudi_ds.write.commit import Coordinator, check_writable
+from hudi_ds.write.commit import Coordinator, check_timeline_writable, check_writable
 from hudi_ds.write.input import data_schema_of, evolve, iter_tables
 from hudi_ds.write.plan import OPERATIONS
 from hudi_ds.write.task import TaskWriter
@@ -216,9 +219,36 @@ class HudiTable:
                 pass
             raise
 
+    # ---- table services ---------------------------------------------------------------------------------
+    def schedule_compaction(self, min_delta_commits: int = 1) -> str | None:
+        """Plan a compaction of every file slice with log files, once `min_delta_commits` delta commits
+        accumulated since the last one; returns the compaction instant (None: nothing to do now)."""
+        check_writable(self.config)
+        return compaction.schedule_compaction(self, min_delta_commits=min_delta_commits)
+
+    def run_compaction(self, instant: str | None = None) -> list[str]:
+        """Execute pending compaction plans (or one): merged slices become new base files."""
+        check_writable(self.config)
+        return compaction.run_compaction(self, instant)
+
+    def compact(self, min_delta_commits: int = 1) -> list[str]:
+        """Schedule and run a compaction (merge-on-read tables); returns the completed compaction instants."""
+        check_writable(self.config)
+        return compaction.compact(self, min_delta_commits=min_delta_commits)
+
+    def clean(self, retain_commits: int = 10) -> str | None:
+        """Delete file versions no query on the last `retain_commits` commits needs; returns the clean instant."""
+        check_writable(self.config)
+        return cleaning.clean(self, retain_commits=retain_commits)
+
+    def archive(self, min_commits: int = 20, max_commits: int = 30) -> list[str]:
+        """Move the oldest instants out of the active timeline once it holds more than `max_commits` commits."""
+        check_writable(self.config)
+        return archiving.archive(self, min_commits=min_commits, max_commits=max_commits)
+
     def rollback(self, instant: str) -> str | None:
         """Roll back a pending instant, or the latest completed commit."""
-        check_writable(self.config)
+        check_timeline_writable(self.config)
         return rollback_completed(self.storage, self.config, normalize_instant_time(instant))
 
     def __repr__(self) -> str:

@@ -78,7 +78,8 @@ def pending_operations(timeline: Timeline) -> dict[tuple[str, str], CompactionOp
     return out
 
 
-def log_targets(timeline: Timeline, known_commits: frozenset[str]) -> dict[tuple[str, str], tuple[str, str | None]]:
+def log_targets(timeline: Timeline,
+                known_commits: frozenset[str]) -> dict[tuple[str, str], tuple[str, str | None]]:
     """Where writers must put the logs of file groups a compaction covers: (partition, file id) ->
     (compaction instant C, relative path of C's base file or None while C is pending).
 

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from hudi_ds.config import TableConfig
 from hudi_ds.config.table_config import PROPS_PATH
 from hudi_ds.errors import ConfigError, HudiDsError, InvalidDataError, SchemaError
 from hudi_ds.services.rollback import marked_files, rollback_failed_writes
@@ -59,7 +60,7 @@ def _changelog_column(opts: HudiOptions, incoming: pa.Schema) -> str | None:
     return col
 
 
-def _check_against_table(opts: HudiOptions, config, path: str) -> None:  # noqa: ANN001 - TableConfig
+def _check_against_table(opts: HudiOptions, config: TableConfig, path: str) -> None:
     """Settings given for an existing table must match it: name both values."""
     checks = [
         ("record_key", "hoodie.datasource.write.recordkey.field", opts.record_key, config.record_key_fields),
@@ -87,7 +88,20 @@ def _require(schema: pa.Schema, columns: list[tuple[str, str]], operation: str) 
                 f"{operation}: the {role} column {col!r} is missing from the DataFrame; columns: {schema.names}")
 
 
-def prepare_writer(opts: HudiOptions, schema: StructType, overwrite: bool) -> HudiBatchWriter:
+@dataclass(frozen=True)
+class PreparedWrite:
+    """A write validated on the driver: the table exists and agrees with the options; nothing begun yet."""
+
+    path: str
+    config: TableConfig
+    operation: str
+    new_schema: pa.Schema  # table data schema after this write
+    input_schema: pa.Schema  # Arrow schema of the incoming Spark batches
+    changelog: str | None  # change-kind column of changelog input
+
+
+def prepare_table(opts: HudiOptions, schema: StructType, overwrite: bool) -> PreparedWrite:
+    """Validate options, create the table if missing (or check it), evolve the schema (shared with streaming)."""
     from hudi_ds.table import HudiTable
 
     path = opts.path
@@ -129,10 +143,16 @@ def prepare_writer(opts: HudiOptions, schema: StructType, overwrite: bool) -> Hu
         new_schema = current if current is not None else data_schema_of(data_in)
     else:
         new_schema = evolve(current, data_in)
-    rollback_failed_writes(storage, config)
-    plan = Coordinator(path, config).begin(
-        operation, new_schema, log_block_format=opts.log_block_format, parquet_compression=opts.parquet_compression)
-    return HudiBatchWriter(plan, incoming, changelog)
+    return PreparedWrite(path, config, operation, new_schema, incoming, changelog)
+
+
+def prepare_writer(opts: HudiOptions, schema: StructType, overwrite: bool) -> HudiBatchWriter:
+    prepared = prepare_table(opts, schema, overwrite)
+    rollback_failed_writes(Storage(prepared.path), prepared.config)
+    plan = Coordinator(prepared.path, prepared.config).begin(
+        prepared.operation, prepared.new_schema, log_block_format=opts.log_block_format,
+        parquet_compression=opts.parquet_compression)
+    return HudiBatchWriter(plan, prepared.input_schema, prepared.changelog)
 
 
 def apply_changelog(table: pa.Table, column: str) -> pa.Table:
@@ -176,6 +196,7 @@ class HudiBatchWriter(DataSourceArrowWriter):
         ctx = TaskContext.get()
         task_id, stage, attempt = (ctx.partitionId(), ctx.stageId(), ctx.attemptNumber()) if ctx else (0, 0, 0)
         task = TaskWriter(self.plan, task_id=task_id, stage_id=stage, attempt=attempt)
+        self._heartbeat()  # a job of many short tasks keeps the instant alive too
         last_beat = time.monotonic()
         try:
             for batch in iterator:
@@ -234,4 +255,5 @@ def remove_unreported_files(plan: WritePlan, results: list[TaskResult]) -> list[
     return stray
 
 
-__all__ = ["HudiBatchWriter", "HudiCommitMessage", "apply_changelog", "prepare_writer"]
+__all__ = ["HudiBatchWriter", "HudiCommitMessage", "PreparedWrite", "apply_changelog", "prepare_table",
+           "prepare_writer"]

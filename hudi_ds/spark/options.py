@@ -125,8 +125,14 @@ class HudiOptions(BaseModel):
         scope="read")
     split_max_bytes: int = opt(
         "hoodie.datasource.read.split.max.bytes", 128 * 1024 * 1024,
-        "hudi-py: base files without logs larger than this are read as several Spark partitions (row groups).",
-        scope="read")
+        "hudi-py: most bytes per Spark partition; log-free base files larger than this are split by row "
+        "groups, smaller file slices are packed together (1 = one partition per file slice).", scope="read")
+    split_open_cost: int = opt(
+        "hoodie.datasource.read.split.open.cost", 1024 * 1024,
+        "hudi-py: bytes a file slice counts for on top of its size when packing partitions.", scope="read")
+    min_partitions: int | None = opt(
+        "hoodie.datasource.read.min.partitions", None,
+        "hudi-py: aim for at least this many Spark partitions (default: the driver's CPU count).", scope="read")
 
     # ---- streaming (declared for the stream source/sink; batch reads and writes ignore them) ---------
     streaming_enabled: bool = opt(

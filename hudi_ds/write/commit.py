@@ -28,8 +28,8 @@ from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import OPERATION_TYPES, OPERATIONS, GroupTarget, WritePlan
 
 
-def check_writable(config: TableConfig) -> None:
-    """Refuse tables this version cannot write without corrupting them for other engines."""
+def check_timeline_writable(config: TableConfig) -> None:
+    """Refuse to change the timeline of tables whose format this version does not write."""
     if config.version != 6 or config.layout_version != 1:
         raise UnsupportedTableError(
             f"table version {config.version} (timeline layout {config.layout_version}) is read-only in hudi_ds: "
@@ -41,6 +41,11 @@ def check_writable(config: TableConfig) -> None:
             f"{','.join(config.metadata_partitions)}), which hudi_ds does not update; writing would make Java readers "
             "miss files. Disable it from Apache Hudi (hoodie.metadata.enable=false) first"
         )
+
+
+def check_writable(config: TableConfig) -> None:
+    """Refuse tables this version cannot write data into without corrupting them for other engines."""
+    check_timeline_writable(config)
     if not config.num_buckets:
         raise UnsupportedTableError(
             "the table has no bucket index (hoodie.bucket.index.num.buckets is not in hoodie.properties); "
@@ -91,13 +96,14 @@ class Coordinator:
         last = max((i.requested_time for i in timeline.instants), default=None)
         while True:
             instant = new_instant_time(after=last)
+            touch_heartbeat(self.storage, instant)  # alive before it exists: no writer may take it for dead
             if writer.create_requested(instant, action):
                 break
+            self.storage.delete(f"{HEARTBEAT_DIR}/{instant}")
             last = instant
         known = sorted(i.requested_time for i in timeline.commits())
         inflight = CommitMetadata(operation_type=OPERATION_TYPES[operation], extra_metadata=dict(extra or {}))
         writer.transition_to_inflight(instant, action, inflight.to_json_bytes())
-        touch_heartbeat(self.storage, instant)
         view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, 1))
         return WritePlan(
             base_uri=self.base_uri, instant=instant, operation=operation, config=self.config, schema=schema,
@@ -173,6 +179,9 @@ class Coordinator:
                 for s in meta.write_stats()
             }
             overlap = touched & theirs
+            if meta.compacted and not plan.is_overwrite and all(
+                    (g := plan.groups.get(k)) is not None and g.base_instant == inst.requested_time for k in overlap):
+                continue  # this write put its logs into the new slice of that compaction: no conflict
             if plan.operation == "insert_overwrite_table" or inst.action == "replacecommit":
                 overlap |= {(p, -1) for p in partitions if any(t[0] == p for t in theirs)}
             if overlap or (plan.operation == "insert_overwrite_table" and theirs):

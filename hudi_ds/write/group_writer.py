@@ -105,10 +105,13 @@ class GroupWriteContext:
             mm = pc.min_max(keys)
             kv["hoodie_min_record_key"] = mm["min"].as_py()
             kv["hoodie_max_record_key"] = mm["max"].as_py()
-        table = records.replace_schema_metadata(kv)
         sink = io.BytesIO()
-        pq.write_table(table, sink, compression=self.compression, store_schema=False,
-                       use_dictionary=dictionary_columns(table))
+        # store_schema=False keeps Arrow's own schema out of the footer (hudi-rs types come from parquet);
+        # Hudi's footer keys are added explicitly, as that option also drops schema metadata
+        with pq.ParquetWriter(sink, records.schema, compression=self.compression, store_schema=False,
+                              use_dictionary=dictionary_columns(records)) as writer:
+            writer.write_table(records)
+            writer.add_key_value_metadata(kv)
         data = sink.getvalue()
         self.storage.write_bytes(rel, data)
         faults.file_written()

@@ -48,7 +48,7 @@ SCRIPT = textwrap.dedent('''
     df = cluster_by_bucket(spark.createDataFrame(batch(2000, 5000, 2)), opts, num_partitions=4)
     df.write.format("hudi-py").options(**opts).mode("append").save(path)
 
-    got = spark.read.format("hudi-py").load(path)
+    got = spark.read.format("hudi-py").option("hoodie.datasource.read.split.max.bytes", "1").load(path)
     assert got.rdd.getNumPartitions() == 12, got.rdd.getNumPartitions()
     rows = sorted((r["id"], r["ts"], r["v"], r["dt"]) for r in got.collect())
     expected = sorted([(f"k{i:05d}", 1, i, f"2024-01-0{i % 3 + 1}") for i in range(2000)]

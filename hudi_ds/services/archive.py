@@ -1,0 +1,259 @@
+"""Archiving: move the oldest instants off the active timeline into `.hoodie/archived/` (layout 1).
+
+Hudi 0.14/0.15 keep archived instants in log files `.hoodie/archived/.commits_.archive.<version>_<token>`
+(file id `commits`, no base instant) made of Avro data blocks (header: SCHEMA only) of
+HoodieArchivedMetaEntry records, one record per instant file (requested, inflight, completed), ten records
+per block. Storage without append gets a new version per archival, as here.
+
+What moves: when more than `max_commits` completed commits are active, every instant (any action, any
+state) older than a boundary, which keeps at least `min_commits` commits active and never passes the
+earliest pending instant (a write, a compaction plan, a clean), the earliest commit the latest clean
+retains (time travel inside the retained window keeps working), a replacecommit whose replaced file
+groups still have files (without it readers would see them again), or an action hudi_ds cannot convert.
+Archiving a prefix of the timeline leaves no holes: hudi_ds readers treat data of instants older than the
+first active instant as committed (`Visibility.earliest_active`), which is then exactly right.
+
+The archive file is written first, then the instant files are deleted (pending states first, completed ones
+oldest first, as Hudi does); a crash in between leaves instants both archived and active, which is harmless.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import posixpath
+import struct
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import fastavro
+
+from hudi_ds.errors import ConfigError
+from hudi_ds.files.naming import parse_base_file, parse_log_file
+from hudi_ds.log.blocks import CONTENT_VERSION
+from hudi_ds.log.format import BlockType, HeaderKey, encode_block, read_blocks
+from hudi_ds.services.archive_schema import ARCHIVED_META_ENTRY, ENTRY_FIELDS
+from hudi_ds.services.rollback import HEARTBEAT_DIR
+from hudi_ds.storage import Storage
+from hudi_ds.timeline import CommitMetadata, Instant, State, Timeline, parse_instant_file_name
+from hudi_ds.timeline.avro_models import (
+    CLEAN_METADATA,
+    CLEANER_PLAN,
+    COMPACTION_PLAN,
+    REQUESTED_REPLACE_METADATA,
+    ROLLBACK_METADATA,
+    decode_avro_instant,
+    java_schema_json,
+)
+from hudi_ds.timeline.avro_schemas import COMMIT_METADATA
+from hudi_ds.timeline.instant import action_family
+from hudi_ds.timeline.timeline import HOODIE_DIR
+from hudi_ds.write.commit import check_writable
+
+if TYPE_CHECKING:
+    from hudi_ds.table import HudiTable
+
+__all__ = ["ARCHIVE_FOLDER", "archive", "read_archived"]
+
+ARCHIVE_FOLDER = ".hoodie/archived"
+ARCHIVE_FILE_ID = "commits"
+ARCHIVE_WRITE_TOKEN = "1-0-1"  # Hudi's HoodieLogFormat.UNKNOWN_WRITE_TOKEN
+BATCH = 10  # hoodie.commits.archival.batch
+SUPPORTED = frozenset({"commit", "deltacommit", "replacecommit", "compaction", "clean", "rollback"})
+_I = struct.Struct(">i")
+_SCHEMA_JSON = java_schema_json(ARCHIVED_META_ENTRY)
+_PARSED = fastavro.parse_schema(json.loads(_SCHEMA_JSON), named_schemas={})
+# HoodieWriteStat fields of the Avro commit metadata, to convert the JSON write stats (as Jackson does)
+_STAT_FIELDS = [f["name"] for f in COMMIT_METADATA["fields"][0]["type"][1]["values"]["items"]["fields"]]
+_INT_STAT_FIELDS = frozenset({"logVersion"})
+
+
+# --- boundary ----------------------------------------------------------------------------------------------
+
+
+def _clean_boundary(timeline: Timeline) -> str | None:
+    """The earliest commit the latest completed clean retains."""
+    cleans = [i for i in timeline.completed() if i.action == "clean"]
+    if not cleans:
+        return None
+    meta = timeline.read_avro(cleans[-1], reader_schema=CLEAN_METADATA)
+    return meta.get("earliestCommitToRetain") or None
+
+
+def _live_file_groups(storage: Storage) -> set[tuple[str, str]]:
+    out = set()
+    for entry in storage.walk_files(""):
+        if entry.path.startswith(".hoodie/"):
+            continue
+        partition, _, name = entry.path.rpartition("/")
+        ref = parse_base_file(partition, name) or parse_log_file(partition, name)
+        if ref is not None:
+            out.add((partition, ref.file_id))
+    return out
+
+
+def archive_boundary(storage: Storage, timeline: Timeline, min_commits: int, max_commits: int) -> str | None:
+    """Requested time of the oldest instant that stays active, or None when nothing is to be archived."""
+    commits = timeline.commits()
+    if len(commits) <= max_commits:
+        return None
+    limits = [commits[len(commits) - min_commits].requested_time]
+    limits += [i.requested_time for i in timeline.pending()[:1]]
+    limits += [i.requested_time for i in timeline.instants if i.action not in SUPPORTED][:1]
+    cleaned = _clean_boundary(timeline)
+    if cleaned:
+        limits.append(cleaned)
+    boundary = min(limits)
+    live: set[tuple[str, str]] | None = None
+    for inst in commits:
+        if inst.requested_time >= boundary:
+            break
+        if inst.action == "replacecommit":
+            replaced = timeline.commit_metadata(inst).replaced_file_ids()
+            live = _live_file_groups(storage) if live is None else live
+            if any((p, fid) in live for p, ids in replaced.items() for fid in ids):
+                boundary = inst.requested_time
+                break
+    return boundary
+
+
+# --- records -----------------------------------------------------------------------------------------------
+
+
+def _avro_commit_metadata(meta: CommitMetadata, replace: bool) -> dict[str, Any]:
+    """The JSON commit metadata as the Avro HoodieCommitMetadata (or HoodieReplaceCommitMetadata)."""
+    stats: dict[str, list[dict[str, Any]]] = {}
+    for partition, items in meta.partition_to_write_stats.items():
+        rows = []
+        for stat in items:
+            raw = stat.to_json_dict()
+            row = {name: raw.get(name) for name in _STAT_FIELDS}
+            for name in ("cdcStats",):
+                row[name] = row[name] if isinstance(row[name], dict) else None
+            for name in _INT_STAT_FIELDS:
+                value = row[name]
+                row[name] = int(value) if value is not None else None
+            rows.append(row)
+        stats[partition] = rows
+    out: dict[str, Any] = {
+        "partitionToWriteStats": stats, "compacted": meta.compacted,
+        "extraMetadata": dict(meta.extra_metadata), "version": 1, "operationType": meta.operation_type,
+    }
+    if replace:
+        out["partitionToReplaceFileIds"] = {p: list(ids) for p, ids in meta.replaced_file_ids().items()}
+    return out
+
+
+def _entry(storage: Storage, name: str, inst: Instant) -> dict[str, Any]:
+    """One HoodieArchivedMetaEntry for the instant file `name` (Hudi's MetadataConversionUtils)."""
+    path = posixpath.join(HOODIE_DIR, name)
+    data = storage.read_bytes(path)
+    rec: dict[str, Any] = dict.fromkeys(ENTRY_FIELDS)
+    rec.update(commitTime=inst.requested_time, actionType=inst.action, actionState=inst.state.name, version=1)
+    action, state = inst.action, inst.state
+    if action in ("commit", "deltacommit"):
+        rec["hoodieCommitMetadata"] = _avro_commit_metadata(CommitMetadata.from_json_bytes(data, path), False)
+    elif action == "replacecommit" and data:
+        if state is State.COMPLETED:
+            meta = CommitMetadata.from_json_bytes(data, path)
+            rec["hoodieReplaceCommitMetadata"] = _avro_commit_metadata(meta, True)
+        elif state is State.INFLIGHT:
+            meta = CommitMetadata.from_json_bytes(data, path)
+            rec["HoodieInflightReplaceMetadata"] = _avro_commit_metadata(meta, False)
+        else:
+            rec["hoodieRequestedReplaceMetadata"] = decode_avro_instant(
+                data, path, REQUESTED_REPLACE_METADATA)
+    elif action == "clean":
+        if state is State.COMPLETED:
+            rec["hoodieCleanMetadata"] = decode_avro_instant(data, path, CLEAN_METADATA)
+        else:
+            requested = posixpath.join(HOODIE_DIR, f"{inst.requested_time}.clean.requested")
+            plan = storage.read_bytes(requested)
+            rec["hoodieCleanerPlan"] = decode_avro_instant(plan, requested, CLEANER_PLAN)
+    elif action == "rollback" and state is State.COMPLETED:
+        rec["hoodieRollbackMetadata"] = decode_avro_instant(data, path, ROLLBACK_METADATA)
+    elif action == "compaction" and state is State.REQUESTED:
+        rec["hoodieCompactionPlan"] = decode_avro_instant(data, path, COMPACTION_PLAN)
+    return rec
+
+
+def _encode_blocks(records: list[dict[str, Any]]) -> bytes:
+    out = []
+    for start in range(0, len(records), BATCH):
+        batch = records[start:start + BATCH]
+        parts = [_I.pack(CONTENT_VERSION), _I.pack(len(batch))]
+        for rec in batch:
+            buf = io.BytesIO()
+            fastavro.schemaless_writer(buf, _PARSED, rec)
+            parts += [_I.pack(buf.tell()), buf.getvalue()]
+        out.append(encode_block(BlockType.AVRO_DATA, {HeaderKey.SCHEMA: _SCHEMA_JSON}, b"".join(parts)))
+    return b"".join(out)
+
+
+def _write_archive_file(storage: Storage, content: bytes) -> str:
+    versions = [lf.version for e in storage.list(ARCHIVE_FOLDER)
+                if (lf := parse_log_file(ARCHIVE_FOLDER, e.name)) is not None
+                and lf.file_id == ARCHIVE_FILE_ID]
+    version = max(versions, default=0) + 1
+    while True:
+        rel = f"{ARCHIVE_FOLDER}/.{ARCHIVE_FILE_ID}_.archive.{version}_{ARCHIVE_WRITE_TOKEN}"
+        if storage.put_if_absent(rel, content):
+            return rel
+        version += 1
+
+
+def read_archived(storage: Storage) -> Iterator[dict[str, Any]]:
+    """Every HoodieArchivedMetaEntry record of the table's archive files, oldest file first."""
+    files = []
+    for e in storage.list(ARCHIVE_FOLDER):
+        lf = parse_log_file(ARCHIVE_FOLDER, e.name)
+        if lf is not None and lf.file_id == ARCHIVE_FILE_ID:
+            files.append((lf.version, e.path))
+    for _, rel in sorted(files):
+        for block in read_blocks(storage.read_bytes(rel), rel):
+            if block.block_type != BlockType.AVRO_DATA or not block.schema_json:
+                continue
+            writer = fastavro.parse_schema(json.loads(block.schema_json), named_schemas={})
+            content = bytes(block.content)
+            count, pos = _I.unpack_from(content, 4)[0], 8
+            for _ in range(count):
+                (size,) = _I.unpack_from(content, pos)
+                rec = fastavro.schemaless_reader(io.BytesIO(content[pos + 4:pos + 4 + size]), writer)
+                assert isinstance(rec, dict)
+                yield rec
+                pos += 4 + size
+
+
+# --- archive -----------------------------------------------------------------------------------------------
+
+
+def archive(table: HudiTable, *, min_commits: int = 20, max_commits: int = 30) -> list[str]:
+    """Archive the oldest instants when more than `max_commits` completed commits are active, keeping at
+    least `min_commits`; returns the requested times of the archived instants (oldest first)."""
+    if not 1 <= min_commits < max_commits:
+        raise ConfigError(
+            f"archiving needs 1 <= min_commits < max_commits, got min_commits={min_commits}, "
+            f"max_commits={max_commits} (Hudi's hoodie.keep.min.commits / hoodie.keep.max.commits)")
+    storage = table.storage
+    check_writable(table.config)
+    timeline = Timeline.load(storage, 1)
+    boundary = archive_boundary(storage, timeline, min_commits, max_commits)
+    if boundary is None:
+        return []
+    files: list[tuple[Instant, str]] = []
+    for entry in storage.list(HOODIE_DIR):
+        inst = None if entry.is_dir else parse_instant_file_name(entry.name, 1)
+        if inst is not None and inst.requested_time < boundary:
+            files.append((inst, entry.name))
+    if not files:
+        return []
+    files.sort(key=lambda f: (f[0].requested_time, action_family(f[0].action), f[0].state.rank))
+    _write_archive_file(storage, _encode_blocks([_entry(storage, name, inst) for inst, name in files]))
+    # pending states first, then completed instants oldest first: the active timeline never has a hole
+    for _, name in [f for f in files if not f[0].is_completed] + [f for f in files if f[0].is_completed]:
+        storage.delete(posixpath.join(HOODIE_DIR, name))
+    times = sorted({inst.requested_time for inst, _ in files})
+    for ts in times:
+        storage.delete_dir(f".hoodie/.temp/{ts}")
+        storage.delete(f"{HEARTBEAT_DIR}/{ts}")
+    return times

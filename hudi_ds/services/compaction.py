@@ -1,0 +1,357 @@
+"""Compaction of merge-on-read tables: schedule a plan, execute it, in the background if wanted.
+
+Scheduling (`schedule_compaction`) writes `<C>.compaction.requested`, an Avro HoodieCompactionPlan naming
+every file group whose latest slice has log files. Execution (`run_compaction`) marks it
+`<C>.compaction.inflight`, merges each planned slice (base file + committed log blocks, the reader's merge
+rule) into one new base file `<fileId>_<token>_<C>.parquet` per file group, and publishes `<C>.commit`
+(JSON commit metadata, `compacted: true`, operation `COMPACT`) - the single point at which readers switch to
+the new slices. Records keep their `_hoodie_commit_time` / `_hoodie_commit_seqno`, as Hudi's compaction
+preserves them, so incremental queries never return rows "changed" by a compaction.
+
+Concurrency (spec §2.5, Hudi's rule). While a plan is pending, writers put the logs of its file groups in
+the new slice (base instant C; see `compaction_plan` and the write coordinator's `_group_targets`) and never
+touch base files; the compaction reads only the previous slice and never writes logs. So `run_compaction`
+may run in a background thread or process while writes continue (`CompactionRunner`). Scheduling needs a
+quiet moment instead: it does nothing while a write is in flight (Hudi's single-writer check), which is why
+the streaming sink schedules between micro-batches and executes asynchronously. Before publishing, the
+executor checks that the slices it read did not change (a write that could not see the plan); if they did,
+it discards its output and runs again.
+
+Failures leave the plan pending. The next run removes the partial files of the failed attempt (through its
+markers), records a rollback instant as Hudi does, and executes the plan again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from hudi_ds.config import TableConfig
+from hudi_ds.errors import CommitConflictError, ConfigError, InstantNotFoundError
+from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
+from hudi_ds.read.query import TableSnapshot
+from hudi_ds.schema.avro import arrow_to_avro
+from hudi_ds.schema.meta import strip_meta
+from hudi_ds.services.compaction_exec import (
+    ExecOptions,
+    SliceInputs,
+    compact_slice,
+    input_slice,
+    inputs_changed,
+    revert_attempt,
+    schema_metadata,
+)
+from hudi_ds.services.compaction_plan import (
+    PENDING_ACTION,
+    CompactionOperation,
+    pending_compactions,
+    pending_operations,
+    read_plan,
+)
+from hudi_ds.services.rollback import (
+    DEFAULT_HEARTBEAT_TIMEOUT_S,
+    HEARTBEAT_DIR,
+    touch_heartbeat,
+)
+from hudi_ds.storage import Storage
+from hudi_ds.timeline import (
+    CommitMetadata,
+    State,
+    Timeline,
+    TimelineWriter,
+    WriteStat,
+    new_instant_time,
+)
+from hudi_ds.timeline.avro_models import (
+    COMPACTION_PLAN,
+    compaction_operation,
+    compaction_plan,
+    encode_avro_instant,
+)
+from hudi_ds.write.commit import check_writable
+
+if TYPE_CHECKING:
+    from hudi_ds.table import HudiTable
+
+__all__ = ["CompactionRunner", "compact", "run_compaction", "schedule_compaction"]
+
+DEFAULT_ROW_GROUP_BYTES = 120 * 1024 * 1024  # Hudi's hoodie.parquet.block.size
+_DEFAULT_BASE_FILE_BYTES = 120 * 1024 * 1024  # hoodie.parquet.max.file.size: the plan's write estimate
+_MB = 1024 * 1024
+_THREADS = 2
+_ATTEMPTS = 3
+_WRITE_ACTIONS = frozenset({"commit", "deltacommit", "replacecommit"})
+_run_locks: dict[str, threading.Lock] = {}
+_run_locks_guard = threading.Lock()
+
+
+def _run_lock(storage: Storage) -> threading.Lock:
+    """One executor per table and process at a time (a background runner and a direct call included)."""
+    with _run_locks_guard:
+        return _run_locks.setdefault(storage.base, threading.Lock())
+
+
+def _check_mor(config: TableConfig) -> None:
+    check_writable(config)
+    if not config.is_mor:
+        raise ConfigError(
+            "compaction applies to MERGE_ON_READ tables; this COPY_ON_WRITE table has no log files to "
+            "compact")
+
+
+def _heartbeat_age(storage: Storage, instant: str) -> float | None:
+    try:
+        return time.time() - float(storage.read_bytes(f"{HEARTBEAT_DIR}/{instant}").decode() or 0)
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _live_writes(storage: Storage, timeline: Timeline, before: str | None = None) -> list[str]:
+    """Pending writes whose writer may still be running: heartbeat fresh, or not written yet. (Writers
+    roll back dead ones before they commit; the services never do, since a writer between claiming its
+    instant and its first heartbeat looks dead.)"""
+    out = []
+    for i in timeline.pending():
+        if i.action in _WRITE_ACTIONS and (before is None or i.requested_time < before):
+            age = _heartbeat_age(storage, i.requested_time)
+            if age is None or age < DEFAULT_HEARTBEAT_TIMEOUT_S:
+                out.append(i.requested_time)
+    return out
+
+
+def _wait_for(storage: Storage, instants: Iterable[str], wait_s: float) -> bool:
+    """Wait until none of `instants` is pending any more; False on timeout."""
+    wanted = set(instants)
+    deadline = time.monotonic() + wait_s
+    delay = 0.02
+    while wanted:
+        timeline = Timeline.load(storage, 1)
+        wanted = {t for t in wanted if (i := timeline.find(t)) is not None and not i.is_completed}
+        if not wanted:
+            break
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(delay)
+        delay = min(delay * 2, 0.5)
+    return True
+
+
+# --- scheduling --------------------------------------------------------------------------------------------
+
+
+def _delta_commits_since_compaction(timeline: Timeline) -> int:
+    compactions = [i.requested_time for i in timeline.instants
+                   if i.action == PENDING_ACTION or (i.is_completed and i.action == "commit")]
+    last = max(compactions, default="")
+    return sum(1 for i in timeline.commits() if i.action == "deltacommit" and i.requested_time > last)
+
+
+def _metrics(sl: FileSlice) -> dict[str, float]:
+    """Hudi's per-operation metrics (CompactionStrategy.captureMetrics), sizes in whole MB."""
+    log_bytes = sum(lf.size for lf in sl.log_files)
+    base_bytes = sl.base_file.size if sl.base_file else 0
+    read_mb = (base_bytes + log_bytes) // _MB
+    write_mb = (base_bytes if base_bytes > 0 else _DEFAULT_BASE_FILE_BYTES) // _MB
+    return {"TOTAL_LOG_FILES": float(len(sl.log_files)), "TOTAL_IO_MB": float(read_mb + write_mb),
+            "TOTAL_IO_READ_MB": float(read_mb), "TOTAL_LOG_FILES_SIZE": float(log_bytes),
+            "TOTAL_IO_WRITE_MB": float(write_mb)}
+
+
+def schedule_compaction(table: HudiTable, *, min_delta_commits: int = 1, wait_s: float = 60.0) -> str | None:
+    """Plan a compaction of every file group whose latest slice has log files; returns its instant C.
+
+    Returns None (and writes nothing) when there is nothing to compact, when fewer than
+    `min_delta_commits` delta commits completed since the last compaction (Hudi's
+    hoodie.compact.inline.max.delta.commits), or while a write is in flight (Hudi requires every pending
+    write to be later than the compaction instant: schedule between writes). A write that started in the
+    instant between that check and the plan's creation is waited for (up to `wait_s`).
+    """
+    storage, config = table.storage, table.config
+    _check_mor(config)
+    timeline = Timeline.load(storage, 1)
+    if _live_writes(storage, timeline) or _delta_commits_since_compaction(timeline) < min_delta_commits:
+        return None
+    view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, 1))
+    busy = pending_operations(timeline)
+    ops = []
+    for sl in view.latest_slices():
+        if not sl.log_files or (sl.partition, sl.file_id) in busy:
+            continue
+        ops.append(compaction_operation(
+            sl.base_instant or sl.log_files[0].instant, sl.file_id, sl.partition,
+            sl.base_file.name if sl.base_file else None, [lf.name for lf in sl.log_files], _metrics(sl)))
+    if not ops:
+        return None
+    content = encode_avro_instant(compaction_plan(ops), COMPACTION_PLAN)
+    writer = TimelineWriter(storage, 1)
+    last = timeline.last_instant_time()
+    while True:
+        instant = new_instant_time(after=last)
+        if writer.create_requested(instant, PENDING_ACTION, content):
+            break
+        last = instant
+    # A writer that claimed its instant before the plan existed may not have seen it: let it finish, its
+    # logs then belong to the slice the executor reads (and the executor re-checks before publishing).
+    _wait_for(storage, _live_writes(storage, Timeline.load(storage, 1)), wait_s)
+    return instant
+
+
+# --- execution ---------------------------------------------------------------------------------------------
+
+
+def _attempt(table: HudiTable, instant: str, attempt: int, options: ExecOptions) -> bool:
+    """One execution of plan `instant`; False if a compacted slice changed meanwhile (output discarded)."""
+    storage, config = table.storage, table.config
+    timeline = Timeline.load(storage, 1)
+    inst = timeline.get(instant)
+    if inst.is_completed:
+        return True
+    if inst.state is State.INFLIGHT:
+        revert_attempt(storage, timeline, inst)
+    TimelineWriter(storage, 1).transition_to_inflight(instant, PENDING_ACTION)
+    touch_heartbeat(storage, instant)
+    snap = TableSnapshot(storage, config, timeline)
+    schema = snap.full_schema()
+    vis = Visibility.of(timeline, None, 1)
+    view = snap.view(vis)
+    reader = snap.reader(vis, schema, view.committed_paths())
+    avro = arrow_to_avro(schema, config.name)
+    work = [(op, sl) for op in read_plan(timeline, inst) if (sl := input_slice(view, op)) is not None]
+
+    def one(item: tuple[int, tuple[CompactionOperation, FileSlice]]) -> tuple[WriteStat, SliceInputs]:
+        n, (op, sl) = item
+        touch_heartbeat(storage, instant)
+        return compact_slice(storage, reader, op, sl, f"{n}-0-{attempt}", avro, options)
+
+    with ThreadPoolExecutor(_THREADS) as pool:
+        results = list(pool.map(one, enumerate(work)))
+    if inputs_changed(storage, instant, [inputs for _, inputs in results]):
+        now = Timeline.load(storage, 1)
+        revert_attempt(storage, now, now.get(instant))
+        return False
+    stats: dict[str, list[WriteStat]] = {}
+    for stat, _ in results:
+        stats.setdefault(stat.partition_path or "", []).append(stat)
+    meta = CommitMetadata(partition_to_write_stats=stats, compacted=True, operation_type="COMPACT",
+                          extra_metadata=schema_metadata(timeline, strip_meta(schema), config.name))
+    TimelineWriter(storage, 1).complete(instant, PENDING_ACTION, meta.to_json_bytes())
+    storage.delete_dir(f".hoodie/.temp/{instant}")
+    storage.delete(f"{HEARTBEAT_DIR}/{instant}")
+    return True
+
+
+def run_compaction(table: HudiTable, instant: str | None = None, *, row_group_rows: int | None = None,
+                   row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES, compression: str = "snappy",
+                   wait_s: float = 60.0,
+                   heartbeat_timeout_s: float = DEFAULT_HEARTBEAT_TIMEOUT_S) -> list[str]:
+    """Execute pending compaction plans (all, oldest first, or only `instant`); returns the instants
+    completed by this call.
+
+    Each file group gets exactly one new base file, written in row groups of `row_group_rows` rows or, by
+    default, of about `row_group_bytes` (in-memory size; Hudi's hoodie.parquet.block.size). A plan another
+    live process is executing (fresh heartbeat) is skipped, as is, for now, a plan that a write older than
+    it is still writing to (waited for up to `wait_s`). Safe to call while other threads write.
+    """
+    storage = table.storage
+    _check_mor(table.config)
+    options = ExecOptions(row_group_rows, row_group_bytes, compression)
+    done: list[str] = []
+    with _run_lock(storage):
+        timeline = Timeline.load(storage, 1)
+        plans = pending_compactions(timeline)
+        if instant is not None:
+            target = timeline.find(instant)
+            if target is None or target.action not in (PENDING_ACTION, "commit"):
+                raise InstantNotFoundError(
+                    f"no compaction {instant} on the timeline; see HudiTable.timeline()")
+            plans = [p for p in plans if p.requested_time == instant]
+        for inst in plans:
+            age = _heartbeat_age(storage, inst.requested_time)
+            if inst.state is State.INFLIGHT and age is not None and age < heartbeat_timeout_s:
+                continue  # another process is executing it
+            if not _wait_for(storage, _live_writes(storage, timeline, before=inst.requested_time), wait_s):
+                continue
+            try:
+                for attempt in range(_ATTEMPTS):
+                    if _attempt(table, inst.requested_time, attempt, options):
+                        break
+                else:
+                    raise CommitConflictError(
+                        f"the file groups of compaction {inst.requested_time} kept changing while it ran "
+                        "(writes that did not see the plan); its output was discarded and the plan is still "
+                        "pending: run it again")
+            except BaseException:
+                storage.delete(f"{HEARTBEAT_DIR}/{inst.requested_time}")  # not alive: a re-run may take over
+                raise
+            done.append(inst.requested_time)
+    return done
+
+
+def compact(table: HudiTable, *, min_delta_commits: int = 1, row_group_rows: int | None = None,
+            row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES) -> list[str]:
+    """Schedule a compaction (if due) and execute every pending plan; returns the completed instants."""
+    schedule_compaction(table, min_delta_commits=min_delta_commits)
+    return run_compaction(table, row_group_rows=row_group_rows, row_group_bytes=row_group_bytes)
+
+
+class CompactionRunner:
+    """Executes pending compactions of one table in a background daemon thread (async compaction).
+
+    A writer (the streaming sink) calls `schedule_compaction` between its commits and then `trigger()`:
+    the runner executes every pending plan while the writer goes on writing (the writer targets the plans'
+    new slices, the compaction only rewrites base files). A trigger during a run queues one more run.
+    Errors never reach the writer's thread: they are kept in `errors` and passed to `on_error`; `wait()`
+    blocks until the runner is idle.
+    """
+
+    def __init__(self, table: HudiTable, *, on_error: Callable[[BaseException], None] | None = None,
+                 **options: Any) -> None:
+        self.table = table
+        self.options = options
+        self.on_error = on_error
+        self.completed: list[str] = []
+        self.errors: list[BaseException] = []
+        self._cond = threading.Condition()
+        self._requested = False
+        self._running = False
+
+    @property
+    def busy(self) -> bool:
+        with self._cond:
+            return self._requested or self._running
+
+    def trigger(self) -> None:
+        """Run pending compactions in the background (now, or right after the current run)."""
+        with self._cond:
+            self._requested = True
+            if self._running:
+                return
+            self._running = True
+        name = f"hudi-compaction-{self.table.config.name}"
+        threading.Thread(target=self._loop, name=name, daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                if not self._requested:
+                    self._running = False
+                    self._cond.notify_all()
+                    return
+                self._requested = False
+            try:
+                done = run_compaction(self.table, **self.options)
+                with self._cond:
+                    self.completed.extend(done)
+            except BaseException as exc:  # noqa: BLE001 - reported, never raised in the writer's thread
+                with self._cond:
+                    self.errors.append(exc)
+                if self.on_error is not None:
+                    self.on_error(exc)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until no run is in progress or queued; False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._requested and not self._running, timeout)

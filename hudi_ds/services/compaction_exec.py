@@ -1,0 +1,190 @@
+"""Executing one compaction operation: read the planned slice, merge it, write the new base file.
+
+Split from `compaction` (scheduling and the run loop). Everything here works on one file group; the caller
+runs operations in parallel and publishes the commit.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hudi_ds.errors import CorruptTableError
+from hudi_ds.files.naming import base_file_name, join, parse_log_file
+from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
+from hudi_ds.log.format import BlockType, read_blocks
+from hudi_ds.merge import merge_slice
+from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY
+from hudi_ds.read.slice_reader import SliceReader
+from hudi_ds.schema.avro import arrow_to_avro
+from hudi_ds.schema.meta import FILE_NAME, META_COLUMNS, RECORD_KEY
+from hudi_ds.services.compaction_plan import CompactionOperation
+from hudi_ds.services.rollback import _record, marked_files
+from hudi_ds.storage import Storage
+from hudi_ds.timeline import Instant, State, Timeline, WriteStat
+from hudi_ds.write import faults
+from hudi_ds.write.group_writer import dictionary_columns, marker_path
+
+
+@dataclass(frozen=True)
+class SliceInputs:
+    """What one operation read: enough to notice, before publishing, that its slice changed."""
+
+    key: tuple[str, str]
+    base_instant: str
+    logs: frozenset[tuple[str, int]]
+    unseen_instants: frozenset[str]  # block instants skipped as not committed when read
+
+
+@dataclass(frozen=True)
+class ExecOptions:
+    row_group_rows: int | None
+    row_group_bytes: int
+    compression: str
+
+
+def input_slice(view: FileSystemView, op: CompactionOperation) -> FileSlice | None:
+    """The planned slice as it is now: its base file and every log file before C (the logs of C's own,
+    new slice are not compacted)."""
+    slices = view.groups.get(op.key)
+    if slices is None:
+        return None  # the file group was replaced (insert overwrite) since the plan was made
+    for sl in slices:
+        if (sl.base_instant or (sl.log_files[0].instant if sl.log_files else "")) == op.base_instant:
+            logs = [lf for lf in sl.log_files if lf.instant < op.instant]
+            return FileSlice(sl.partition, sl.file_id, sl.base_instant, sl.base_file, logs)
+    raise CorruptTableError(
+        f"compaction {op.instant}: the file slice {op.base_instant} of file group {op.file_id} "
+        f"(partition {op.partition!r}) it plans to compact is missing; restore it or roll the table back")
+
+
+def _block_stats(storage: Storage, sl: FileSlice, vis: Visibility) -> tuple[int, int, int, set[str]]:
+    """(blocks, rollback blocks, corrupt blocks, block instants not visible) of the slice's logs."""
+    blocks = rollbacks = corrupt = 0
+    unseen: set[str] = set()
+    for lf in sl.log_files:
+        for block in read_blocks(storage.read_bytes(lf.path), lf.path):
+            blocks += 1
+            rollbacks += block.block_type == BlockType.COMMAND
+            corrupt += block.block_type == BlockType.CORRUPT
+            if block.instant_time and not vis.sees(block.instant_time):
+                unseen.add(block.instant_time)
+    return blocks, rollbacks, corrupt, unseen
+
+
+def _write_base(storage: Storage, instant: str, partition: str, name: str, records: pa.Table,
+                avro: dict[str, Any], options: ExecOptions, merge: bool) -> int:
+    """One parquet base file (marker first), rolled into row groups of the target size; returns its size."""
+    storage.write_bytes(marker_path(instant, partition, name, "MERGE" if merge else "CREATE"), b"")
+    n = records.num_rows
+    records = records.set_column(META_COLUMNS.index(FILE_NAME), FILE_NAME, pa.repeat(pa.scalar(name), n))
+    kv = {"parquet.avro.schema": json.dumps(avro), "writer.model.name": "avro"}
+    if n:
+        mm = pc.min_max(records[RECORD_KEY])
+        kv["hoodie_min_record_key"] = mm["min"].as_py()
+        kv["hoodie_max_record_key"] = mm["max"].as_py()
+    rows = options.row_group_rows
+    if rows is None:
+        rows = max(1, options.row_group_bytes * n // max(1, records.nbytes)) if n else 1
+    sink = io.BytesIO()
+    with pq.ParquetWriter(sink, records.schema, compression=options.compression, store_schema=False,
+                          use_dictionary=dictionary_columns(records)) as writer:
+        writer.write_table(records, row_group_size=max(1, rows))
+        writer.add_key_value_metadata(kv)  # Hudi's footer keys (not Arrow's schema)
+    data = sink.getvalue()
+    storage.write_bytes(join(partition, name), data)
+    faults.file_written()
+    return len(data)
+
+
+def compact_slice(storage: Storage, reader: SliceReader, op: CompactionOperation, sl: FileSlice, token: str,
+                  avro: dict[str, Any], options: ExecOptions) -> tuple[WriteStat, SliceInputs]:
+    """Merge one planned slice into the new base file `<fileId>_<token>_<C>.parquet`; its write stat
+    (Hudi's compaction stat fields) and what was read."""
+    started = time.monotonic()
+    blocks, rollbacks, corrupt, unseen = _block_stats(storage, sl, reader.visibility)
+    base = reader.read_base(sl)
+    data, deletes = reader.read_logs(sl) if sl.log_files else (None, None)
+    scanned = time.monotonic()
+    merged = merge_slice(base, data, deletes, reader.ordering_field, reader.schema)
+    name = base_file_name(op.file_id, token, op.instant)
+    size = _write_base(storage, op.instant, op.partition, name, merged, avro, options, base is not None)
+    done = time.monotonic()
+
+    empty = pa.array([], pa.string())
+    base_keys = base[RECORD_KEY].combine_chunks() if base is not None else empty
+    log_parts = list(data.table[RECORD_KEY].chunks) if data is not None else []
+    log_parts += [deletes.keys] if deletes is not None else []
+    log_keys = pc.unique(pa.chunked_array(log_parts, pa.string())) if log_parts else empty
+    out_keys = merged[RECORD_KEY]
+    in_base = pc.is_in(out_keys, value_set=base_keys)
+    n_in_base = int(pc.sum(in_base).as_py() or 0)
+    updated = int(pc.sum(pc.and_(in_base, pc.is_in(out_keys, value_set=log_keys))).as_py() or 0)
+    n_log_rows = (data.table.num_rows if data is not None else 0) + (
+        len(deletes.keys) if deletes is not None else 0)
+    stat = WriteStat(
+        file_id=op.file_id, path=join(op.partition, name), prev_commit=op.base_instant,
+        num_writes=merged.num_rows, num_deletes=len(base_keys) - n_in_base, num_update_writes=updated,
+        num_inserts=merged.num_rows - n_in_base, total_write_bytes=size, partition_path=op.partition,
+        total_log_records=n_log_rows, total_log_files_compacted=len(sl.log_files),
+        total_log_size_compacted=sum(lf.size for lf in sl.log_files),
+        total_updated_records_compacted=len(log_keys), total_log_blocks=blocks,
+        total_corrupt_log_block=corrupt,
+        total_rollback_blocks=rollbacks, file_size_in_bytes=size,
+        runtime_stats={"totalScanTime": int((scanned - started) * 1000),
+                       "totalUpsertTime": int((done - scanned) * 1000), "totalCreateTime": 0},
+    )
+    logs = frozenset((lf.name, lf.size) for lf in sl.log_files)
+    return stat, SliceInputs(op.key, op.base_instant, logs, frozenset(unseen))
+
+
+def inputs_changed(storage: Storage, instant: str, inputs: list[SliceInputs]) -> bool:
+    """Whether a write changed a compacted slice while we read it: a log file added or grown there, or a
+    block we skipped as uncommitted that has committed since."""
+    timeline = Timeline.load(storage, 1)
+    listings: dict[str, list[tuple[str, int]]] = {}
+    for inp in inputs:
+        partition, file_id = inp.key
+        if partition not in listings:
+            listings[partition] = [(e.name, e.size) for e in storage.list(partition) if not e.is_dir]
+        now = {(name, size) for name, size in listings[partition]
+               if (lf := parse_log_file(partition, name)) is not None and lf.file_id == file_id
+               and inp.base_instant <= lf.instant < instant}
+        if now != set(inp.logs) or any(timeline.contains_completed(t) for t in inp.unseen_instants):
+            return True
+    return False
+
+
+def schema_metadata(timeline: Timeline, data_schema: pa.Schema, table_name: str) -> dict[str, str]:
+    """The writer schema the compacted files were written with, copied from the newest commit recording it."""
+    for inst in reversed(timeline.commits()):
+        extra = timeline.commit_metadata(inst).extra_metadata or {}
+        if extra.get("schema"):
+            return {k: extra[k] for k in ("schema", ARROW_SCHEMA_KEY) if k in extra}
+    return {"schema": json.dumps(arrow_to_avro(data_schema, table_name))}
+
+
+def revert_attempt(storage: Storage, timeline: Timeline, inst: Instant) -> None:
+    """Undo a failed attempt: delete its files (found by markers), record a rollback instant as Hudi does,
+    and turn the instant back into a requested plan."""
+    started = time.time()
+    removed: dict[str, dict[str, list[str]]] = {}
+    for rel in marked_files(storage, inst.requested_time):
+        partition = rel.rpartition("/")[0]
+        entry = removed.setdefault(partition, {"deleted": [], "masked": []})
+        if storage.exists(rel):
+            storage.delete(rel)
+            entry["deleted"].append(rel)
+    if removed:
+        _record(storage, timeline, inst, removed, started)
+    storage.delete(timeline.file_path(inst, State.INFLIGHT))
+    storage.delete_dir(f".hoodie/.temp/{inst.requested_time}")
+
+

@@ -1,0 +1,377 @@
+"""Table services: compaction, cleaning, archiving. The invariant: every service leaves every read it
+promises to keep (snapshot, read-optimized after compaction, time travel in the retained window,
+incremental) exactly as it was, in our reader and in hudi-rs."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import fastavro
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from tables import hudi_rs, rows
+
+from hudi_ds import HudiTable
+from hudi_ds.errors import CommitConflictError, ConfigError
+from hudi_ds.files.naming import parse_base_file, parse_log_file
+from hudi_ds.services.archive import archive, read_archived
+from hudi_ds.services.clean import clean
+from hudi_ds.services.compaction import CompactionRunner, compact, run_compaction, schedule_compaction
+from hudi_ds.write import faults
+from hudi_ds.write.commit import Coordinator
+
+COLS = ["id", "ts", "dt", "v", "_hoodie_record_key", "_hoodie_partition_path"]
+
+
+def data(ids, ts, v=1.0):
+    ids = list(ids)
+    return pa.table({"id": [f"k{i}" for i in ids], "ts": [ts] * len(ids), "dt": [f"d{i % 2}" for i in ids],
+                     "v": [float(i) * v for i in ids]})
+
+
+def deletes(ids):
+    ids = list(ids)
+    return pa.table({"id": [f"k{i}" for i in ids], "dt": [f"d{i % 2}" for i in ids]})
+
+
+def snap(t: HudiTable, **kw):
+    return rows(t.to_arrow(**kw), COLS)
+
+
+def theirs(t: HudiTable, **kw):
+    return rows(hudi_rs(t.path, **kw), COLS)
+
+
+def data_files(t: HudiTable) -> set[str]:
+    root = Path(t.path)
+    return {str(p.relative_to(root)) for p in root.rglob("*")
+            if p.is_file() and ".hoodie" not in p.parts and not p.name.startswith(".hoodie_partition")}
+
+
+def timeline_files(t: HudiTable) -> set[str]:
+    return {p.name for p in (Path(t.path) / ".hoodie").iterdir() if p.is_file()}
+
+
+def avro_record(path: Path) -> dict:
+    with open(path, "rb") as f:
+        return next(iter(fastavro.reader(f)))
+
+
+@pytest.fixture
+def mor(tmp_path):
+    """A MOR table with inserts, upserts and deletes spread over two partitions and two buckets each."""
+    t = HudiTable.create(str(tmp_path / "mor"), table_name="mor", record_key="id", ordering_field="ts",
+                         partition_by="dt", buckets=2)
+    t.write(data(range(40), 1))
+    t.write(data(range(10, 30), 2, v=2.0))
+    t.write(deletes([3, 4, 11, 12]), operation="delete")
+    t.write(data(range(35, 50), 3, v=3.0))
+    return t
+
+
+# --- compaction --------------------------------------------------------------------------------------------
+
+
+def test_compaction_keeps_every_read(mor):
+    commits = [i.requested_time for i in mor.timeline()]
+    before = snap(mor)
+    assert theirs(mor) == before
+    at_second = snap(mor, as_of=commits[1])
+    incremental = rows(mor.incremental(commits[0]), COLS)
+    assert snap(mor, read_optimized=True) != before  # logs hold updates and deletes
+
+    done = compact(mor, row_group_rows=4)
+    assert len(done) == 1
+    c = done[0]
+    assert c > commits[-1]
+    assert snap(mor) == before
+    assert theirs(mor) == before
+    assert snap(mor, read_optimized=True) == before
+    assert theirs(mor, read_optimized=True) == before
+    assert snap(mor, as_of=commits[1]) == at_second  # time travel to before the compaction
+    assert rows(mor.incremental(commits[0]), COLS) == incremental
+    assert mor.incremental(commits[-1]).num_rows == 0  # the compaction itself changed no record
+
+    hoodie = Path(mor.path) / ".hoodie"
+    assert {f"{c}.compaction.requested", f"{c}.compaction.inflight", f"{c}.commit"} <= timeline_files(mor)
+    assert (hoodie / f"{c}.compaction.inflight").stat().st_size == 0
+    plan = avro_record(hoodie / f"{c}.compaction.requested")
+    assert plan["version"] == 2 and len(plan["operations"]) == 4
+    for op in plan["operations"]:
+        assert op["deltaFilePaths"] and all(n.startswith(f".{op['fileId']}_") for n in op["deltaFilePaths"])
+        assert op["dataFilePath"].startswith(op["fileId"]) and op["baseInstantTime"] == commits[0]
+        assert op["metrics"]["TOTAL_LOG_FILES"] == len(op["deltaFilePaths"])
+    meta = json.loads((hoodie / f"{c}.commit").read_text())
+    assert meta["compacted"] is True and meta["operationType"] == "COMPACT"
+    latest = json.loads((hoodie / f"{commits[-1]}.deltacommit").read_text())
+    assert meta["extraMetadata"]["schema"] == latest["extraMetadata"]["schema"]
+    stats = [s for ss in meta["partitionToWriteStats"].values() for s in ss]
+    assert len(stats) == 4 and all(s["prevCommit"] == commits[0] for s in stats)
+    assert sum(s["numWrites"] for s in stats) == len(before)
+    assert all(s["totalLogFilesCompacted"] >= 1 and s["totalLogBlocks"] >= 1 for s in stats)
+    assert sum(s["numDeletes"] for s in stats) == 4
+
+    new_bases = [p for p in data_files(mor) if p.endswith(f"_{c}.parquet")]
+    assert len(new_bases) == 4  # one base file per file group
+    for rel in new_bases:
+        f = pq.ParquetFile(Path(mor.path) / rel)
+        table = f.read()
+        assert set(table["_hoodie_file_name"].to_pylist()) == {rel.split("/")[-1]}
+        assert c not in set(table["_hoodie_commit_time"].to_pylist())  # commit times are kept
+        assert f.metadata.num_row_groups == -(-table.num_rows // 4)
+        keys = sorted(table["_hoodie_record_key"].to_pylist())
+        assert f.metadata.metadata[b"hoodie_min_record_key"] == keys[0].encode()
+
+    assert compact(mor) == []  # nothing left to compact
+
+
+def test_writes_while_a_compaction_is_pending_are_not_lost(mor):
+    c = schedule_compaction(mor)
+    assert c is not None
+    assert schedule_compaction(mor) is None  # every file group is already planned
+    files_before = data_files(mor)
+    w = mor.write(data(range(20, 45), 4, v=4.0))  # lands between schedule and run
+    at_w = snap(mor, as_of=w)
+    mor.write(deletes([21]), operation="delete")
+    expected = snap(mor)
+    assert ("k22", 4, "d0", 88.0, "k22", "d0") in expected and not any(r[0] == "k21" for r in expected)
+    new_logs = [parse_log_file(*p.rsplit("/", 1)) for p in data_files(mor) - files_before]
+    # the upsert hit all four file groups, the delete one: every log went to C's new slice
+    assert len(new_logs) == 5 and all(lf is not None and lf.instant == c for lf in new_logs)
+
+    assert run_compaction(mor) == [c]
+    assert snap(mor) == expected
+    assert theirs(mor) == expected  # hudi-rs: C's base file plus the logs of C's slice
+    assert snap(mor, as_of=w) == at_w == theirs(mor, as_of=w)  # C < w: C's slice, blocks up to w
+    assert snap(mor, read_optimized=True) != expected  # those logs are not compacted yet
+
+    mor.write(data([22], 5, v=5.0))  # the next log of the group follows the earlier ones of C's slice
+    after = [p for p in data_files(mor) if f"_{c}.log." in p]
+    assert len(after) == 6 and sum(".log.2_" in p for p in after) == 2
+    expected = [r if r[0] != "k22" else ("k22", 5, "d0", 110.0, "k22", "d0") for r in expected]
+    assert snap(mor) == expected and theirs(mor) == expected
+    assert compact(mor) and snap(mor, read_optimized=True) == expected == theirs(mor)
+
+
+def test_failed_compaction_leaves_reads_unchanged_and_reruns(mor):
+    before = snap(mor)
+    files_before = data_files(mor)
+    c = schedule_compaction(mor)
+    faults.fail_after(1)
+    try:
+        with pytest.raises(faults.InjectedFault):
+            run_compaction(mor)
+    finally:
+        faults.fail_after(None)
+    assert any(p.endswith(f"_{c}.parquet") for p in data_files(mor))  # a partial result
+    assert f"{c}.compaction.inflight" in timeline_files(mor) and f"{c}.commit" not in timeline_files(mor)
+    assert snap(mor) == before
+    assert theirs(mor) == before
+
+    assert run_compaction(mor) == [c]
+    assert snap(mor) == before == theirs(mor)
+    assert snap(mor, read_optimized=True) == before
+    new = data_files(mor) - files_before
+    assert len(new) == 4 and all(p.endswith(f"_{c}.parquet") for p in new)  # the partial file is gone
+    rollbacks = [i for i in mor.timeline() if i.action == "rollback"]
+    assert len(rollbacks) == 1
+    rb = avro_record(Path(mor.path) / ".hoodie" / f"{rollbacks[0].requested_time}.rollback")
+    assert rb["instantsRollback"] == [{"commitTime": c, "action": "compaction"}]
+    assert not (Path(mor.path) / ".hoodie" / ".temp" / c).exists()
+
+
+def test_compaction_runs_in_the_background_while_writes_continue(mor):
+    c = schedule_compaction(mor)
+    errors: list[BaseException] = []
+    runner = CompactionRunner(mor, on_error=errors.append)
+    stop = threading.Event()
+
+    def write_loop():
+        ts = 10
+        while not stop.is_set() and ts < 40:
+            try:
+                mor.write(data(range(ts % 7, 50, 7), ts, v=float(ts)))
+            except CommitConflictError:
+                continue  # the compaction completed meanwhile: safe to retry
+            ts += 1
+
+    writer = threading.Thread(target=write_loop)
+    writer.start()
+    runner.trigger()
+    assert runner.wait(timeout=60)
+    stop.set()
+    writer.join()
+    assert errors == [] and runner.completed == [c]
+    expected = snap(mor)
+    assert theirs(mor) == expected
+    assert compact(mor) and snap(mor) == expected == snap(mor, read_optimized=True)
+
+
+def test_compaction_needs_merge_on_read_and_enough_delta_commits(tmp_path, mor):
+    cow = HudiTable.create(str(tmp_path / "cow"), table_name="cow", record_key="id", ordering_field="ts",
+                           table_type="COPY_ON_WRITE")
+    cow.write(data(range(3), 1))
+    with pytest.raises(ConfigError, match="MERGE_ON_READ"):
+        compact(cow)
+    assert schedule_compaction(mor, min_delta_commits=5) is None
+    assert schedule_compaction(mor, min_delta_commits=4) is not None
+
+
+# --- cleaning ----------------------------------------------------------------------------------------------
+
+
+def test_clean_deletes_old_slices_and_keeps_the_retained_window(mor):
+    for round_ in range(3):  # compactions stack old slices
+        mor.write(data(range(round_, 50, 3), 10 + round_, v=10.0 + round_))
+        compact(mor)
+    mor.write(data(range(0, 50, 5), 20, v=20.0))
+    commits = [i.requested_time for i in mor.timeline() if i.is_completed and i.action != "rollback"]
+    recorded = {c: snap(mor, as_of=c) for c in commits}
+    before, files_before = snap(mor), data_files(mor)
+    pending = schedule_compaction(mor)  # its input slices must survive the clean
+
+    t = clean(mor, retain_commits=3)
+    assert t is not None
+    removed = files_before - data_files(mor)
+    assert removed and all(parse_base_file(*p.rsplit("/", 1)) or parse_log_file(*p.rsplit("/", 1))
+                           for p in removed)
+    assert snap(mor) == before == theirs(mor)
+    for c in commits[-3:]:
+        assert snap(mor, as_of=c) == recorded[c]
+    assert theirs(mor, as_of=commits[-3]) == recorded[commits[-3]]
+
+    hoodie = Path(mor.path) / ".hoodie"
+    plan = avro_record(hoodie / f"{t}.clean.requested")
+    assert plan["policy"] == "KEEP_LATEST_COMMITS"
+    assert plan["earliestInstantToRetain"]["timestamp"] == commits[-3]
+    planned = {Path(i["filePath"]).relative_to(Path(mor.path).resolve()).as_posix()
+               for infos in plan["filePathsToBeDeletedPerPartition"].values() for i in infos}
+    assert planned == removed
+    assert avro_record(hoodie / f"{t}.clean.inflight") == plan
+    meta = avro_record(hoodie / f"{t}.clean")
+    assert meta["totalFilesDeleted"] == len(removed) and meta["earliestCommitToRetain"] == commits[-3]
+    deleted = {(pm["partitionPath"], n) for pm in meta["partitionMetadata"].values()
+               for n in pm["successDeleteFiles"]}
+    assert deleted == {tuple(p.rsplit("/", 1)) for p in removed}
+    assert all(not pm["failedDeleteFiles"] for pm in meta["partitionMetadata"].values())
+
+    assert run_compaction(mor) == [pending]  # the planned slices were kept
+    assert snap(mor) == before == theirs(mor)
+    assert clean(mor, retain_commits=3) is None  # the window did not move: nothing more to delete
+    mor.write(data(range(0, 50, 4), 30, v=30.0))
+    after = snap(mor)
+    assert clean(mor, retain_commits=3) is not None
+    assert snap(mor) == after == theirs(mor)
+    assert clean(mor, retain_commits=3) is None
+
+
+def test_clean_copy_on_write_versions(tmp_path):
+    t = HudiTable.create(str(tmp_path / "cow"), table_name="cow", record_key="id", ordering_field="ts",
+                         partition_by="dt", table_type="COPY_ON_WRITE", buckets=2)
+    for ts in range(1, 6):
+        t.write(data(range(0, 20, ts), ts, v=float(ts)))
+    before, files = snap(t), data_files(t)
+    earliest = [i.requested_time for i in t.timeline() if i.action == "commit"][-2]
+    versions: dict[str, list[str]] = {}
+    for f in files:
+        base = parse_base_file(*f.rsplit("/", 1))
+        versions.setdefault(base.file_id, []).append(base.instant)
+    kept = set()  # per file group: every version >= E, the newest one before E, the latest
+    for fid, vs in versions.items():
+        vs.sort()
+        kept |= {(fid, v) for v in vs if v >= earliest} | {(fid, vs[-1])}
+        kept |= {(fid, max(v for v in vs if v < earliest))} if vs[0] < earliest else set()
+    assert clean(t, retain_commits=2) is not None
+    left = {(b.file_id, b.instant) for f in data_files(t) if (b := parse_base_file(*f.rsplit("/", 1)))}
+    assert left == kept and len(left) < len(files)
+    assert snap(t) == before == theirs(t)
+    assert snap(t, as_of=earliest) == theirs(t, as_of=earliest)
+
+
+# --- archiving ---------------------------------------------------------------------------------------------
+
+
+def test_archive_moves_old_instants_and_keeps_reads(mor):
+    for ts in range(10, 22):
+        mor.write(data(range(ts % 5, 50, 5), ts, v=float(ts)))
+        if ts % 4 == 0:
+            compact(mor)
+    before = snap(mor)
+    active_before = mor.timeline()
+    assert archive(mor, min_commits=4, max_commits=30) == []  # not over the limit yet
+
+    archived = archive(mor, min_commits=4, max_commits=8)
+    assert archived
+    active = mor.timeline()
+    assert len(active) < len(active_before) and min(i.requested_time for i in active) > max(archived)
+    assert len([i for i in active if i.is_completed and i.action != "rollback"]) == 4
+    assert snap(mor) == before == theirs(mor)
+    assert snap(mor, read_optimized=True) == theirs(mor, read_optimized=True)
+    names = [p.name for p in (Path(mor.path) / ".hoodie" / "archived").iterdir()]
+    assert names == [".commits_.archive.1_1-0-1"]
+    records = list(read_archived(mor.storage))
+    gone = {i.requested_time for i in active_before} - {i.requested_time for i in active}
+    assert {r["commitTime"] for r in records} == gone == set(archived)
+    assert {r["actionType"] for r in records} >= {"deltacommit", "commit", "compaction"}
+    completed = [r for r in records if r["actionState"] == "COMPLETED" and r["actionType"] == "deltacommit"]
+    assert completed and all(r["hoodieCommitMetadata"]["partitionToWriteStats"] for r in completed)
+    assert all(r["hoodieCompactionPlan"]["operations"] for r in records
+               if r["actionType"] == "compaction" and r["actionState"] == "REQUESTED")
+
+    mor.write(data(range(5), 30, v=30.0))  # the table stays writable and readable after archiving
+    assert snap(mor) == theirs(mor)
+    assert archive(mor, min_commits=2, max_commits=3)
+    assert sorted(p.name for p in (Path(mor.path) / ".hoodie" / "archived").iterdir()) == [
+        ".commits_.archive.1_1-0-1", ".commits_.archive.2_1-0-1"]
+    assert snap(mor) == theirs(mor)
+
+
+def test_archive_stops_at_pending_instants_and_the_clean_window(mor):
+    coordinator = Coordinator(mor.path, mor.config)
+    plan = coordinator.begin("upsert", mor.schema)  # a write in flight (fresh heartbeat: not rolled back)
+    for ts in range(10, 20):
+        mor.write(data(range(ts % 5, 50, 5), ts, v=float(ts)))
+    before = snap(mor)
+    archived = archive(mor, min_commits=2, max_commits=4)
+    assert archived and max(archived) < plan.instant
+    assert mor.timeline()[0].requested_time == plan.instant
+    assert archive(mor, min_commits=2, max_commits=4) == []
+    coordinator.abort(plan)
+
+    assert compact(mor)
+    for ts in range(20, 27):
+        mor.write(data(range(ts % 5, 50, 5), ts, v=float(ts)))
+    before = snap(mor)
+    assert clean(mor, retain_commits=6) is not None
+    retained = [i.requested_time for i in mor.timeline() if i.action == "deltacommit"][-6]
+    archived = archive(mor, min_commits=2, max_commits=4)
+    assert archived and max(archived) < retained
+    assert mor.timeline()[0].requested_time == retained
+    assert snap(mor) == before == theirs(mor)
+    for c in [i.requested_time for i in mor.timeline() if i.action == "deltacommit"]:
+        assert snap(mor, as_of=c) == theirs(mor, as_of=c)
+
+    c = schedule_compaction(mor)
+    for ts in range(30, 35):
+        mor.write(data(range(ts % 5, 50, 5), ts, v=float(ts)))
+    archive(mor, min_commits=2, max_commits=4)
+    assert mor.timeline()[0].requested_time <= c  # a pending compaction is never archived
+    assert run_compaction(mor) == [c]
+    assert snap(mor) == theirs(mor)
+
+
+def test_archive_never_passes_a_pending_compaction(mor):
+    c = schedule_compaction(mor)
+    for ts in range(10, 18):
+        mor.write(data(range(ts % 5, 50, 5), ts, v=float(ts)))
+    before = snap(mor)
+    archived = archive(mor, min_commits=2, max_commits=4)
+    assert archived and max(archived) < c and mor.timeline()[0].requested_time == c
+    assert snap(mor) == before == theirs(mor)
+    assert run_compaction(mor) == [c]
+    assert snap(mor) == before == theirs(mor)
+    assert max(archive(mor, min_commits=2, max_commits=4)) >= c
+    assert snap(mor) == before == theirs(mor)
