@@ -142,7 +142,7 @@ class _Plan:
 
 
 class HudiBatchReader(DataSourceReader):
-    """Reader without filter pushdown (used when spark.sql.python.filterPushdown.enabled is false)."""
+    """Reader without pushFilters: Spark filters every row itself (the conf is off, or pushdown is not taken)."""
 
     def __init__(self, opts: HudiOptions, path: str, schema: StructType) -> None:
         self.opts = opts

@@ -25,7 +25,7 @@ from hudi_ds.services.rollback import marked_files, rollback_failed_writes
 from hudi_ds.spark import types
 from hudi_ds.spark.options import HudiOptions, default_table_name
 from hudi_ds.storage import Storage
-from hudi_ds.write.commit import HEARTBEAT_DIR, Coordinator
+from hudi_ds.write.commit import HEARTBEAT_DIR, Coordinator, check_writable
 from hudi_ds.write.input import data_schema_of, evolve
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import WritePlan
@@ -134,6 +134,7 @@ def prepare_table(opts: HudiOptions, schema: StructType, overwrite: bool) -> Pre
             ordering_field=opts.ordering_field, partition_by=opts.partition_fields, table_type=opts.table_type,
             buckets=opts.num_buckets, hive_style_partitioning=opts.hive_style, url_encode_partitions=opts.url_encode)
     config = table.config
+    check_writable(config)
     roles = [("record key", c) for c in config.record_key_fields] + [("partition", c) for c in config.partition_fields]
     if config.ordering_field and operation != "delete":
         roles.append(("ordering (precombine)", config.ordering_field))

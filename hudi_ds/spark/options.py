@@ -111,7 +111,9 @@ class HudiOptions(BaseModel):
         "hoodie.datasource.read.as.of.instant", scope="read")
     begin_instant: str | None = opt(
         "hoodie.datasource.read.begin.instanttime", None,
-        "Incremental read: changes after this instant ('0' or 'earliest' for all).", "read.start-commit",
+        "Incremental read: changes after this instant ('0' or 'earliest' for all). Streaming read start position: "
+        "earliest (the snapshot, then every change), latest (new commits only; the default for streams is "
+        "earliest) or an instant time.", "read.start-commit", "hoodie.datasource.streaming.startOffset",
         scope="read")
     end_instant: str | None = opt(
         "hoodie.datasource.read.end.instanttime", None, "Incremental read: changes up to this instant (inclusive).",
@@ -143,6 +145,58 @@ class HudiOptions(BaseModel):
         scope="stream")
     checkpoint_location: str | None = opt(
         "checkpointlocation", None, "Spark's checkpoint location (set by Spark).", scope="stream")
+    incremental_format: Literal["latest_state", "cdc"] = opt(
+        "hoodie.datasource.query.incremental.format", "latest_state",
+        "Incremental and streaming reads: latest_state (newest image of each changed record; deletes dropped) or "
+        "cdc (the change feed: _change_type insert/update_preimage/update_postimage/delete and _commit_time). "
+        "changelog.enabled=true also selects cdc.", "read.incremental.format", scope="read")
+    incr_fallback_full_scan: bool = opt(
+        "hoodie.datasource.read.incr.fallback.fulltablescan.enable", False,
+        "When the commits a streaming/incremental read needs were cleaned or archived, read the snapshot once "
+        "instead of failing.", scope="read")
+    stream_max_instants: int | None = opt(
+        "hoodie.datasource.read.streaming.max.instants", None,
+        "Streaming read admission control: at most this many commits per micro-batch.",
+        "read.streaming.max-instants", scope="stream")
+    stream_max_rows: int | None = opt(
+        "hoodie.datasource.read.streaming.max.rows", None,
+        "Streaming read admission control (pyspark >= 4.2): about this many changed rows per micro-batch "
+        "(whole commits; at least one).", "read.streaming.max-rows", scope="stream")
+    stream_max_files: int | None = opt(
+        "hoodie.datasource.read.streaming.max.files", None,
+        "Streaming read admission control (pyspark >= 4.2): about this many written files per micro-batch.",
+        "read.streaming.max-files", scope="stream")
+    streaming_identifier: str = opt(
+        "hoodie.datasource.write.streaming.checkpoint.identifier", "default_single_writer",
+        "Streaming sink: this writer's identity, recorded with each micro-batch id in the commit metadata "
+        "(exactly-once across restarts). Give concurrent streaming writers of one table distinct values.",
+        "write.streaming.checkpoint.identifier", scope="stream")
+    compaction_enabled: bool = opt(
+        "compaction.schedule.enabled", True,
+        "Streaming sink on MERGE_ON_READ: schedule compactions.", "hoodie.compact.schedule.inline", scope="stream")
+    compaction_delta_commits: int = opt(
+        "compaction.delta_commits", 5, "Streaming sink: schedule a compaction every N delta commits.",
+        "hoodie.compact.inline.max.delta.commits", scope="stream")
+    compaction_async: bool = opt(
+        "compaction.async.enabled", False,
+        "Streaming sink: execute compactions on a background thread of the driver (micro-batches go on; their "
+        "logs land in the new file slices) instead of inline after the commit.", "hoodie.compact.async",
+        scope="stream")
+    clean_enabled: bool = opt(
+        "hoodie.clean.automatic", True, "Streaming sink: clean after each commit.", "clean.async.enabled",
+        scope="stream")
+    clean_retain_commits: int = opt(
+        "clean.retain_commits", 10, "Cleaning keeps the file versions readers of the last N commits need.",
+        "hoodie.cleaner.commits.retained", scope="stream")
+    archive_enabled: bool = opt(
+        "hoodie.archive.automatic", True, "Streaming sink: archive old instants after each commit.",
+        scope="stream")
+    archive_min_commits: int = opt(
+        "hoodie.keep.min.commits", 20, "Archiving keeps at least this many commits on the active timeline.",
+        "archive.min_commits", scope="stream")
+    archive_max_commits: int = opt(
+        "hoodie.keep.max.commits", 30, "Archiving starts when the active timeline holds more commits than this.",
+        "archive.max_commits", scope="stream")
 
     # ---- validators --------------------------------------------------------------------------------
     @field_validator("record_key", "partition_fields", mode="before")
@@ -176,7 +230,7 @@ class HudiOptions(BaseModel):
         return v.strip().upper() if isinstance(v, str) else v
 
     @field_validator("operation", "query_type", "log_block_format", "parquet_compression", "filter_pushdown",
-                     mode="before")
+                     "incremental_format", mode="before")
     @classmethod
     def _lower(cls, v: Any) -> Any:
         if isinstance(v, str):

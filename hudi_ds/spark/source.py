@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+)
 from pyspark.sql.types import StructType
 
 from hudi_ds.errors import ConfigError
@@ -11,11 +17,15 @@ from hudi_ds.spark.batch_reader import (
     PUSHDOWN_PER_SCAN,
     HudiBatchReader,
     HudiPushdownReader,
+    load_snapshot,
     pushdown_enabled,
     read_schema,
 )
 from hudi_ds.spark.batch_writer import prepare_writer
+from hudi_ds.spark.change_reader import ChangeFeedReader
 from hudi_ds.spark.options import HudiOptions, parse_options
+from hudi_ds.spark.stream_reader import HudiStreamReader, stream_schema
+from hudi_ds.spark.stream_writer import HudiStreamWriter
 
 FORMAT = "hudi-py"
 
@@ -41,10 +51,19 @@ class HudiDataSource(DataSource):
             raise ConfigError("no table path: call .load(path) / .save(path) (or set option 'path')")
         return path
 
+    @property
+    def change_feed(self) -> bool:
+        opts = self.hudi_options
+        return opts.incremental_format == "cdc" or opts.changelog_enabled
+
     def schema(self) -> StructType:
+        if self.change_feed:
+            return types.spark_schema(stream_schema(load_snapshot(self._path()), cdc=True))
         return types.spark_schema(read_schema(self.hudi_options, self._path()))
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        if self.change_feed:
+            return ChangeFeedReader(self.hudi_options, self._path(), schema)
         mode = self.hudi_options.filter_pushdown
         claims = mode == "true" or (mode == "auto" and PUSHDOWN_PER_SCAN)
         cls = HudiPushdownReader if claims and pushdown_enabled() else HudiBatchReader
@@ -52,3 +71,9 @@ class HudiDataSource(DataSource):
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         return prepare_writer(self.hudi_options, schema, overwrite)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
+        return HudiStreamWriter(self.hudi_options, schema)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802
+        return HudiStreamReader(self.hudi_options, self._path(), cdc=self.change_feed)

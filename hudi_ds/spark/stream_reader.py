@@ -81,7 +81,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         return sorted(out, key=lambda kc: kc[0])
 
     def initialOffset(self) -> dict[str, str]:  # noqa: N802 - Spark's API names
-        start = (self.opts.stream_start or "earliest").strip().lower()
+        start = (self.opts.begin_instant or "earliest").strip().lower()
         if start == "earliest":
             return {"instant": "0"}
         snap = load_snapshot(self.path)
@@ -95,7 +95,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
 
     def _limited(self, snap: query.TableSnapshot, start: str, limit: Any) -> str:
         commits = [(k, c) for k, c in self._commits(snap) if k > start]
-        end = instant_option(self.opts.stream_end, "read.end-commit") if self.opts.stream_end else None
+        end = instant_option(self.opts.end_instant, "read.end-commit") if self.opts.end_instant else None
         if end:
             commits = [(k, c) for k, c in commits if c.requested_time <= end]
         if self.target is not None:

@@ -25,9 +25,9 @@ import pyarrow as pa
 from pyspark.sql.datasource import WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from hudi_ds.errors import HudiDsError
+from hudi_ds.services.compaction import CompactionRunner
 from hudi_ds.services.rollback import rollback_pending
-from hudi_ds.spark.batch_writer import HudiBatchWriter, prepare_table
+from hudi_ds.spark.batch_writer import HudiBatchWriter, prepare_table, remove_unreported_files
 from hudi_ds.spark.options import HudiOptions
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
@@ -125,7 +125,6 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
         if plan is None:
             return  # an empty micro-batch commits nothing
         results = [m.result for m in done if m.result is not None]
-        from hudi_ds.spark.batch_writer import remove_unreported_files
 
         committed = last_committed_batch(timeline, self.identifier)
         if committed is not None and committed >= batchId:
@@ -170,31 +169,29 @@ def _forget_plans(storage: Storage, identifier: str, upto_batch: int) -> None:
 
 
 _async_lock = threading.Lock()
-_async_runners: dict[str, object] = {}
+_async_runners: dict[str, CompactionRunner] = {}
 
 
 def run_table_services(path: str, opts: HudiOptions) -> None:
-    """Compaction every `compaction.delta_commits` delta commits (inline or async), then clean and archive."""
+    """After a micro-batch commit: schedule a compaction every `compaction.delta_commits` delta commits and run
+    it inline, or hand it to one background runner per table (`compaction.async.enabled`); then clean and
+    archive. Writes go on while a compaction is pending: their logs land in the new file slices."""
     from hudi_ds.table import HudiTable
 
     table = HudiTable(path)
-    try:
-        if table.config.is_mor and opts.compaction_enabled:
-            if opts.compaction_async:
-                with _async_lock:
-                    runner = _async_runners.get(path)
-                    if runner is None:
-                        from hudi_ds.services.compaction import CompactionRunner
-
-                        runner = _async_runners[path] = CompactionRunner(table)
-                table.schedule_compaction(min_delta_commits=opts.compaction_delta_commits)
-                runner.trigger()  # type: ignore[attr-defined]
-            else:
-                if table.schedule_compaction(min_delta_commits=opts.compaction_delta_commits):
-                    table.run_compaction()
-        if opts.clean_enabled:
-            table.clean(retain_commits=opts.clean_retain_commits)
-        if opts.archive_enabled:
-            table.archive(min_commits=opts.archive_min_commits, max_commits=opts.archive_max_commits)
-    except HudiDsError:
-        raise
+    if table.config.is_mor and opts.compaction_enabled:
+        scheduled = table.schedule_compaction(min_delta_commits=opts.compaction_delta_commits)
+        if opts.compaction_async:
+            with _async_lock:
+                runner = _async_runners.get(path)
+                if runner is None:
+                    runner = _async_runners[path] = CompactionRunner(table)
+            if runner.errors:
+                raise runner.errors[0]
+            runner.trigger()
+        elif scheduled:
+            table.run_compaction()
+    if opts.clean_enabled:
+        table.clean(retain_commits=opts.clean_retain_commits)
+    if opts.archive_enabled:
+        table.archive(min_commits=opts.archive_min_commits, max_commits=opts.archive_max_commits)

@@ -297,3 +297,18 @@ def test_read_splits_large_base_files_by_row_group(spark, table_path, monkeypatc
     df = spark.read.format("hudi-py").option("hoodie.datasource.read.split.max.bytes", "1").load(table_path)
     assert _scan_partitions(df) == 6
     assert rows(df.toArrow(), COLUMNS) == rows(data, COLUMNS)
+
+
+def test_spark_types_round_trip(spark, table_path):
+    df = spark.sql("""
+        SELECT cast(id AS string) AS id, cast(id AS tinyint) AS b, cast(id AS smallint) AS s, cast(id AS int) AS i,
+          id AS l, cast(id AS float) AS f, cast(id AS double) AS d, cast(id AS decimal(10, 2)) AS dec,
+          date'2024-01-01' + cast(id AS int) AS day, timestamp'2024-01-01 10:00:00' + make_interval(0, 0, 0, 0, 0, 0, id)
+          AS ts, timestamp_ntz'2024-01-01 10:00:00' AS tsn, id % 2 = 0 AS flag, cast(concat('x', id) AS binary) AS bin,
+          array(id, id + 1) AS arr, map('a', cast(id AS int)) AS m, named_struct('x', id, 'y', cast(id AS string)) AS st
+        FROM range(10)""")
+    df.write.format("hudi-py").option("hoodie.datasource.write.recordkey.field", "id").mode("append").save(table_path)
+    back = spark.read.format("hudi-py").load(table_path)
+    assert back.columns == META + df.columns
+    assert [f.dataType.simpleString() for f in back.schema.fields[5:]] == [f.dataType.simpleString() for f in df.schema]
+    assert sorted(back.select(*df.columns).collect()) == sorted(df.collect())

@@ -1,0 +1,66 @@
+"""A streaming job for crash tests, run as a subprocess: parquet batch files -> hudi-py sink (MOR).
+
+    python run_stream.py SOURCE_DIR TABLE_PATH CHECKPOINT [--compaction-every N] [--until-files N]
+
+One file per micro-batch (maxFilesPerTrigger=1). The test kills this process group with SIGKILL at random
+moments or at named points (HUDI_DS_TEST_PAUSE_AT, see hudi_ds.spark.stream_writer) and restarts it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from source_data import SCHEMA  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("source")
+    ap.add_argument("table")
+    ap.add_argument("checkpoint")
+    ap.add_argument("--compaction-every", type=int, default=3)
+    ap.add_argument("--until-files", type=int, required=True)
+    args = ap.parse_args()
+
+    from pyspark.sql.types import StructType
+
+    from hudi_ds.spark import session
+
+    spark = session(**{"spark.sql.shuffle.partitions": "2"})
+    schema = StructType.fromJson({"type": "struct", "fields": [
+        {"name": f.name, "type": {"string": "string", "int64": "long", "double": "double"}[str(f.type)],
+         "nullable": True, "metadata": {}} for f in SCHEMA]})
+    df = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(args.source)
+    query = (df.repartition(2).writeStream.format("hudi-py")
+             .option("hoodie.table.name", "crash")
+             .option("hoodie.datasource.write.recordkey.field", "id")
+             .option("hoodie.datasource.write.precombine.field", "ts")
+             .option("hoodie.datasource.write.partitionpath.field", "region")
+             .option("hoodie.bucket.index.num.buckets", "2")
+             .option("hoodie.datasource.write.changelog.column", "op")
+             .option("compaction.delta_commits", str(args.compaction_every))
+             .option("clean.retain_commits", "4")
+             .option("checkpointLocation", args.checkpoint)
+             .trigger(processingTime="200 milliseconds")
+             .start(args.table))
+    # run until every source file was committed by the sink, then stop cleanly
+    while True:
+        progress = query.lastProgress
+        done = len(list(Path(args.checkpoint, "commits").glob("[0-9]*")))
+        if done >= args.until_files and (progress is None or progress.get("numInputRows", 0) == 0):
+            break
+        if query.exception() is not None:
+            print(query.exception(), file=sys.stderr)
+            return 1
+        time.sleep(0.3)
+    query.stop()
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
