@@ -101,6 +101,7 @@ def _write_base(storage: Storage, instant: str, partition: str, name: str, recor
     data = sink.getvalue()
     storage.write_bytes(join(partition, name), data)
     faults.file_written()
+    faults.pause_point("compaction_file_written")
     return len(data)
 
 

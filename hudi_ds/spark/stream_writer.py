@@ -31,6 +31,7 @@ from hudi_ds.spark.batch_writer import HudiBatchWriter, prepare_table, remove_un
 from hudi_ds.spark.options import HudiOptions
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
+from hudi_ds.write import faults
 from hudi_ds.write.checkpoint import checkpoint_metadata, last_committed_batch, pending_instants_of
 from hudi_ds.write.commit import Coordinator
 from hudi_ds.write.messages import TaskResult
@@ -107,7 +108,10 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
                     shaper.plan = plan
                     task = TaskWriter(plan, task_id=part, stage_id=stage, attempt=attempt)
                 task.write(shaper._prepare(batch))
-            return StreamCommitMessage(plan, task.finish() if task is not None else None)
+            result = task.finish() if task is not None else None
+            if result is not None and result.files:
+                faults.pause_point("task_files_written")
+            return StreamCommitMessage(plan, result)
         except BaseException:
             if task is not None:
                 task.abort()
@@ -126,12 +130,14 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
             return  # an empty micro-batch commits nothing
         results = [m.result for m in done if m.result is not None]
 
+        faults.pause_point("before_commit")
         committed = last_committed_batch(timeline, self.identifier)
         if committed is not None and committed >= batchId:
             Coordinator(self.path, self.config).abort(plan)  # a replay of a committed batch: change nothing
         else:
             remove_unreported_files(plan, results)
             Coordinator(self.path, self.config).commit(plan, results, checkpoint_metadata(self.identifier, batchId))
+        faults.pause_point("after_commit")
         _forget_plans(storage, self.identifier, batchId)
         run_table_services(self.path, self.opts)
 
@@ -190,6 +196,7 @@ def run_table_services(path: str, opts: HudiOptions) -> None:
                 raise runner.errors[0]
             runner.trigger()
         elif scheduled:
+            faults.pause_point("compaction_scheduled")
             table.run_compaction()
     if opts.clean_enabled:
         table.clean(retain_commits=opts.clean_retain_commits)

@@ -24,6 +24,7 @@ from hudi_ds.services.rollback import HEARTBEAT_DIR, rollback_pending, touch_hea
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
+from hudi_ds.write import faults
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import OPERATION_TYPES, OPERATIONS, GroupTarget, WritePlan
 
@@ -132,6 +133,7 @@ class Coordinator:
                 if plan.operation == "insert_overwrite_table" or partition in partitions:
                     replaced.setdefault(partition, []).append(file_id)
             meta = replace(meta, partition_to_replace_file_ids=replaced)
+        faults.pause_point("commit_publishing")
         TimelineWriter(self.storage, 1).complete(plan.instant, plan.action, meta.to_json_bytes())
         self._cleanup(plan.instant)
         return plan.instant

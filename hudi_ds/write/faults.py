@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 _lock = threading.Lock()
 _budget: int | None = None
@@ -34,3 +35,21 @@ def file_written() -> None:
         _written += 1
         if _written > budget:
             raise InjectedFault(f"injected failure after {budget} data files")
+
+
+def pause_point(name: str) -> None:
+    """Crash tests: when HUDI_DS_TEST_PAUSE_AT names this point, record that it was reached (a file named
+    after it in HUDI_DS_TEST_PAUSE_DIR) and block, so the test can SIGKILL the process exactly here. Each
+    point pauses once per pause folder, so the restarted job runs through."""
+    points = os.environ.get("HUDI_DS_TEST_PAUSE_AT")
+    folder = os.environ.get("HUDI_DS_TEST_PAUSE_DIR")
+    if not points or not folder or name not in points.split(","):
+        return
+    marker = os.path.join(folder, name)
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return
+    os.close(fd)
+    while True:
+        time.sleep(60)

@@ -1,0 +1,148 @@
+"""The streaming sink against reality: a streaming query in a subprocess, killed with SIGKILL at random
+moments and at named points, restarted from its checkpoint; the table must end exactly as the model,
+readable by hudi-rs, with no duplicate, no pending instant and no orphan file. Plus a replayed batch, and
+snapshot reads racing the stream (compaction and cleaning on)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parents[1]
+JOB = HERE / "streaming_job" / "run_stream.py"
+sys.path.insert(0, str(HERE / "streaming_job"))
+
+from source_data import batches, model, write_files  # noqa: E402
+from tables import hudi_rs  # noqa: E402
+
+from hudi_ds import HudiTable  # noqa: E402
+from hudi_ds.cli.validate import validate  # noqa: E402
+
+N_FILES = 120
+PAUSE_POINTS = ["task_files_written", "before_commit", "commit_publishing", "after_commit",
+                "compaction_scheduled", "compaction_file_written"]
+KILLS_PER_RUN = int(os.environ.get("HUDI_DS_STREAM_KILLS", "10"))
+
+
+def _start(tmp: Path, pause: list[str] | None, until: int = N_FILES) -> subprocess.Popen:
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    if pause:
+        env.update(HUDI_DS_TEST_PAUSE_AT=",".join(pause), HUDI_DS_TEST_PAUSE_DIR=str(tmp / "pauses"))
+    cmd = [sys.executable, str(JOB), str(tmp / "src"), str(tmp / "table"), str(tmp / "ck"), "--until-files",
+           str(until), "--compaction-every", "3"]
+    log = open(tmp / "job.log", "ab")  # noqa: SIM115 - closed with the process
+    return subprocess.Popen(cmd, env=env, stdout=log, stderr=log, start_new_session=True)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _state(table: HudiTable) -> dict[str, list]:
+    t = table.to_arrow(columns=["id", "ts", "amount"])
+    ids = t["id"].to_pylist()
+    assert len(ids) == len(set(ids)), "duplicate record keys"
+    return {r["id"]: [r["ts"], r["amount"]] for r in t.to_pylist()}
+
+
+def _expected(all_batches: list) -> dict[str, list]:
+    return {k: list(v) for k, v in model(all_batches).items()}
+
+
+@pytest.fixture(scope="module")
+def stream_data(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("stream")
+    data = batches(N_FILES, 60, keys=400)
+    write_files(tmp / "src", data)
+    (tmp / "pauses").mkdir()
+    return tmp, data
+
+
+def test_killed_and_restarted_stream_ends_exactly_as_the_model(stream_data):
+    tmp, data = stream_data
+    rng = random.Random(11)
+    plan: list[tuple[str, object]] = [("pause", p) for p in PAUSE_POINTS]
+    while len(plan) < KILLS_PER_RUN:
+        plan.append(("random", rng.uniform(8.0, 20.0)))
+    rng.shuffle(plan)
+    kills = 0
+    for mode, arg in plan:
+        proc = _start(tmp, [arg] if mode == "pause" else None)
+        deadline = time.monotonic() + (arg if mode == "random" else 90.0)  # type: ignore[operator]
+        marker = tmp / "pauses" / str(arg)
+        while time.monotonic() < deadline and proc.poll() is None:
+            if mode == "pause" and marker.exists():
+                time.sleep(0.2)
+                break
+            time.sleep(0.1)
+        if proc.poll() is None:
+            _kill(proc)
+            kills += 1
+    final = _start(tmp, None)
+    assert final.wait(timeout=300) == 0, (tmp / "job.log").read_text()[-3000:]
+    assert kills >= min(KILLS_PER_RUN, 10)
+    table = HudiTable(str(tmp / "table"))
+    expected = _expected(data)
+    assert _state(table) == expected
+    theirs = hudi_rs(str(tmp / "table")).select(["id", "ts", "amount"]).to_pylist()
+    assert {r["id"]: [r["ts"], r["amount"]] for r in theirs} == expected
+    assert [i for i in table.timeline() if not i.is_completed and i.action in ("deltacommit", "commit")] == []
+    report = validate(str(tmp / "table"))
+    assert report["ok"], report["errors"]
+    assert any(i.action == "commit" for i in table.timeline()), "compaction never ran"
+
+
+def test_replayed_batch_changes_nothing(stream_data):
+    tmp, data = stream_data
+    table = HudiTable(str(tmp / "table"))
+    before = _state(table)
+    commits = sorted((tmp / "ck" / "commits").glob("[0-9]*"), key=lambda p: int(p.name))
+    commits[-1].unlink()
+    completed = [i.requested_time for i in table.timeline() if i.is_completed and i.action == "deltacommit"]
+    proc = _start(tmp, None, until=N_FILES)
+    assert proc.wait(timeout=300) == 0, (tmp / "job.log").read_text()[-3000:]
+    table = HudiTable(str(tmp / "table"))
+    assert _state(table) == before == _expected(data)
+    after = [i.requested_time for i in table.timeline() if i.is_completed and i.action == "deltacommit"]
+    assert after == completed, "a replayed batch must not commit again"
+
+
+def test_snapshot_reads_during_the_stream_see_committed_states(tmp_path):
+    data = batches(8, 150, keys=300, seed=3)
+    write_files(tmp_path / "src", data)
+    states = [_expected(data[:i]) for i in range(len(data) + 1)]
+    proc = _start(tmp_path, None, until=len(data))
+    seen: list[dict] = []
+    errors: list[BaseException] = []
+
+    def reader() -> None:
+        while proc.poll() is None:
+            try:
+                if (tmp_path / "table" / ".hoodie" / "hoodie.properties").exists():
+                    seen.append(_state(HudiTable(str(tmp_path / "table"))))
+            except Exception as exc:  # noqa: BLE001 - collected and asserted below
+                errors.append(exc)
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    assert proc.wait(timeout=300) == 0, (tmp_path / "job.log").read_text()[-3000:]
+    thread.join()
+    assert not errors, errors[:3]
+    assert seen, "the reader never saw the table"
+    for state in seen:
+        assert state in states, "a snapshot read saw a state between commits"
+    assert _state(HudiTable(str(tmp_path / "table"))) == states[-1]
