@@ -5,7 +5,6 @@ snapshot reads racing the stream (compaction and cleaning on)."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
@@ -27,7 +26,7 @@ from tables import hudi_rs  # noqa: E402
 from hudi_ds import HudiTable  # noqa: E402
 from hudi_ds.cli.validate import validate  # noqa: E402
 
-N_FILES = 120
+N_FILES = 70
 PAUSE_POINTS = ["task_files_written", "before_commit", "commit_publishing", "after_commit",
                 "compaction_scheduled", "compaction_file_written"]
 KILLS_PER_RUN = int(os.environ.get("HUDI_DS_STREAM_KILLS", "10"))
@@ -79,6 +78,7 @@ def test_killed_and_restarted_stream_ends_exactly_as_the_model(stream_data):
         plan.append(("random", rng.uniform(8.0, 20.0)))
     rng.shuffle(plan)
     kills = 0
+    log = []
     for mode, arg in plan:
         proc = _start(tmp, [arg] if mode == "pause" else None)
         deadline = time.monotonic() + (arg if mode == "random" else 90.0)  # type: ignore[operator]
@@ -88,9 +88,12 @@ def test_killed_and_restarted_stream_ends_exactly_as_the_model(stream_data):
                 time.sleep(0.2)
                 break
             time.sleep(0.1)
+        reached = mode == "pause" and marker.exists()
         if proc.poll() is None:
             _kill(proc)
             kills += 1
+        log.append((mode, arg, reached, proc.returncode))
+    print("kill plan:", log)
     final = _start(tmp, None)
     assert final.wait(timeout=300) == 0, (tmp / "job.log").read_text()[-3000:]
     assert kills >= min(KILLS_PER_RUN, 10)

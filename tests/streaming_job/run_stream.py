@@ -47,11 +47,10 @@ def main() -> int:
              .option("checkpointLocation", args.checkpoint)
              .trigger(processingTime="200 milliseconds")
              .start(args.table))
-    # run until every source file was committed by the sink, then stop cleanly
+    # run until every source file was committed by the sink (one file per batch), then stop cleanly
     while True:
-        progress = query.lastProgress
         done = len(list(Path(args.checkpoint, "commits").glob("[0-9]*")))
-        if done >= args.until_files and (progress is None or progress.get("numInputRows", 0) == 0):
+        if done >= args.until_files:
             break
         if query.exception() is not None:
             print(query.exception(), file=sys.stderr)
