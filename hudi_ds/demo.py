@@ -1,31 +1,34 @@
-"""The main job: synthetic ride events upserted into a partitioned MERGE_ON_READ table, read back and
-checked against an in-memory model, then shown with the commands to explore it.
+"""The main job: Spark streams synthetic ride events (new rides, fare updates, cancellations) into a
+partitioned MERGE_ON_READ table with compaction and cleaning on, while a second streaming query reads the
+table's change feed. It prints live progress, checks the final table against its own model (and against
+hudi-rs when installed), and shows where the table is and what to try next.
 
-    ./run demo [--seconds 30] [--path demo-output/rides] [--batch-rows 20000]
+    ./run demo [--seconds 30] [--path demo-output/rides]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-
-from hudi_ds import HudiTable
+import pyarrow.parquet as pq
 
 CITIES = ["amsterdam", "berlin", "chennai", "lisbon", "san_francisco", "sao_paulo"]
 SCHEMA = pa.schema([
     ("ride_id", pa.string()), ("city", pa.string()), ("rider", pa.string()), ("driver", pa.string()),
-    ("fare", pa.float64()), ("event_ts", pa.int64()),
+    ("fare", pa.float64()), ("event_ts", pa.int64()), ("op", pa.string()),
 ])
 
 
 class RideSource:
-    """A deterministic stream of ride events: new rides, fare updates, cancellations (deletes)."""
+    """A deterministic stream of ride events; `live` is the model of what the table must hold."""
 
     def __init__(self, seed: int = 42) -> None:
         self.rng = random.Random(seed)
@@ -33,10 +36,8 @@ class RideSource:
         self.live: dict[str, dict[str, Any]] = {}
         self.clock = 1_700_000_000_000
 
-    def batch(self, rows: int) -> tuple[list[dict], list[dict]]:
-        upserts: list[dict] = []
-        deletes: list[dict] = []
-        touched: set[str] = set()
+    def batch(self, rows: int) -> list[dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
         for _ in range(rows):
             self.clock += 1
             kind = self.rng.random()
@@ -46,75 +47,129 @@ class RideSource:
                 self.next_id += 1
                 row = {"ride_id": ride, "city": self.rng.choice(CITIES), "rider": f"rider-{self.rng.randrange(5000)}",
                        "driver": f"driver-{self.rng.randrange(800)}", "fare": round(self.rng.uniform(5, 80), 2),
-                       "event_ts": self.clock}
+                       "event_ts": self.clock, "op": "c"}
             else:
                 ride = self.rng.choice(list(self.live))
-                if ride in touched:
+                if ride in out:
                     continue
                 row = dict(self.live[ride], event_ts=self.clock)
                 if kind < 0.93:
-                    row["fare"] = round(row["fare"] * self.rng.uniform(0.8, 1.3), 2)
+                    row.update(fare=round(row["fare"] * self.rng.uniform(0.8, 1.3), 2), op="u")
                 else:
-                    deletes.append(row)
-                    touched.add(ride)
-                    del self.live[ride]
-                    continue
-            touched.add(ride)
-            self.live[ride] = row
-            upserts.append(row)
-        upserts = [r for r in upserts if r["ride_id"] in self.live and self.live[r["ride_id"]] is r]
-        return upserts, deletes
+                    row["op"] = "d"
+            out[ride] = row
+            if row["op"] == "d":
+                self.live.pop(ride, None)
+            else:
+                self.live[ride] = {k: v for k, v in row.items() if k != "op"}
+        return list(out.values())
+
+
+def _produce(folder: Path, source: RideSource, stop: threading.Event, rows: int, every_s: float) -> None:
+    """Drop one parquet file of events into the source folder every `every_s` seconds."""
+    n = 0
+    while not stop.is_set():
+        path = folder / f"events-{n:06d}.parquet"
+        tmp = folder / f".events-{n:06d}.tmp"
+        pq.write_table(pa.Table.from_pylist(source.batch(rows), schema=SCHEMA), tmp)
+        os.utime(tmp, (1_700_000_000 + n, 1_700_000_000 + n))
+        tmp.rename(path)
+        n += 1
+        stop.wait(every_s)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--path", default="demo-output/rides")
-    ap.add_argument("--batch-rows", type=int, default=20_000)
+    ap.add_argument("--rows-per-file", type=int, default=5_000)
     args = ap.parse_args(argv)
 
-    path = Path(args.path).resolve()
-    shutil.rmtree(path, ignore_errors=True)
-    table = HudiTable.create(str(path), table_name="rides", record_key="ride_id", ordering_field="event_ts",
-                             partition_by="city", hive_style_partitioning=True, buckets=4)
-    source = RideSource()
-    print(f"streaming ride events into {path} for {args.seconds:.0f} s (MERGE_ON_READ, bucket index)")
-    deadline = time.monotonic() + args.seconds
-    batches = rows_in = 0
-    latencies: list[float] = []
-    while time.monotonic() < deadline:
-        upserts, deletes = source.batch(args.batch_rows)
-        start = time.perf_counter()
-        table.write(pa.Table.from_pylist(upserts, schema=SCHEMA), operation="upsert")
-        if deletes:
-            table.write(pa.Table.from_pylist(deletes, schema=SCHEMA), operation="delete")
-        latencies.append(time.perf_counter() - start)
-        batches += 1
-        rows_in += len(upserts) + len(deletes)
-        print(f"  batch {batches:3d}: {len(upserts):6d} upserts {len(deletes):5d} deletes  "
-              f"commit {latencies[-1] * 1000:6.0f} ms  live rides {len(source.live):8d}", flush=True)
+    from hudi_ds import HudiTable
+    from hudi_ds.spark import session
 
+    root = Path(args.path).resolve()
+    shutil.rmtree(root.parent / (root.name + "-work"), ignore_errors=True)
+    shutil.rmtree(root, ignore_errors=True)
+    work = root.parent / (root.name + "-work")
+    (work / "events").mkdir(parents=True)
+    print("starting Spark (local[2])...", flush=True)
+    spark = session(**{"spark.sql.shuffle.partitions": "2"})
+    source = RideSource()
+    stop = threading.Event()
+    first = source.batch(args.rows_per_file)
+    pq.write_table(pa.Table.from_pylist(first, schema=SCHEMA), work / "events" / "events-init.parquet")
+    os.utime(work / "events" / "events-init.parquet", (1_699_999_999, 1_699_999_999))
+    producer = threading.Thread(target=_produce, args=(work / "events", source, stop, args.rows_per_file, 1.0),
+                                daemon=True)
+
+    events = spark.readStream.schema(spark.read.parquet(str(work / "events")).schema).option(
+        "maxFilesPerTrigger", 4).parquet(str(work / "events"))
+    sink = (events.writeStream.format("hudi-py")
+            .option("hoodie.table.name", "rides")
+            .option("hoodie.datasource.write.recordkey.field", "ride_id")
+            .option("hoodie.datasource.write.precombine.field", "event_ts")
+            .option("hoodie.datasource.write.partitionpath.field", "city")
+            .option("hoodie.datasource.write.hive_style_partitioning", "true")
+            .option("hoodie.datasource.write.changelog.column", "op")
+            .option("compaction.delta_commits", "4")
+            .option("clean.retain_commits", "6")
+            .option("checkpointLocation", str(work / "ck-sink"))
+            .trigger(processingTime="1 second").start(str(root)))
+    while not (root / ".hoodie" / "hoodie.properties").exists() or not HudiTable(str(root)).timeline():
+        if sink.exception() is not None:
+            raise RuntimeError(sink.exception())
+        time.sleep(0.2)
+    feed = (spark.readStream.format("hudi-py").option("hoodie.datasource.query.incremental.format", "cdc")
+            .load(str(root)).writeStream.format("memory").queryName("ride_changes")
+            .option("checkpointLocation", str(work / "ck-feed")).trigger(processingTime="2 seconds").start())
+    producer.start()
+    print(f"streaming ride events into {root} for {args.seconds:.0f} s "
+          "(MERGE_ON_READ, bucket index, compaction every 4 commits, cleaning on)", flush=True)
+    deadline = time.monotonic() + args.seconds
+    shown = 0
+    while time.monotonic() < deadline:
+        time.sleep(1)
+        progress = [p for p in sink.recentProgress if p.get("numInputRows", 0) > 0]
+        for p in progress[shown:]:
+            changes = spark.sql("select count(*) from ride_changes").first()[0]
+            print(f"  batch {p['batchId']:3d}: {p['numInputRows']:6d} events  "
+                  f"{p['durationMs'].get('addBatch', 0):5d} ms  change feed rows so far {changes:7d}", flush=True)
+        shown = len(progress)
+    stop.set()
+    producer.join()
+    sink.processAllAvailable()
+    feed.processAllAvailable()
+    sink.stop()
+    feed.stop()
+
+    table = HudiTable(str(root))
     snapshot = table.to_arrow(columns=["ride_id", "fare", "event_ts"])
     ours = {r["ride_id"]: (r["fare"], r["event_ts"]) for r in snapshot.to_pylist()}
     expected = {k: (v["fare"], v["event_ts"]) for k, v in source.live.items()}
     ok = ours == expected and snapshot.num_rows == len(ours)
-    print(f"\n{batches} batches, {rows_in:,} events, median commit {sorted(latencies)[len(latencies) // 2] * 1000:.0f} ms")
-    print(f"table holds {snapshot.num_rows:,} rides; model holds {len(expected):,}: "
+    kinds = {r[0]: r[1] for r in spark.sql(
+        "select _change_type, count(*) from ride_changes group by _change_type").collect()}
+    timeline = table.timeline()
+    print(f"\n{sum(1 for i in timeline if i.action == 'deltacommit')} delta commits, "
+          f"{sum(1 for i in timeline if i.action == 'commit')} compactions, "
+          f"{sum(1 for i in timeline if i.action == 'clean')} cleans")
+    print(f"change feed: {dict(sorted(kinds.items()))}")
+    print(f"table holds {snapshot.num_rows:,} rides; the model holds {len(expected):,}: "
           + ("MATCH" if ok else "MISMATCH"))
     try:
         from hudi import HudiTableBuilder
 
-        rs = pa.Table.from_batches(HudiTableBuilder.from_base_uri(str(path)).build().read())
+        rs = pa.Table.from_batches(HudiTableBuilder.from_base_uri(str(root)).build().read())
         same = rs.num_rows == snapshot.num_rows
-        print(f"hudi-rs reads {rs.num_rows:,} rides: " + ("MATCH" if same else "MISMATCH"))
+        print(f"hudi-rs (an independent reader) reads {rs.num_rows:,} rides: " + ("MATCH" if same else "MISMATCH"))
         ok = ok and same
     except ImportError:
-        print("(install `hudi` to cross-check with hudi-rs)")
-    by_city = table.to_polars(columns=["city", "fare"]).group_by("city").len().sort("city")
-    print(by_city)
-    print(f"\nthe table is at {path}; try:\n"
-          f"  python -c \"import hudi_ds; print(hudi_ds.HudiTable('{path}').to_polars().head())\"\n"
-          f"  python -c \"import hudi_ds; print(hudi_ds.HudiTable('{path}').timeline()[-3:])\"")
+        print("(pip install hudi to cross-check with hudi-rs)")
+    spark.stop()
+    print(f"\nthe table is at {root}; try:\n"
+          f"  hudi-py info {root}\n  hudi-py timeline {root}\n  hudi-py files {root}\n"
+          f"  hudi-py show {root} --where \"city = lisbon\" --limit 5\n  hudi-py validate {root}")
     return 0 if ok else 1
 
 

@@ -195,9 +195,10 @@ def run_table_services(path: str, opts: HudiOptions) -> None:
             if runner.errors:
                 raise runner.errors[0]
             runner.trigger()
-        elif scheduled:
-            faults.pause_point("compaction_scheduled")
-            table.run_compaction()
+        else:
+            if scheduled:
+                faults.pause_point("compaction_scheduled")
+            table.run_compaction()  # also re-runs a plan a crash left pending
     if opts.clean_enabled:
         table.clean(retain_commits=opts.clean_retain_commits)
     if opts.archive_enabled:

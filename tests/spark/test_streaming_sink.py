@@ -26,7 +26,7 @@ from tables import hudi_rs  # noqa: E402
 from hudi_ds import HudiTable  # noqa: E402
 from hudi_ds.cli.validate import validate  # noqa: E402
 
-N_FILES = 70
+N_FILES = 160
 PAUSE_POINTS = ["task_files_written", "before_commit", "commit_publishing", "after_commit",
                 "compaction_scheduled", "compaction_file_written"]
 KILLS_PER_RUN = int(os.environ.get("HUDI_DS_STREAM_KILLS", "10"))
@@ -64,7 +64,7 @@ def _expected(all_batches: list) -> dict[str, list]:
 @pytest.fixture(scope="module")
 def stream_data(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("stream")
-    data = batches(N_FILES, 60, keys=400)
+    data = batches(N_FILES, 40, keys=400)
     write_files(tmp / "src", data)
     (tmp / "pauses").mkdir()
     return tmp, data
@@ -75,7 +75,7 @@ def test_killed_and_restarted_stream_ends_exactly_as_the_model(stream_data):
     rng = random.Random(11)
     plan: list[tuple[str, object]] = [("pause", p) for p in PAUSE_POINTS]
     while len(plan) < KILLS_PER_RUN:
-        plan.append(("random", rng.uniform(8.0, 20.0)))
+        plan.append(("random", rng.uniform(9.0, 13.0)))
     rng.shuffle(plan)
     kills = 0
     log = []
