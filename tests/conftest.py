@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-REFERENCE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "reference-tables"
+from tables import REFERENCE_DIR  # noqa: E402
 
 
 @pytest.fixture(scope="session")

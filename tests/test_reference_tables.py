@@ -11,8 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import REFERENCE_DIR
-from tables import hudi_rs, rows
+from tables import REFERENCE_DIR, hudi_rs, rows
 
 from hudi_ds import HudiTable
 
