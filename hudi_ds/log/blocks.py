@@ -35,6 +35,7 @@ from hudi_ds.schema.avro import (
     parse_avro_json,
     wire_schema,
 )
+from hudi_ds.schema.avro_binary import zigzag
 from hudi_ds.schema.meta import fit_table, with_meta_avro
 
 CONTENT_VERSION = 3  # HoodieLogBlock content version; older ones (1, 2) used Kryo and are not readable here
@@ -45,24 +46,13 @@ _II = struct.Struct(">ii")
 # ------------------------------------------------------------------------------------------------- helpers
 
 
-def _zigzag(n: int) -> bytes:
-    """Avro long encoding (zigzag + base-128 varint)."""
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while z > 0x7F:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
-
-
-_SMALL = [_zigzag(i) for i in range(64)]
+_SMALL = [zigzag(i) for i in range(64)]
 
 
 def _avro_str(s: str) -> bytes:
     b = s.encode("utf-8")
     n = len(b)
-    return (_SMALL[n] if n < 64 else _zigzag(n)) + b
+    return (_SMALL[n] if n < 64 else zigzag(n)) + b
 
 
 @functools.lru_cache(maxsize=128)
@@ -180,7 +170,7 @@ def _record_bytes(block: LogBlock, path: str) -> tuple[int, bytes]:
 def _decode_fastavro(array_schema: Any, count: int, body: bytes, natural: pa.Schema, block: LogBlock,
                      path: str) -> pa.Table:
     # Back-to-back Avro datums framed as one Avro array decode in a single fastavro call.
-    buf = (_zigzag(count) if count else b"") + body + b"\x00"
+    buf = (zigzag(count) if count else b"") + body + b"\x00"
     bio = io.BytesIO(buf)
     try:
         records = fastavro.schemaless_reader(bio, array_schema, None)
@@ -223,9 +213,9 @@ def _decode_polars(schema_json: str, count: int, body: bytes, natural: pa.Schema
     one-block Avro container file; None (caller falls back to fastavro) on any failure."""
     sync = os.urandom(16)
     meta = {b"avro.schema": schema_json.encode("utf-8"), b"avro.codec": b"null"}
-    entries = [_zigzag(len(k)) + k + _zigzag(len(v)) + v for k, v in meta.items()]
-    header = b"".join([b"Obj\x01", _zigzag(len(meta)), *entries, b"\x00", sync])
-    ocf = b"".join([header, _zigzag(count), _zigzag(len(body)), body, sync])
+    entries = [zigzag(len(k)) + k + zigzag(len(v)) + v for k, v in meta.items()]
+    header = b"".join([b"Obj\x01", zigzag(len(meta)), *entries, b"\x00", sync])
+    ocf = b"".join([header, zigzag(count), zigzag(len(body)), body, sync])
     try:
         table = pl.read_avro(io.BytesIO(ocf)).to_arrow()
         if table.num_rows != count:
@@ -309,7 +299,7 @@ def _int_range(bits: int) -> Callable[[Any], bytes]:
     def enc(v: Any) -> bytes:
         if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
             raise InvalidDataError(f"ordering value {v!r} is not an int{bits}")
-        return _SMALL[v] if 0 <= v < 64 else _zigzag(v)
+        return _SMALL[v] if 0 <= v < 64 else zigzag(v)
 
     return enc
 
@@ -320,7 +310,7 @@ _ORDERING_ENCODERS: dict[str, tuple[int, Callable[[Any], bytes]]] = {
     "long": (2, _int_range(64)),
     "float": (3, lambda v: struct.pack("<f", float(v))),
     "double": (4, lambda v: struct.pack("<d", float(v))),
-    "bytes": (5, lambda v: _zigzag(len(v)) + bytes(v)),
+    "bytes": (5, lambda v: zigzag(len(v)) + bytes(v)),
     "string": (6, lambda v: _avro_str(str(v))),
 }
 _ZERO: dict[str, Any] = {"float": 0.0, "double": 0.0}
@@ -352,7 +342,7 @@ def encode_delete_block(record_keys: Sequence[str], partition_paths: Sequence[st
                 ordering.append(zero)
             else:
                 ordering.append(prefix + enc(v))
-    parts = [_zigzag(n)] if n else []
+    parts = [zigzag(n)] if n else []
     for key, part, order in zip(record_keys, partition_paths, ordering, strict=True):
         if key is None:
             raise InvalidDataError("a delete record key must not be null")

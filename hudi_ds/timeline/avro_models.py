@@ -18,6 +18,7 @@ from typing import Any
 import fastavro
 
 from hudi_ds.errors import CorruptTableError
+from hudi_ds.schema.avro_binary import avro_bytes, zigzag
 from hudi_ds.timeline.avro_schemas import (
     ALL_SCHEMAS,
     CLEAN_METADATA,
@@ -93,20 +94,6 @@ def _java_field(f: dict[str, Any], ns: str) -> dict[str, Any]:
 
 # --- object container file ----------------------------------------------------------------------------------
 
-def _varint(n: int) -> bytes:
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while z > 0x7F:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
-
-
-def _avro_bytes(b: bytes) -> bytes:
-    return _varint(len(b)) + b
-
-
 def encode_avro_instant(record: Mapping[str, Any], schema: Schema, sync_marker: bytes | None = None) -> bytes:
     """One-record Avro object container file, byte-compatible with Java's serializeAvroMetadata."""
     parsed = fastavro.parse_schema(schema, named_schemas={})
@@ -116,9 +103,9 @@ def encode_avro_instant(record: Mapping[str, Any], schema: Schema, sync_marker: 
     sync = sync_marker if sync_marker is not None else os.urandom(16)
     if len(sync) != 16:
         raise ValueError("an Avro sync marker has 16 bytes")
-    header = (AVRO_MAGIC + _varint(1) + _avro_bytes(b"avro.schema")
-              + _avro_bytes(java_schema_json(schema).encode("utf-8")) + _varint(0) + sync)
-    return header + _varint(1) + _avro_bytes(data) + sync
+    header = (AVRO_MAGIC + zigzag(1) + avro_bytes(b"avro.schema")
+              + avro_bytes(java_schema_json(schema).encode("utf-8")) + zigzag(0) + sync)
+    return header + zigzag(1) + avro_bytes(data) + sync
 
 
 def decode_avro_instant(data: bytes, path: str, reader_schema: Schema | None = None) -> dict[str, Any]:
