@@ -32,6 +32,7 @@ from hudi_ds.write.plan import WritePlan
 from hudi_ds.write.routing import DELETE
 from hudi_ds.write.task import TaskWriter
 
+COMMIT_TIME = "_commit_time"  # the change feed's commit column: orders changes, never stored
 UPSERT_KINDS = ("insert", "update_postimage", "c", "r", "u", "+i", "+u")
 PRE_IMAGE_KINDS = ("update_preimage", "-u")
 DELETE_KINDS = ("delete", "d", "-d")
@@ -115,7 +116,8 @@ def prepare_table(opts: HudiOptions, schema: StructType, overwrite: bool) -> Pre
     if changelog is not None and operation != "upsert":
         raise ConfigError(f"changelog input is written as upserts and deletes; it cannot be used with "
                           f"operation {operation!r} (drop hoodie.datasource.write.operation or set it to upsert)")
-    data_in = pa.schema([f for f in incoming if f.name != changelog])
+    data_in = pa.schema([f for f in incoming if f.name not in (changelog, COMMIT_TIME)]) if changelog \
+        else incoming
     storage = Storage(path)
     if storage.exists(PROPS_PATH):
         table = HudiTable(path)
@@ -170,7 +172,12 @@ def apply_changelog(table: pa.Table, column: str) -> pa.Table:
     table = table.filter(keep)
     kinds = kinds.filter(keep)
     is_delete = pc.is_in(kinds, value_set=pa.array(DELETE_KINDS))
-    return table.drop_columns([column]).append_column(DELETE, is_delete)
+    table = table.drop_columns([column]).append_column(DELETE, is_delete)
+    if COMMIT_TIME in table.column_names:
+        # a hudi-py change feed: apply each key's changes in commit order (ties resolve to the later row)
+        order = pc.sort_indices(table, sort_keys=[(COMMIT_TIME, "ascending")])
+        table = table.take(order).drop_columns([COMMIT_TIME])
+    return table
 
 
 class HudiBatchWriter(DataSourceArrowWriter):

@@ -57,8 +57,13 @@ class HudiDataSource(DataSource):
         return opts.incremental_format == "cdc" or opts.changelog_enabled
 
     def schema(self) -> StructType:
+        snap = load_snapshot(self._path())
+        if snap.data_schema() is None and self.change_feed:
+            raise ConfigError(
+                f"the table at {self._path()} has no commit yet, so the columns of its change feed are unknown; "
+                "start the stream after the first commit, or give them with .schema(...)")
         if self.change_feed:
-            return types.spark_schema(stream_schema(load_snapshot(self._path()), cdc=True))
+            return types.spark_schema(stream_schema(snap, cdc=True))
         return types.spark_schema(read_schema(self.hudi_options, self._path()))
 
     def reader(self, schema: StructType) -> DataSourceReader:
@@ -76,4 +81,5 @@ class HudiDataSource(DataSource):
         return HudiStreamWriter(self.hudi_options, schema)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802
-        return HudiStreamReader(self.hudi_options, self._path(), cdc=self.change_feed)
+        return HudiStreamReader(self.hudi_options, self._path(), cdc=self.change_feed,
+                                target=types.arrow_schema(schema))

@@ -70,9 +70,10 @@ def _key(snap: query.TableSnapshot, inst: Any) -> str:
 class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
     """One long-lived object on the driver; offsets are small dicts stored in Spark's checkpoint."""
 
-    def __init__(self, opts: HudiOptions, path: str, cdc: bool) -> None:
+    def __init__(self, opts: HudiOptions, path: str, cdc: bool, target: pa.Schema) -> None:
         self.opts, self.path, self.cdc = opts, path, cdc
-        self.target: dict[str, str] | None = None  # Trigger.AvailableNow: stop at this offset
+        self.target = target  # the schema Spark was given when the stream started
+        self.stop_at: dict[str, str] | None = None  # Trigger.AvailableNow: stop at this offset
 
     # ---- offsets -------------------------------------------------------------------------------------
     def _commits(self, snap: query.TableSnapshot) -> list[tuple[str, Any]]:
@@ -98,8 +99,8 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         end = instant_option(self.opts.end_instant, "read.end-commit") if self.opts.end_instant else None
         if end:
             commits = [(k, c) for k, c in commits if c.requested_time <= end]
-        if self.target is not None:
-            commits = [(k, c) for k, c in commits if k <= self.target["instant"]]
+        if self.stop_at is not None:
+            commits = [(k, c) for k, c in commits if k <= self.stop_at["instant"]]
         if not commits:
             return start
         max_instants = self.opts.stream_max_instants or len(commits)
@@ -130,7 +131,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802
         snap = load_snapshot(self.path)
         commits = self._commits(snap)
-        self.target = {"instant": commits[-1][0] if commits else "0"}
+        self.stop_at = {"instant": commits[-1][0] if commits else "0"}
 
     # ---- splits --------------------------------------------------------------------------------------
     def _check_retained(self, snap: query.TableSnapshot, start: str, in_range: list[str]) -> bool:
@@ -173,9 +174,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, _Split)
-        snap = load_snapshot(partition.path)
-        target = stream_schema(snap, self.cdc)
-        yield from types.batches(partition.table(), target)
+        yield from types.batches(partition.table(), self.target)
 
     def commit(self, end: dict[str, str]) -> None:
         """Nothing to release: splits hold no resources between batches."""

@@ -25,6 +25,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from hudi_ds.services import compaction
 from hudi_ds.services.compaction import CompactionRunner
 from hudi_ds.services.rollback import rollback_pending
 from hudi_ds.spark.batch_writer import HudiBatchWriter, prepare_table, remove_unreported_files
@@ -186,19 +187,21 @@ def run_table_services(path: str, opts: HudiOptions) -> None:
 
     table = HudiTable(path)
     if table.config.is_mor and opts.compaction_enabled:
-        scheduled = table.schedule_compaction(min_delta_commits=opts.compaction_delta_commits)
+        # never wait on other writers here: a plan that cannot run now runs after a later micro-batch
+        scheduled = compaction.schedule_compaction(table, min_delta_commits=opts.compaction_delta_commits,
+                                                   wait_s=0)
         if opts.compaction_async:
             with _async_lock:
                 runner = _async_runners.get(path)
                 if runner is None:
-                    runner = _async_runners[path] = CompactionRunner(table)
+                    runner = _async_runners[path] = CompactionRunner(table, wait_s=0)
             if runner.errors:
                 raise runner.errors[0]
             runner.trigger()
         else:
             if scheduled:
                 faults.pause_point("compaction_scheduled")
-            table.run_compaction()  # also re-runs a plan a crash left pending
+            compaction.run_compaction(table, wait_s=0)  # also re-runs a plan a crash left pending
     if opts.clean_enabled:
         table.clean(retain_commits=opts.clean_retain_commits)
     if opts.archive_enabled:
