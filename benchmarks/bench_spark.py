@@ -12,6 +12,7 @@ a checksum over every data column, so a fast wrong answer cannot pass.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import shutil
 import sys
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--write-partitions", type=int, default=0,
                     help="Spark partitions of the clustered hudi-py input (0: 2 per core)")
+    ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
     n = args.rows
 
@@ -128,7 +130,16 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             ratio = f"{results[baseline[name]] / secs:.2f}x" if name in baseline else ""
             print(f"{name:<22}{secs:>10.2f}{rows / secs:>14,.0f}{ratio:>12}")
         print("checks: row counts and checksums over every column match the source data")
-        return results
+        figures = {
+            "bulk_insert_ratio": results["parquet write"] / results["hudi bulk_insert"],
+            "insert_ratio": results["parquet write"] / results["hudi insert"],
+            "upsert_ratio": results["parquet write 10%"] / results["hudi upsert 10%"],
+            "read_ratio": results["parquet read+sum"] / results["hudi read+sum"],
+            **{k.replace(" ", "_").replace("%", "pct").replace("+", "_") + "_s": v for k, v in results.items()},
+        }
+        if args.json:
+            Path(args.json).write_text(json.dumps(figures, indent=1))
+        return figures
     finally:
         spark.stop()
         shutil.rmtree(work, ignore_errors=True)

@@ -28,6 +28,7 @@ SUITE: dict[str, tuple[str, list[str], list[str]]] = {
     "lakes": ("bench_lakes.py", ["--rows", "1000000"], ["--rows", "200000"]),
     "scaling": ("bench_scaling.py", ["--sizes", "1000000,4000000,16000000"], ["--sizes", "200000,800000", "--batch",
                                                                              "20000"]),
+    "reference": ("bench_reference.py", ["--repeat", "20"], ["--repeat", "3"]),
     "spark": ("bench_spark.py", ["--rows", "5000000"], ["--rows", "300000"]),
     "streaming": ("bench_streaming.py", [], ["--seconds", "20"]),
 }
@@ -38,6 +39,7 @@ GOALS = [
     ("core", "upsert_rows_s", ">=", 1_000_000, "core upsert rows/s"),
     ("core", "snapshot_read_rows_s", ">=", 2_500_000, "core MOR snapshot read rows/s"),
     ("lakes", "delta_upsert_s / hudi_upsert_s", ">=", 5.0, "upsert vs deltalake MERGE"),
+    ("reference", "speed_vs_hudi_rs", ">=", 1.0, "reading Apache Hudi's tables vs hudi-rs"),
     ("scaling", "ratio_largest_to_smallest", "<=", 1.3, "upsert cost at 16M vs 1M rows"),
     ("spark", "bulk_insert_ratio", ">=", 0.8, "Spark bulk_insert vs built-in parquet write"),
     ("spark", "upsert_ratio", ">=", 0.6, "Spark upsert vs built-in write of the same rows"),
