@@ -1,6 +1,7 @@
 """hudi_ds: read and write Apache Hudi tables from Python and PySpark (format name "hudi-py")."""
 
 from hudi_ds.errors import (
+    CleanedInstantsError,
     CommitConflictError,
     CommitStateUnknownError,
     ConfigError,
@@ -18,6 +19,7 @@ from hudi_ds.table import HudiTable
 __version__ = "0.1.0"
 
 __all__ = [
+    "CleanedInstantsError",
     "CommitConflictError",
     "CommitStateUnknownError",
     "ConfigError",

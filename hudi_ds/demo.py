@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
 
     events = spark.readStream.schema(spark.read.parquet(str(work / "events")).schema).option(
         "maxFilesPerTrigger", 4).parquet(str(work / "events"))
-    sink = (events.writeStream.format("hudi-py")
+    # all events of one ride in a micro-batch must reach one task (the sink cannot shuffle): hash by key
+    sink = (events.repartition(2, "ride_id").writeStream.format("hudi-py")
             .option("hoodie.table.name", "rides")
             .option("hoodie.datasource.write.recordkey.field", "ride_id")
             .option("hoodie.datasource.write.precombine.field", "event_ts")

@@ -45,3 +45,7 @@ class CommitStateUnknownError(HudiDsError):
 
 class InstantNotFoundError(HudiDsError):
     """An instant named by the caller is not on the timeline."""
+
+
+class CleanedInstantsError(HudiDsError):
+    """The commits an incremental or streaming read still needs were cleaned or archived."""

@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
-from hudi_ds.errors import ConfigError, HudiDsError
+from hudi_ds.errors import CleanedInstantsError, HudiDsError
 from hudi_ds.read import changes as feed
 from hudi_ds.read import query
 from hudi_ds.spark import types
@@ -31,7 +31,6 @@ from hudi_ds.spark.options import HudiOptions
 try:  # admission control and Trigger.AvailableNow arrived in pyspark 4.2
     from pyspark.sql.streaming.datasource import (
         ReadAllAvailable,
-        ReadLimit,
         ReadMaxFiles,
         ReadMaxRows,
         SupportsTriggerAvailableNow,
@@ -41,10 +40,6 @@ try:  # admission control and Trigger.AvailableNow arrived in pyspark 4.2
 except ImportError:  # pragma: no cover - pyspark < 4.2: one batch per trigger
     ADMISSION_CONTROL = False
     SupportsTriggerAvailableNow = object  # type: ignore[assignment,misc]
-
-
-class CleanedInstantsError(HudiDsError):
-    """The commits a streaming reader still needs were cleaned or archived."""
 
 
 class _Split(InputPartition):
@@ -134,13 +129,13 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         self.stop_at = {"instant": commits[-1][0] if commits else "0"}
 
     # ---- splits --------------------------------------------------------------------------------------
-    def _check_retained(self, snap: query.TableSnapshot, start: str, in_range: list[str]) -> bool:
+    def _check_retained(self, snap: query.TableSnapshot, start: str) -> bool:
         """False when the range reaches back past what cleaning or archiving kept (see module doc)."""
         if start == "0":
             return True
-        active = [c.requested_time for c in snap.timeline.commits()]
+        active = snap.timeline.commits()
         retained_from = _earliest_retained(snap)
-        gone = (active and start < min(_key(snap, c) for c in snap.timeline.commits())
+        gone = (active and start < min(_key(snap, c) for c in active)
                 and snap.timeline.has_archived_instants()) or (retained_from is not None and start < retained_from)
         if not gone:
             return True
@@ -160,7 +155,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         if not in_range:
             return []
         last = in_range[-1]
-        if begin == "0" and not self.cdc or not self._check_retained(snap, begin, in_range):
+        if begin == "0" and not self.cdc or not self._check_retained(snap, begin):
             plan = query.plan_snapshot(snap, as_of=last)
             return [_Split(i, self.path, "slice", (plan, sl)) for i, sl in enumerate(plan.slices)]
         if self.cdc:
@@ -207,10 +202,4 @@ def _earliest_retained(snap: query.TableSnapshot) -> str | None:
     return str(value) if value else None
 
 
-def stream_options_check(opts: HudiOptions) -> None:
-    if opts.query_type not in ("snapshot", "incremental"):
-        raise ConfigError("a streaming read reads changes; hoodie.datasource.query.type must be incremental "
-                          f"(or unset), not {opts.query_type}")
-
-
-__all__ = ["HudiStreamReader", "stream_schema", "ADMISSION_CONTROL", "ReadLimit"]
+__all__ = ["ADMISSION_CONTROL", "HudiStreamReader", "stream_schema"]
