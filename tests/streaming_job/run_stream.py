@@ -25,6 +25,9 @@ def main() -> int:
     ap.add_argument("--compaction-every", type=int, default=3)
     ap.add_argument("--until-files", type=int, required=True)
     args = ap.parse_args()
+    import faulthandler
+
+    faulthandler.dump_traceback_later(60, repeat=True)  # a stuck job shows where, in the test's job.log
 
     from pyspark.sql.types import StructType
 
@@ -49,7 +52,9 @@ def main() -> int:
              .start(args.table))
     # run until every source file was committed by the sink (one file per batch), then stop cleanly
     while True:
-        done = len(list(Path(args.checkpoint, "commits").glob("[0-9]*")))
+        # Spark keeps only the newest ~100 entries of its commit log: count by the newest batch id
+        ids = [int(p.name) for p in Path(args.checkpoint, "commits").glob("[0-9]*") if p.name.isdigit()]
+        done = max(ids) + 1 if ids else 0
         if done >= args.until_files:
             break
         if query.exception() is not None:
