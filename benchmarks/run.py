@@ -141,7 +141,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run, not a measurement)")
     ap.add_argument("--only", help="comma-separated benchmark names")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=ARGS",
+                    help="override one benchmark's arguments, e.g. --set 'spark=--rows 2000000'")
     args = ap.parse_args(argv)
+    for item in args.set:
+        name, _, extra = item.partition("=")
+        script, _, quick_args = SUITE[name]
+        SUITE[name] = (script, extra.split(), quick_args)
     RESULTS.mkdir(exist_ok=True)
     names = args.only.split(",") if args.only else list(SUITE)
     results: dict[str, dict[str, float]] = {}

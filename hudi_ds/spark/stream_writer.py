@@ -57,8 +57,8 @@ class StreamCommitMessage(WriterCommitMessage):
     result: TaskResult | None
 
 
-def _plan_path(identifier: str, run_id: str, batch_id: int) -> str:
-    return f"{PLAN_DIR}/{identifier}/{run_id}-{batch_id}.plan"
+def _plan_path(identifier: str, run_id: str, batch_id: int, attempt: int) -> str:
+    return f"{PLAN_DIR}/{identifier}/{run_id}-{batch_id}-{attempt:04d}.plan"
 
 
 class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
@@ -77,10 +77,22 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
 
     # ---- tasks ---------------------------------------------------------------------------------------
     def _plan_for(self, batch_id: int, run_id: str) -> WritePlan:
+        """The plan every task of this micro-batch shares. Plans of the batch whose instant is no longer
+        pending (a crashed attempt's, rolled back or even completed) are never reused: the k-th live plan
+        is claimed at `<run>-<batch>-<k>.plan`, k counting the stale ones, so racing tasks agree."""
         storage = Storage(self.path)
-        rel = _plan_path(self.identifier, run_id, batch_id)
-        if storage.exists(rel):
-            return pickle.loads(storage.read_bytes(rel))
+        timeline = Timeline.load(storage, 1)
+        prefix = f"{run_id}-{batch_id}-"
+        stale = 0
+        for entry in sorted(storage.list(f"{PLAN_DIR}/{self.identifier}"), key=lambda e: e.name):
+            if not entry.name.startswith(prefix):
+                continue
+            plan: WritePlan = pickle.loads(storage.read_bytes(entry.path))
+            inst = timeline.find(plan.instant)
+            if inst is not None and not inst.is_completed:
+                return plan
+            stale += 1
+        rel = _plan_path(self.identifier, run_id, batch_id, stale)
         extra = checkpoint_metadata(self.identifier, batch_id)
         plan = Coordinator(self.path, self.config).begin(
             self.operation, self.schema, extra=extra, log_block_format=self.opts.log_block_format,
@@ -88,7 +100,8 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
         if storage.put_if_absent(rel, pickle.dumps(plan)):
             return plan
         rollback_pending(storage, self.config, plan.instant)  # another task won the race: use its instant
-        return pickle.loads(storage.read_bytes(rel))
+        winner: WritePlan = pickle.loads(storage.read_bytes(rel))
+        return winner
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StreamCommitMessage:
         from pyspark import TaskContext
@@ -133,8 +146,10 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
 
         faults.pause_point("before_commit")
         committed = last_committed_batch(timeline, self.identifier)
+        mine = timeline.find(plan.instant)
         if committed is not None and committed >= batchId:
-            Coordinator(self.path, self.config).abort(plan)  # a replay of a committed batch: change nothing
+            if mine is not None and not mine.is_completed:
+                Coordinator(self.path, self.config).abort(plan)  # a replay of a committed batch: change nothing
         else:
             remove_unreported_files(plan, results)
             Coordinator(self.path, self.config).commit(plan, results, checkpoint_metadata(self.identifier, batchId))
@@ -168,8 +183,8 @@ def _as_arrow(iterator: Iterator[object], schema: pa.Schema) -> Iterator[pa.Reco
 def _forget_plans(storage: Storage, identifier: str, upto_batch: int) -> None:
     for entry in storage.list(f"{PLAN_DIR}/{identifier}"):
         try:
-            batch = int(entry.name.rsplit("-", 1)[-1].split(".")[0])
-        except ValueError:
+            batch = int(entry.name.rsplit("-", 2)[-2])
+        except (ValueError, IndexError):
             continue
         if batch <= upto_batch:
             storage.delete(entry.path)
@@ -201,7 +216,9 @@ def run_table_services(path: str, opts: HudiOptions) -> None:
         else:
             if scheduled:
                 faults.pause_point("compaction_scheduled")
-            compaction.run_compaction(table, wait_s=0)  # also re-runs a plan a crash left pending
+            # inline, this writer is the table's only compaction executor: a plan left pending by a crashed
+            # run of it is taken over at once instead of waiting for its heartbeat to expire
+            compaction.run_compaction(table, wait_s=0, heartbeat_timeout_s=0)
     if opts.clean_enabled:
         table.clean(retain_commits=opts.clean_retain_commits)
     if opts.archive_enabled:

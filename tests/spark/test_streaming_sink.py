@@ -91,7 +91,7 @@ def test_killed_and_restarted_stream_ends_exactly_as_the_model(stream_data):
     log = []
     for mode, arg in plan:
         proc = _start(tmp, [arg] if mode == "pause" else None)
-        deadline = time.monotonic() + (arg if mode == "random" else 90.0)  # type: ignore[operator]
+        deadline = time.monotonic() + (arg if mode == "random" else 40.0)  # type: ignore[operator]
         marker = tmp / "pauses" / str(arg)
         while time.monotonic() < deadline and proc.poll() is None:
             if mode == "pause" and marker.exists():
