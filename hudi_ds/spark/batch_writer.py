@@ -21,11 +21,11 @@ from pyspark.sql.types import StructType
 from hudi_ds.config import TableConfig
 from hudi_ds.config.table_config import PROPS_PATH
 from hudi_ds.errors import ConfigError, HudiDsError, InvalidDataError, SchemaError
-from hudi_ds.services.rollback import marked_files, rollback_failed_writes
+from hudi_ds.services.rollback import marked_files, rollback_failed_writes, touch_heartbeat
 from hudi_ds.spark import types
 from hudi_ds.spark.options import HudiOptions, default_table_name
 from hudi_ds.storage import Storage
-from hudi_ds.write.commit import HEARTBEAT_DIR, Coordinator, check_writable
+from hudi_ds.write.commit import Coordinator, check_writable
 from hudi_ds.write.input import data_schema_of, evolve
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import WritePlan
@@ -221,8 +221,7 @@ class HudiBatchWriter(DataSourceArrowWriter):
 
     def _heartbeat(self) -> None:
         """Keep the instant alive for other writers' rollback of crashed writes (long tasks)."""
-        storage = Storage(self.plan.base_uri)
-        storage.write_bytes(f"{HEARTBEAT_DIR}/{self.plan.instant}", str(time.time()).encode())
+        touch_heartbeat(Storage(self.plan.base_uri), self.plan.instant)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         results = [m.result for m in messages if isinstance(m, HudiCommitMessage)]
