@@ -116,8 +116,11 @@ def merge_slice(
     deletes: LogDeletes | None,
     ordering_field: str | None,
     schema: pa.Schema,
+    base_keys_only: bool = False,
 ) -> pa.Table:
-    """The latest image of every live record of one file slice, as a table of `schema`."""
+    """The latest image of every live record of one file slice, as a table of `schema`.
+
+    `base_keys_only`: `base` is one part of the slice's base file; emit log records only for its keys."""
     no_log = (data is None or data.table.num_rows == 0) and (deletes is None or len(deletes.keys) == 0)
     if no_log:
         return base if base is not None else schema.empty_table()
@@ -125,6 +128,9 @@ def merge_slice(
     winners = _log_winners(_versions_table(data, deletes, ordering_field, ord_type), ordering_field is not None)
     out: list[pa.Table] = []
     keep_log = pc.invert(winners["is_delete"])
+    if base_keys_only:
+        own = base[KEY].combine_chunks() if base is not None else pa.array([], pa.string())
+        keep_log = pc.and_(keep_log, pc.is_in(winners["key"], value_set=own))
     if base is not None and base.num_rows:
         idx = pc.index_in(base[KEY], value_set=winners["key"])
         base_keep = pc.is_null(idx)

@@ -17,6 +17,7 @@ from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.read import filters as flt
 from hudi_ds.read.schema_resolver import resolve_schema
 from hudi_ds.read.slice_reader import SliceReader
+from hudi_ds.read.splits import SlicePart, split_slice
 from hudi_ds.schema.meta import with_meta
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
@@ -89,7 +90,10 @@ class ReadPlan:
         return self.schema if self.columns is None else pa.schema([self.schema.field(c) for c in self.columns])
 
     def read_slice(self, sl: FileSlice) -> pa.Table:
-        t = self.reader.read(sl, self.include_logs)
+        return self.read_part(SlicePart(sl))
+
+    def read_part(self, part: SlicePart) -> pa.Table:
+        t = self.reader.read_part(part, self.include_logs)
         if self.commit_times is not None:
             t = t.filter(pc.is_in(t["_hoodie_commit_time"], value_set=self.commit_times))
         if self.filter_expr is not None:
@@ -103,6 +107,12 @@ class ReadPlan:
             with ThreadPoolExecutor(_THREADS) as pool:
                 tables = list(pool.map(self.read_slice, self.slices))
         return _finish(tables, self.output_schema)
+
+    def split(self, max_bytes: int, max_rows: int) -> list[SlicePart]:
+        """The plan's slices as parts of at most `max_bytes` / `max_rows` (see hudi_ds.read.splits)."""
+        storage, merges_ok = self.reader.storage, not self.reader.synthesize_meta
+        return [p for sl in self.slices
+                for p in split_slice(storage, sl, self.include_logs, max_bytes, max_rows, merges_ok)]
 
 
 def plan_snapshot(

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_ds.errors import CorruptTableError, HudiDsError
@@ -13,7 +14,9 @@ from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.log.blocks import decode_avro_data_block, decode_delete_block, decode_parquet_data_block
 from hudi_ds.log.format import BlockType, LogBlock, read_blocks
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
+from hudi_ds.merge.slice_merge import KEY
 from hudi_ds.read.conform import conform
+from hudi_ds.read.splits import SlicePart
 from hudi_ds.schema.meta import META_COLUMNS
 from hudi_ds.storage import Storage
 
@@ -43,14 +46,17 @@ class SliceReader:
     synthesize_meta: bool = False  # tables written with hoodie.populate.meta.fields=false
     committed_logs: frozenset[str] = frozenset()  # log files that visible commits list
 
-    def read_base(self, sl: FileSlice) -> pa.Table | None:
+    def read_base(self, sl: FileSlice, row_groups: tuple[int, ...] | None = None) -> pa.Table | None:
         if sl.base_file is None:
             return None
         path = sl.base_file.path
         try:
             with self.storage.open_input(path) as f:
                 # low-cardinality meta columns decode much faster as dictionaries (conform() casts back)
-                table = pq.read_table(f, read_dictionary=_DICTIONARY_COLUMNS)
+                if row_groups is None:
+                    table = pq.read_table(f, read_dictionary=_DICTIONARY_COLUMNS)
+                else:
+                    table = pq.ParquetFile(f, read_dictionary=_DICTIONARY_COLUMNS).read_row_groups(list(row_groups))
         except FileNotFoundError as exc:
             raise CorruptTableError(f"base file {path} is missing: the table lost a committed file") from exc
         except (OSError, pa.ArrowException) as exc:
@@ -159,6 +165,27 @@ class SliceReader:
             return base if base is not None else self.schema.empty_table()
         data, deletes = self.read_logs(sl)
         return merge_slice(base, data, deletes, self.ordering_field, self.schema)
+
+    def read_part(self, part: SlicePart, include_logs: bool = True) -> pa.Table:
+        """The merged rows of one part of a slice (see hudi_ds.read.splits)."""
+        sl = part.file_slice
+        if part.row_groups is None and not part.log_only:
+            return self.read(sl, include_logs)
+        if part.log_only:
+            data, deletes = self.read_logs(sl)
+            merged = merge_slice(None, data, deletes, self.ordering_field, self.schema)
+            return merged.filter(pc.invert(pc.is_in(merged[KEY], value_set=self._base_keys(sl))))
+        base = self.read_base(sl, part.row_groups)
+        if not include_logs or not sl.log_files:
+            return base if base is not None else self.schema.empty_table()
+        data, deletes = self.read_logs(sl)
+        return merge_slice(base, data, deletes, self.ordering_field, self.schema, base_keys_only=True)
+
+    def _base_keys(self, sl: FileSlice) -> pa.Array:
+        assert sl.base_file is not None
+        with self.storage.open_input(sl.base_file.path) as f:
+            keys = pq.read_table(f, columns=[KEY])[KEY]
+        return keys.combine_chunks().cast(pa.string())
 
 
 def _typed(values: list[object], natural: list[bool], typ: pa.DataType) -> pa.Array:

@@ -1,4 +1,4 @@
-"""Batch reads: file slices (large log-free base files split by row groups) packed into Spark partitions.
+"""Batch reads: file slices (big ones split, see hudi_ds.read.splits) packed into Spark partitions.
 
 The driver plans (timeline, file-system view, pruning) once; each InputPartition carries the pickled FileSlices,
 the SliceReader (storage by URI, schema, visibility) and the row filter, so executors rebuild nothing. Small
@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 from pyspark.sql.types import StructType
 
@@ -23,11 +22,10 @@ from hudi_ds.errors import ConfigError
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.read import filters as core_filters
 from hudi_ds.read import query
-from hudi_ds.read.conform import conform
 from hudi_ds.read.slice_reader import SliceReader
+from hudi_ds.read.splits import SlicePart, pack, split_slice
 from hudi_ds.spark import pushdown, types
 from hudi_ds.spark.options import HudiOptions
-from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline, normalize_instant_time
 
 MAX_BATCH_ROWS = 65536
@@ -63,72 +61,31 @@ def read_schema(opts: HudiOptions, path: str) -> pa.Schema:
     return snap.full_schema(as_of)
 
 
-@dataclass(frozen=True)
-class ReadUnit:
-    """A file slice, or a row-group range of its base file (big log-free base files are split)."""
-
-    file_slice: FileSlice
-    row_groups: tuple[int, ...] | None = None
-    size: int = 0  # bytes on storage (estimate for row-group ranges)
-
-    def __repr__(self) -> str:
-        extra = f" row_groups={list(self.row_groups)}" if self.row_groups is not None else ""
-        return f"{self.file_slice.partition}/{self.file_slice.file_id}{extra}"
-
-
 class HudiInputPartition(InputPartition):
-    """Read units packed into one Spark task, with everything needed to read them (no timeline access)."""
+    """Slice parts packed into one Spark task, with everything needed to read them (no timeline access)."""
 
-    def __init__(self, index: int, reader: SliceReader, units: tuple[ReadUnit, ...], include_logs: bool,
+    def __init__(self, index: int, reader: SliceReader, parts: tuple[SlicePart, ...], include_logs: bool,
                  row_filter: pushdown.RowFilter, commit_times: tuple[str, ...] | None = None) -> None:
         super().__init__(index)
         self.reader = reader
-        self.units = units
+        self.parts = parts
         self.include_logs = include_logs
         self.row_filter = row_filter
         self.commit_times = commit_times
 
-    def read_unit(self, unit: ReadUnit) -> pa.Table:
-        if unit.row_groups is not None:
-            assert unit.file_slice.base_file is not None
-            path = unit.file_slice.base_file.path
-            with self.reader.storage.open_input(path) as f:
-                table = pq.ParquetFile(f).read_row_groups(list(unit.row_groups))
-            table = conform(table, self.reader.schema, path)
-        else:
-            table = self.reader.read(unit.file_slice, self.include_logs)
+    def read_part(self, part: SlicePart) -> pa.Table:
+        table = self.reader.read_part(part, self.include_logs)
         if self.commit_times is not None:
             table = table.filter(pc.is_in(table["_hoodie_commit_time"],
                                           value_set=pa.array(self.commit_times, pa.string())))
         return self.row_filter.apply(table)
 
     def tables(self) -> Iterator[pa.Table]:
-        for unit in self.units:
-            yield self.read_unit(unit)
+        for part in self.parts:
+            yield self.read_part(part)
 
     def __repr__(self) -> str:
-        return f"HudiInputPartition({self.value}, {list(self.units)})"
-
-
-def pack(units: list[ReadUnit], max_bytes: int, open_cost: int, min_partitions: int) -> list[list[ReadUnit]]:
-    """Spark's file-partition packing: a target size from the total and the parallelism, capped at
-    `max_bytes`; units sorted by size, next-fit. A Python task costs tens of milliseconds to start, so small
-    file slices share tasks."""
-    if not units:
-        return []
-    total = sum(u.size + open_cost for u in units)
-    target = min(max_bytes, max(open_cost, total // max(1, min_partitions)))
-    bins: list[list[ReadUnit]] = []
-    current: list[ReadUnit] = []
-    size = 0
-    for u in sorted(units, key=lambda u: -u.size):
-        if current and size + u.size > target:
-            bins.append(current)
-            current, size = [], 0
-        current.append(u)
-        size += u.size + open_cost
-    bins.append(current)
-    return bins
+        return f"HudiInputPartition({self.value}, {list(self.parts)})"
 
 
 @dataclass
@@ -188,36 +145,14 @@ class HudiBatchReader(DataSourceReader):
         reader = plan.snap.reader(plan.visibility, plan.schema)
         usable = [f for f in self.filters if f[0] in plan.schema.names]
         row_filter = pushdown.RowFilter(tuple(usable))
-        units = [u for sl in plan.slices for u in self._units(plan.snap.storage, sl, plan.include_logs)]
         opts = self.opts
+        parts = [p for sl in plan.slices for p in split_slice(
+            plan.snap.storage, sl, plan.include_logs, opts.split_max_bytes, opts.split_max_rows,
+            can_split_merges=not reader.synthesize_meta)]
         min_partitions = opts.min_partitions or (os.cpu_count() or 2)
-        bins = pack(units, opts.split_max_bytes, opts.split_open_cost, min_partitions)
+        bins = pack(parts, opts.split_max_bytes, opts.split_open_cost, min_partitions)
         return [HudiInputPartition(i, reader, tuple(b), plan.include_logs, row_filter, plan.commit_times)
                 for i, b in enumerate(bins)]
-
-    def _units(self, storage: Storage, sl: FileSlice, include_logs: bool) -> list[ReadUnit]:
-        """The slice, or row-group ranges of a big base file that has nothing to merge."""
-        limit = self.opts.split_max_bytes
-        whole = [ReadUnit(sl, None, sl.size if include_logs else (sl.base_file.size if sl.base_file else 0))]
-        if sl.base_file is None or (include_logs and sl.log_files) or sl.base_file.size <= limit:
-            return whole
-        with storage.open_input(sl.base_file.path) as f:
-            meta = pq.ParquetFile(f).metadata
-        raw = [meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)]
-        scale = sl.base_file.size / max(1, sum(raw))  # row-group sizes are uncompressed
-        splits: list[ReadUnit] = []
-        current: list[int] = []
-        size = 0
-        for i, rg in enumerate(raw):
-            rg = int(rg * scale)
-            if current and size + rg > limit:
-                splits.append(ReadUnit(sl, tuple(current), size))
-                current, size = [], 0
-            current.append(i)
-            size += rg
-        if current:
-            splits.append(ReadUnit(sl, tuple(current), size))
-        return splits if len(splits) > 1 else whole
 
     # ---- reading (executors) ---------------------------------------------------------------------
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

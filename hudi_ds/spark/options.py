@@ -127,8 +127,13 @@ class HudiOptions(BaseModel):
         scope="read")
     split_max_bytes: int = opt(
         "hoodie.datasource.read.split.max.bytes", 128 * 1024 * 1024,
-        "hudi-py: most bytes per Spark partition; log-free base files larger than this are split by row "
-        "groups, smaller file slices are packed together (1 = one partition per file slice).", scope="read")
+        "hudi-py: most bytes per Spark partition; base files larger than this are split by row groups (a "
+        "slice with log files gets one more split for its log-only records), smaller file slices are packed "
+        "together (1 = one partition per file slice). Batch and streaming reads.", scope="read")
+    split_max_rows: int = opt(
+        "hoodie.datasource.read.split.max.rows", 1_000_000,
+        "hudi-py: most base-file rows per split (cut at row-group boundaries), so that no single task of a batch "
+        "or micro-batch reads an unbounded file slice. Batch and streaming reads.", scope="read")
     split_open_cost: int = opt(
         "hoodie.datasource.read.split.open.cost", 1024 * 1024,
         "hudi-py: bytes a file slice counts for on top of its size when packing partitions.", scope="read")

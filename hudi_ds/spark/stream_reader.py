@@ -2,19 +2,22 @@
 
 Offset: `{"instant": <key>}`, the last consumed commit — its completion time on v8+ tables, its instant
 time on v6 (the timeline's order). Each micro-batch reads the commits in (start, end]:
-- the first batch of a stream started at `earliest` is the snapshot as of `end` (one split per file slice);
+- the first batch of a stream started at `earliest` is the snapshot as of `end`;
 - latest-state mode (default): the newest image of every record changed in the range (an incremental
   query per batch); deleted records are dropped — use the change feed to see deletes;
 - change-feed mode (`hoodie.datasource.query.incremental.format=cdc`, or `changelog.enabled=true`):
   `_change_type` rows per commit and file group, with `_commit_time`; the hudi-py sink writes such rows
   back as upserts and deletes (`hoodie.datasource.write.changelog.column=_change_type`).
-Compaction, clustering, clean and rollback instants bring no rows. If the commits a reader still needs
+Splits are bounded (`hoodie.datasource.read.split.max.rows` / `.max.bytes`, see hudi_ds.read.splits), so no
+single task stalls a micro-batch. Compaction, clustering, clean and rollback instants bring no rows. If the commits a reader still needs
 were cleaned or archived, the query fails naming `clean.retain_commits` — or, with
 `hoodie.datasource.read.incr.fallback.fulltablescan.enable=true`, reads the snapshot as of `end` once.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -24,8 +27,9 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from hudi_ds.errors import CleanedInstantsError, HudiDsError
 from hudi_ds.read import changes as feed
 from hudi_ds.read import query
+from hudi_ds.read.splits import pack
 from hudi_ds.spark import types
-from hudi_ds.spark.batch_reader import instant_option, load_snapshot
+from hudi_ds.spark.batch_reader import MAX_BATCH_ROWS, instant_option, load_snapshot
 from hudi_ds.spark.options import HudiOptions
 
 try:  # admission control and Trigger.AvailableNow arrived in pyspark 4.2
@@ -43,17 +47,21 @@ except ImportError:  # pragma: no cover - pyspark < 4.2: one batch per trigger
 
 
 class _Split(InputPartition):
+    """Slice parts of a read plan (kind "parts"), or the change feed of one commit over some file groups."""
+
     def __init__(self, index: int, path: str, kind: str, args: tuple[Any, ...]) -> None:
         super().__init__(index)
         self.path, self.kind, self.args = path, kind, args
 
-    def table(self) -> pa.Table:
-        if self.kind == "slice":
-            plan, sl = self.args
-            return plan.read_slice(sl)
+    def tables(self) -> Iterator[pa.Table]:
+        if self.kind == "parts":
+            plan, parts = self.args
+            for part in parts:
+                yield plan.read_part(part)
+            return
         snap = load_snapshot(self.path)
         commit, groups = self.args
-        return feed.commit_changes(snap, commit, set(groups))
+        yield feed.commit_changes(snap, commit, set(groups))
 
 
 def _key(snap: query.TableSnapshot, inst: Any) -> str:
@@ -156,20 +164,32 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
             return []
         last = in_range[-1]
         if begin == "0" and not self.cdc or not self._check_retained(snap, begin):
-            plan = query.plan_snapshot(snap, as_of=last)
-            return [_Split(i, self.path, "slice", (plan, sl)) for i, sl in enumerate(plan.slices)]
+            return self._plan_splits(query.plan_snapshot(snap, as_of=last))
         if self.cdc:
             splits = []
             for ts in in_range:
-                for group in sorted(feed.touched_groups(snap, [ts])):
-                    splits.append(_Split(len(splits), self.path, "cdc", (ts, [group])))
+                groups = sorted(feed.touched_groups(snap, [ts]))
+                for chunk in (groups[i::self._parallelism()] for i in range(min(len(groups), self._parallelism()))):
+                    splits.append(_Split(len(splits), self.path, "cdc", (ts, chunk)))
             return splits
-        plan = query.plan_incremental(snap, begin, finish)
-        return [_Split(i, self.path, "slice", (plan, sl)) for i, sl in enumerate(plan.slices)]
+        return self._plan_splits(query.plan_incremental(snap, begin, finish))
+
+    def _parallelism(self) -> int:
+        return self.opts.min_partitions or (os.cpu_count() or 2)
+
+    def _plan_splits(self, plan: query.ReadPlan) -> list[InputPartition]:
+        """Bounded parts of the plan's slices, small ones packed together (see hudi_ds.read.splits)."""
+        opts = self.opts
+        parts = plan.split(opts.split_max_bytes, opts.split_max_rows)
+        lean = dataclasses.replace(plan, slices=[])  # each task carries its own parts only
+        bins = pack(parts, opts.split_max_bytes, opts.split_open_cost, self._parallelism())
+        return [_Split(i, self.path, "parts", (lean, tuple(b))) for i, b in enumerate(bins)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, _Split)
-        yield from types.batches(partition.table(), self.target)
+        for table in partition.tables():
+            if table.num_rows:
+                yield from types.batches(table, self.target, MAX_BATCH_ROWS)
 
     def commit(self, end: dict[str, str]) -> None:
         """Nothing to release: splits hold no resources between batches."""

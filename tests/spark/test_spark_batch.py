@@ -304,6 +304,22 @@ def test_read_splits_large_base_files_by_row_group(spark, table_path):
     assert rows(df.toArrow(), COLUMNS) == rows(data, COLUMNS)
 
 
+def test_read_splits_slices_with_logs_by_rows(spark, table_path):
+    from test_splits import rewrite_with_row_groups
+
+    table = HudiTable.create(table_path, table_name="spark_t", record_key="id", ordering_field="ts", buckets=1)
+    table.write(make(list(range(3000)), 1), "insert")
+    rewrite_with_row_groups(table_path, 500)
+    table.write(make(list(range(2500, 3500)), 2))  # 500 updates, 500 new keys: a log to merge
+    table.write(make(list(range(0, 300, 3)), 3), "delete")
+    df = (spark.read.format("hudi-py").option("hoodie.datasource.read.split.max.rows", "1000")
+          .option("hoodie.datasource.read.min.partitions", "8").load(table_path))
+    assert _scan_partitions(df) == 4  # three base parts of 1,000 rows and one log-only part
+    assert rows(df.toArrow(), META + COLUMNS) == rows(table.to_arrow(), META + COLUMNS)
+    assert rows(df.toArrow(), META + COLUMNS) == rows(hudi_rs(table_path), META + COLUMNS)
+    assert df.count() == 3500 - 100
+
+
 def test_spark_types_round_trip(spark, table_path):
     df = spark.sql("""
         SELECT cast(id AS string) AS id, cast(id AS tinyint) AS b, cast(id AS smallint) AS s, cast(id AS int) AS i,
