@@ -15,13 +15,28 @@ SCHEMA = pa.schema([("id", pa.string()), ("dt", pa.string()), ("ts", pa.int64())
 
 
 def replay(changes: pa.Table) -> dict:
+    """Apply the feed commit by commit, checking that every before-image is the state it replaces."""
     state: dict = {}
-    for r in changes.to_pylist():
-        ident = (r["_hoodie_partition_path"], r["_hoodie_record_key"])
-        if r["_change_type"] in ("insert", "update_postimage"):
-            state[ident] = (r["ts"], r["v"])
-        elif r["_change_type"] == "delete":
-            del state[ident]
+    rows = changes.to_pylist()
+    for commit in sorted({r["_commit_time"] for r in rows}):
+        mine = [r for r in rows if r["_commit_time"] == commit]
+        before = dict(state)
+        for r in mine:
+            ident, value = (r["_hoodie_partition_path"], r["_hoodie_record_key"]), (r["ts"], r["v"])
+            kind = r["_change_type"]
+            if kind in ("update_preimage", "delete"):
+                assert before[ident] == value, (commit, kind, ident)
+            if kind == "insert":
+                assert ident not in before, (commit, ident)
+                state[ident] = value
+            elif kind == "update_postimage":
+                assert ident in before, (commit, ident)
+                state[ident] = value
+            elif kind == "delete":
+                del state[ident]
+        pres = sorted(r["_hoodie_record_key"] for r in mine if r["_change_type"] == "update_preimage")
+        posts = sorted(r["_hoodie_record_key"] for r in mine if r["_change_type"] == "update_postimage")
+        assert pres == posts, commit
     return state
 
 
@@ -49,7 +64,7 @@ def test_change_kinds_per_commit(tmp_path, table_type):
     assert [r["_change_type"] for r in t.changes(c1, c2).to_pylist()].count("insert") == 1
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), table_type=st.sampled_from(["MERGE_ON_READ", "COPY_ON_WRITE"]))
 def test_replayed_feed_reproduces_the_table(tmp_path_factory, seed, table_type):

@@ -8,12 +8,13 @@ Compaction and clustering commits change no record and yield no rows.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_ds.files.view import Visibility
-from hudi_ds.read.query import TableSnapshot, commits_between
+from hudi_ds.files.view import FileSlice, Visibility
+from hudi_ds.read.query import READ_THREADS, TableSnapshot, commits_between
 from hudi_ds.schema.meta import META_COLUMNS
 from hudi_ds.timeline import Instant
 
@@ -38,16 +39,25 @@ def _groups_touched(snap: TableSnapshot, inst: Instant) -> set[tuple[str, str]]:
     return groups
 
 
-def _state(snap: TableSnapshot, as_of: str | None, groups: set[tuple[str, str]], schema: pa.Schema) -> pa.Table:
-    """Merged rows of the given file groups as of a commit (empty before the first commit)."""
-    if as_of is None:
-        return schema.empty_table()
-    vis = Visibility.of(snap.timeline, as_of, snap.config.layout_version)
-    view = snap.view(vis)
-    reader = snap.reader(vis, schema)
-    tables = [reader.read(sl, snap.config.is_mor) for sl in view.slices_in(sorted(groups))]
-    tables = [t for t in tables if t.num_rows]
-    return pa.concat_tables(tables) if tables else schema.empty_table()
+class _State:
+    """The merged rows of file groups as of a commit (nothing before the first commit)."""
+
+    def __init__(self, snap: TableSnapshot, as_of: str | None, groups: set[tuple[str, str]],
+                 schema: pa.Schema) -> None:
+        self.schema = schema
+        self.slices: dict[str, list[FileSlice]] = {}
+        if as_of is None:
+            return
+        vis = Visibility.of(snap.timeline, as_of, snap.config.layout_version)
+        self.reader = snap.reader(vis, schema)
+        self.include_logs = snap.config.is_mor
+        for sl in snap.view(vis).slices_in(sorted(groups)):
+            self.slices.setdefault(sl.partition, []).append(sl)
+
+    def rows(self, partition: str) -> pa.Table:
+        tables = [self.reader.read(sl, self.include_logs) for sl in self.slices.get(partition, [])]
+        tables = [t for t in tables if t.num_rows]
+        return pa.concat_tables(tables) if tables else self.schema.empty_table()
 
 
 def _ident(t: pa.Table) -> pa.Array:
@@ -64,14 +74,20 @@ def _tag(t: pa.Table, kind: str, commit: str, out: pa.Schema) -> pa.Table:
 
 
 def _commit_changes(before: pa.Table, after: pa.Table, commit: str, out: pa.Schema) -> pa.Table:
-    b_id, a_id = _ident(before), _ident(after)
-    in_before = pc.is_in(a_id, value_set=b_id)
-    in_after = pc.is_in(b_id, value_set=a_id)
-    changed_now = pc.equal(after["_hoodie_commit_time"], commit)
-    inserts = after.filter(pc.invert(in_before))
-    deletes = before.filter(pc.invert(in_after))
-    post = after.filter(pc.and_(in_before, changed_now))
-    pre = before.filter(pc.is_in(b_id, value_set=_ident(post)))
+    """The rows `commit` wrote are inserts or post-images; hash sets are built on that (small) side, and the
+    whole before/after states are compared only when the row counts say something was deleted."""
+    changed = after.filter(pc.equal(after["_hoodie_commit_time"], commit))
+    changed_id = _ident(changed)
+    b_id = _ident(before)
+    pre = before.filter(pc.is_in(b_id, value_set=changed_id))
+    is_update = pc.is_in(changed_id, value_set=_ident(pre))
+    post, inserts = changed.filter(is_update), changed.filter(pc.invert(is_update))
+    untouched_before = before.num_rows - pre.num_rows
+    untouched_after = after.num_rows - changed.num_rows
+    if untouched_before == untouched_after:
+        deletes = before.schema.empty_table()
+    else:
+        deletes = before.filter(pc.invert(pc.is_in(b_id, value_set=_ident(after))))
     parts = [_tag(pre, "update_preimage", commit, out), _tag(post, "update_postimage", commit, out),
              _tag(inserts, "insert", commit, out), _tag(deletes, "delete", commit, out)]
     return pa.concat_tables(parts)
@@ -100,8 +116,15 @@ def commit_changes(snap: TableSnapshot, ts: str, groups: set[tuple[str, str]] | 
         return out.empty_table()
     schema = snap.full_schema()
     groups = _groups_touched(snap, inst) if groups is None else groups
-    prev = previous_commit(snap, ts)
-    return _commit_changes(_state(snap, prev, groups, schema), _state(snap, ts, groups, schema), ts, out)
+    before, after = _State(snap, previous_commit(snap, ts), groups, schema), _State(snap, ts, groups, schema)
+
+    def partition_changes(partition: str) -> pa.Table:  # a record never leaves its partition
+        return _commit_changes(before.rows(partition), after.rows(partition), ts, out)
+
+    partitions = sorted({p for p, _ in groups})
+    with ThreadPoolExecutor(min(READ_THREADS, max(1, len(partitions)))) as pool:
+        tables = list(pool.map(partition_changes, partitions))
+    return pa.concat_tables(tables) if tables else out.empty_table()
 
 
 def iter_changes(snap: TableSnapshot, start: str, end: str | None = None) -> Iterator[pa.Table]:

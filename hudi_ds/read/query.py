@@ -22,7 +22,7 @@ from hudi_ds.schema.meta import with_meta
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
 
-_THREADS = max(2, min(8, os.cpu_count() or 2))
+READ_THREADS = max(2, min(8, os.cpu_count() or 2))
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ class ReadPlan:
         if len(self.slices) <= 1:
             tables = [self.read_slice(s) for s in self.slices]
         else:
-            with ThreadPoolExecutor(_THREADS) as pool:
+            with ThreadPoolExecutor(READ_THREADS) as pool:
                 tables = list(pool.map(self.read_slice, self.slices))
         return _finish(tables, self.output_schema)
 
