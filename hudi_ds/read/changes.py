@@ -74,17 +74,18 @@ def _tag(t: pa.Table, kind: str, commit: str, out: pa.Schema) -> pa.Table:
 
 
 def _commit_changes(before: pa.Table, after: pa.Table, commit: str, out: pa.Schema) -> pa.Table:
-    """The rows `commit` wrote are inserts or post-images; hash sets are built on that (small) side, and the
-    whole before/after states are compared only when the row counts say something was deleted."""
-    changed = after.filter(pc.equal(after["_hoodie_commit_time"], commit))
-    changed_id = _ident(changed)
-    b_id = _ident(before)
+    """Rows the commit wrote are inserts or post-images (hash sets built on that small side). A row it did
+    not write can still appear (a base version that outranks a re-insert after a delete: an insert) or
+    vanish (a delete); the whole states are compared for deletes only when the row counts say so."""
+    now = pc.equal(after["_hoodie_commit_time"], commit)
+    changed, kept = after.filter(now), after.filter(pc.invert(now))
+    changed_id, b_id = _ident(changed), _ident(before)
     pre = before.filter(pc.is_in(b_id, value_set=changed_id))
     is_update = pc.is_in(changed_id, value_set=_ident(pre))
-    post, inserts = changed.filter(is_update), changed.filter(pc.invert(is_update))
-    untouched_before = before.num_rows - pre.num_rows
-    untouched_after = after.num_rows - changed.num_rows
-    if untouched_before == untouched_after:
+    post = changed.filter(is_update)
+    reappeared = kept.filter(pc.invert(pc.is_in(_ident(kept), value_set=b_id)))
+    inserts = pa.concat_tables([changed.filter(pc.invert(is_update)), reappeared])
+    if before.num_rows - pre.num_rows == kept.num_rows - reappeared.num_rows:
         deletes = before.schema.empty_table()
     else:
         deletes = before.filter(pc.invert(pc.is_in(b_id, value_set=_ident(after))))
