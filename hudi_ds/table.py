@@ -23,7 +23,7 @@ from hudi_ds.storage import Storage
 from hudi_ds.timeline import Instant, Timeline, normalize_instant_time
 from hudi_ds.write.commit import Coordinator, check_timeline_writable, check_writable
 from hudi_ds.write.input import data_schema_of, evolve, iter_tables
-from hudi_ds.write.plan import OPERATIONS
+from hudi_ds.write.plan import OPERATIONS, check_operation, default_operation
 from hudi_ds.write.task import TaskWriter
 
 TABLE_TYPES = ("MERGE_ON_READ", "COPY_ON_WRITE")
@@ -59,7 +59,7 @@ class HudiTable:
         path: str,
         *,
         table_name: str,
-        record_key: str | Sequence[str],
+        record_key: str | Sequence[str] | None = None,
         ordering_field: str | None = None,
         partition_by: str | Sequence[str] = (),
         table_type: str = "MERGE_ON_READ",
@@ -67,15 +67,20 @@ class HudiTable:
         hive_style_partitioning: bool = False,
         url_encode_partitions: bool = False,
     ) -> HudiTable:
-        """Create a version-6 table with the bucket index, or open it if it exists with the same settings."""
+        """Create a version-6 table with the bucket index, or open it if it exists with the same settings.
+
+        Without `record_key` the table is key-less (append-only): every row gets a generated key, as in
+        Apache Hudi 0.14+, and writes insert, bulk_insert or overwrite."""
         keys, parts = _names(record_key), _names(partition_by)
         table_type = table_type.upper()
         if table_type in ("MOR", "COW"):
             table_type = {"MOR": "MERGE_ON_READ", "COW": "COPY_ON_WRITE"}[table_type]
         if table_type not in TABLE_TYPES:
             raise ConfigError(f"table_type {table_type!r} is not valid; use MERGE_ON_READ or COPY_ON_WRITE")
-        if not keys:
-            raise ConfigError("record_key is required: name the column(s) that identify a record")
+        if ordering_field and not keys:
+            raise ConfigError(
+                f"ordering_field {ordering_field!r} needs a record key: rows of a table without one are never "
+                "merged; drop ordering_field or set record_key")
         if not isinstance(buckets, int) or buckets < 1:
             raise ConfigError(f"buckets must be a positive integer, got {buckets!r}")
         if not table_name or not table_name.replace("_", "a").isalnum():
@@ -180,14 +185,16 @@ class HudiTable:
         return change_feed.changes(self._snapshot(), s, e)
 
     # ---- writes -----------------------------------------------------------------------------------------
-    def write(self, data: Any, operation: str = "upsert", *, buffer_bytes: int | None = None) -> str:
+    def write(self, data: Any, operation: str | None = None, *, buffer_bytes: int | None = None) -> str:
         """Write data as one atomic commit; returns the committed instant time.
 
-        `buffer_bytes` caps the rows held in memory before file groups are spilled to local disk
-        (default 256 MiB): an iterable of batches of any total size is written in bounded memory."""
-        operation = operation.lower()
+        `operation` defaults to upsert (insert on a table without a record key). `buffer_bytes` caps the rows
+        held in memory before file groups are spilled to local disk (default 256 MiB): an iterable of batches
+        of any total size is written in bounded memory."""
+        operation = (operation or default_operation(self.config.record_key_fields)).lower()
         if operation not in OPERATIONS:
             raise ConfigError(f"unknown operation {operation!r}; use one of {', '.join(OPERATIONS)}")
+        check_operation(operation, self.config.record_key_fields)  # before any input is consumed
         chunks = iter_tables(data)
         first = next(chunks, None)
         current = self.schema if self._timeline().commits() else None

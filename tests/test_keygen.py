@@ -173,8 +173,10 @@ def test_key_generator_choice() -> None:
     assert key_generator_type(["id"], ["city"]) == "SIMPLE"
     assert key_generator_type(["id", "x"], ["city"]) == "COMPLEX"
     assert key_generator_type(["id"], []) == "NON_PARTITION"
-    with pytest.raises(ConfigError):
-        key_generator_type([], ["city"])
+    # no record key (generated keys): inferred from the partition fields alone, as KeyGenUtils does
+    assert key_generator_type([], ["city"]) == "SIMPLE"
+    assert key_generator_type([], ["city", "day"]) == "COMPLEX"
+    assert key_generator_type([], []) == "NON_PARTITION"
 
 
 # -- partition paths -------------------------------------------------------------------------------------------

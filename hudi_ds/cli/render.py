@@ -47,7 +47,7 @@ def info(c: Console, r: dict[str, Any]) -> None:
         ("type", cfg["table_type"]),
         ("table version", cfg["version"]),
         ("timeline layout", cfg["layout_version"]),
-        ("record key", ", ".join(cfg["record_key_fields"]) or None),
+        ("record key", ", ".join(cfg["record_key_fields"]) or "none (generated keys, append-only)"),
         ("ordering field", cfg["ordering_field"]),
         ("partition fields", ", ".join(cfg["partition_fields"]) or None),
         ("index", cfg["index_type"]),

@@ -42,14 +42,13 @@ _MAX_PLAIN_DAY = 2932896  # 9999-12-31
 def key_generator_type(key_fields: Sequence[str], partition_fields: Sequence[str]) -> str:
     """The 1.x ``hoodie.table.keygenerator.type`` Spark infers (KeyGenUtils.inferKeyGeneratorType).
 
-    0.14/0.15 and 1.x agree: no partition field -> NON_PARTITION; one key and one partition field -> SIMPLE;
+    0.14/0.15 and 1.x agree: no partition field -> NON_PARTITION; one partition field and at most one key field
+    -> SIMPLE (no key field: a table whose keys are generated, which infers from the partition fields alone);
     anything else -> COMPLEX.
     """
-    if not key_fields:
-        raise ConfigError("no record key field given; set at least one record key column")
     if not partition_fields:
         return "NON_PARTITION"
-    if len(partition_fields) == 1 and len(key_fields) == 1:
+    if len(partition_fields) == 1 and len(key_fields) <= 1:
         return "SIMPLE"
     return "COMPLEX"
 

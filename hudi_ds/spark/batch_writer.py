@@ -28,9 +28,9 @@ from hudi_ds.storage import Storage
 from hudi_ds.write.commit import Coordinator, check_writable
 from hudi_ds.write.input import data_schema_of, evolve
 from hudi_ds.write.messages import TaskResult
-from hudi_ds.write.plan import WritePlan
+from hudi_ds.write.plan import WritePlan, check_operation, default_operation
 from hudi_ds.write.routing import DELETE
-from hudi_ds.write.task import TaskWriter
+from hudi_ds.write.task import TaskWriter, split_bucket_remedy
 
 COMMIT_TIME = "_commit_time"  # the change feed's commit column: orders changes, never stored
 UPSERT_KINDS = ("insert", "update_postimage", "c", "r", "u", "+i", "+u")
@@ -74,6 +74,11 @@ def _check_against_table(opts: HudiOptions, config: TableConfig, path: str) -> N
         ("url_encode", "hoodie.datasource.write.partitionpath.urlencode", opts.url_encode, config.url_encode),
         ("table_name", "hoodie.table.name", opts.table_name, config.name),
     ]
+    if opts.record_key and not config.record_key_fields:
+        raise ConfigError(
+            f"hoodie.datasource.write.recordkey.field={','.join(opts.record_key)!r} but the existing table at {path} "
+            "has no record key (its rows get generated keys; the key is fixed when a table is created); drop the "
+            "option, or write to a new table to get one with a record key")
     for name, key, given, have in checks:
         if opts.is_set(name) and given != have:
             show = (lambda v: ",".join(v) if isinstance(v, list) else v)  # noqa: E731
@@ -102,31 +107,34 @@ class PreparedWrite:
 
 
 def prepare_table(opts: HudiOptions, schema: StructType, overwrite: bool) -> PreparedWrite:
-    """Validate options, create the table if missing (or check it), evolve the schema (shared with streaming)."""
+    """Validate options, create the table if missing (or check it), evolve the schema (shared with streaming).
+
+    Without a record key option a new table is created key-less (append-only, generated keys), as Apache Hudi
+    0.14+ does; the default operation is then insert."""
     from hudi_ds.table import HudiTable
 
     path = opts.path
     if not path:
         raise ConfigError("no table path: call .save(path) (or set option 'path')")
-    operation = opts.operation
+    table = HudiTable(path) if Storage(path).exists(PROPS_PATH) else None
+    if table is not None:
+        _check_against_table(opts, table.config, path)
+    keys = table.config.record_key_fields if table is not None else opts.record_key
+    operation = opts.operation if opts.is_set("operation") else default_operation(keys)
     if overwrite:
         operation = "insert_overwrite" if operation == "insert_overwrite" else "insert_overwrite_table"
     incoming = types.arrow_schema(schema)
     changelog = _changelog_column(opts, incoming)
+    if changelog is not None and not keys:
+        raise ConfigError(f"changelog input updates and deletes records by key, but the table at {path} has no "
+                          "record key; drop the changelog option or write to a table created with a record key")
     if changelog is not None and operation != "upsert":
         raise ConfigError(f"changelog input is written as upserts and deletes; it cannot be used with "
                           f"operation {operation!r} (drop hoodie.datasource.write.operation or set it to upsert)")
+    check_operation(operation, keys)
     data_in = pa.schema([f for f in incoming if f.name not in (changelog, COMMIT_TIME)]) if changelog \
         else incoming
-    storage = Storage(path)
-    if storage.exists(PROPS_PATH):
-        table = HudiTable(path)
-        _check_against_table(opts, table.config, path)
-    else:
-        if not opts.record_key:
-            raise ConfigError(
-                f"{path} is not a Hudi table yet; to create it set hoodie.datasource.write.recordkey.field "
-                "(and optionally hoodie.datasource.write.partitionpath.field / .precombine.field)")
+    if table is None:
         roles = [("record key", c) for c in opts.record_key] + [("partition", c) for c in opts.partition_fields]
         if opts.ordering_field:
             roles.append(("ordering (precombine)", opts.ordering_field))
@@ -225,7 +233,7 @@ class HudiBatchWriter(DataSourceArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         results = [m.result for m in messages if isinstance(m, HudiCommitMessage)]
-        check_one_base_file_per_group(results)
+        check_one_base_file_per_group(results, self.plan.config)
         remove_unreported_files(self.plan, results)
         Coordinator(self.plan.base_uri, self.plan.config).commit(self.plan, results)
 
@@ -233,7 +241,7 @@ class HudiBatchWriter(DataSourceArrowWriter):
         Coordinator(self.plan.base_uri, self.plan.config).abort(self.plan)
 
 
-def check_one_base_file_per_group(results: list[TaskResult]) -> None:
+def check_one_base_file_per_group(results: list[TaskResult], config: TableConfig) -> None:
     """Copy-on-write: two tasks that each rewrote one file group's base file would both claim to be its new
     version (one silently lost); refuse before committing (Spark then aborts and rolls back)."""
     seen: dict[tuple[str, str], int] = {}
@@ -246,8 +254,7 @@ def check_one_base_file_per_group(results: list[TaskResult]) -> None:
         partition, file_id = clash[0]
         raise HudiDsError(
             f"{len(clash)} copy-on-write file group(s) (e.g. {file_id} in partition {partition!r}) were rewritten "
-            "by several tasks of this write; nothing was committed. Cluster the input by bucket before writing: "
-            "df = hudi_ds.spark.cluster_by_bucket(df, table_path)")
+            f"by several tasks of this write; nothing was committed. To fix: {split_bucket_remedy(config)}")
 
 
 def remove_unreported_files(plan: WritePlan, results: list[TaskResult]) -> list[str]:

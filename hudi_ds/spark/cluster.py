@@ -80,13 +80,18 @@ def bucket_sql(key_fields: list[str], num_buckets: int, schema: Any) -> str:
 
 
 def _config_of(target: str | Mapping[str, str] | TableConfig) -> tuple[list[str], list[str], int]:
-    if isinstance(target, TableConfig):
-        return list(target.record_key_fields), list(target.partition_fields), int(target.num_buckets or 1)
     if isinstance(target, str):
         from hudi_ds.table import HudiTable
 
-        cfg = HudiTable(target).config
-        return list(cfg.record_key_fields), list(cfg.partition_fields), int(cfg.num_buckets or 1)
+        target = HudiTable(target).config
+    if isinstance(target, TableConfig):
+        if not target.record_key_fields:
+            n = target.num_buckets or 1
+            raise ConfigError(
+                "cluster_by_bucket: the table has no record key, so rows are placed by writing task, not by key: "
+                f"there is nothing to cluster by. Write the DataFrame as it is (copy-on-write: with at most {n} "
+                f"tasks, df.repartition({n}))")
+        return list(target.record_key_fields), list(target.partition_fields), int(target.num_buckets or 1)
     from hudi_ds.config.table_config import PROPS_PATH
     from hudi_ds.spark.options import parse_options
     from hudi_ds.storage import Storage

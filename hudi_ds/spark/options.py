@@ -42,7 +42,8 @@ class HudiOptions(BaseModel):
         "table.name", "hoodie.datasource.write.table.name")
     record_key: list[str] = opt(
         "hoodie.datasource.write.recordkey.field", [],
-        "Record key column(s), comma-separated. Required to create a table.",
+        "Record key column(s), comma-separated. Without one the first write creates a table without a record key: "
+        "append-only, every row gets a generated key (<instant>_<task>_<row>, as Apache Hudi 0.14+ does).",
         "hoodie.table.recordkey.fields")
     ordering_field: str | None = opt(
         "hoodie.datasource.write.precombine.field", None,
@@ -81,7 +82,8 @@ class HudiOptions(BaseModel):
     operation: Operation = opt(
         "hoodie.datasource.write.operation", "upsert",
         "upsert, insert, bulk_insert, delete, insert_overwrite or insert_overwrite_table (mode('append')); "
-        "mode('overwrite') is insert_overwrite_table (or insert_overwrite when that operation is set).",
+        "mode('overwrite') is insert_overwrite_table (or insert_overwrite when that operation is set). Unset on a "
+        "table without a record key: insert (upsert and delete need a record key).",
         "write.operation")
     payload_class: str | None = opt(
         "hoodie.datasource.write.payload.class", None,

@@ -26,7 +26,7 @@ from hudi_ds.timeline import Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_ds.write import faults
 from hudi_ds.write.messages import TaskResult
-from hudi_ds.write.plan import OPERATION_TYPES, OPERATIONS, GroupTarget, WritePlan
+from hudi_ds.write.plan import OPERATION_TYPES, OPERATIONS, GroupTarget, WritePlan, check_operation
 
 
 def check_timeline_writable(config: TableConfig) -> None:
@@ -90,6 +90,7 @@ class Coordinator:
         if operation not in OPERATIONS:
             raise ConfigError(f"unknown operation {operation!r}; use one of {', '.join(OPERATIONS)}")
         check_writable(self.config)
+        check_operation(operation, self.config.record_key_fields)
         timeline = Timeline.load(self.storage, 1)
         writer = TimelineWriter(self.storage, 1)
         action = "replacecommit" if operation.startswith("insert_overwrite") else (

@@ -7,13 +7,16 @@ talking to the others.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 
 from hudi_ds.config import TableConfig
+from hudi_ds.errors import ConfigError
 
 OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
+KEYED_OPERATIONS = ("upsert", "delete")  # they name existing records by key
 OPERATION_TYPES = {
     "upsert": "UPSERT",
     "insert": "INSERT",
@@ -22,6 +25,22 @@ OPERATION_TYPES = {
     "insert_overwrite": "INSERT_OVERWRITE",
     "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
 }
+
+
+def default_operation(record_key_fields: Sequence[str]) -> str:
+    """upsert; insert on a table without a record key, whose rows are only ever appended (Hudi's choice for
+    Spark SQL INSERT INTO such tables)."""
+    return "upsert" if record_key_fields else "insert"
+
+
+def check_operation(operation: str, record_key_fields: Sequence[str]) -> None:
+    """Refuse operations that look records up by key on a table without a record key."""
+    if operation in KEYED_OPERATIONS and not record_key_fields:
+        raise ConfigError(
+            f"{operation} needs a record key, but the table has none (it was created without one: its rows get "
+            "generated keys and are only appended); write with operation insert, bulk_insert or insert_overwrite, "
+            "or create the table with a record key"
+        )
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import pyarrow.compute as pc
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import SchemaError
 from hudi_ds.index.bucket import bucket_ids_for_table
+from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.keys.keygen import record_key_strings
 from hudi_ds.keys.partition_path import partition_path_strings
 
@@ -32,13 +33,19 @@ def require_columns(table: pa.Table, config: TableConfig, operation: str, orderi
             )
 
 
-def route(table: pa.Table, config: TableConfig) -> pa.Table:
-    """The table with record key, partition path and bucket columns appended."""
-    keys = record_key_strings(table, config.record_key_fields)
+def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | None = None) -> pa.Table:
+    """The table with record key, partition path and bucket columns appended; a table without a record key
+    takes its keys (and their bucket) from the task's `auto_keys`."""
     partitions = partition_path_strings(table, config.partition_fields, config.hive_style, config.url_encode)
-    buckets = bucket_ids_for_table(table, config.record_key_fields, config.num_buckets or 1, record_keys=keys)
+    if auto_keys is not None:
+        keys = auto_keys.take(table.num_rows)
+        buckets = np.full(table.num_rows, auto_keys.bucket, dtype=np.int32)
+    else:
+        keys = record_key_strings(table, config.record_key_fields)
+        buckets = np.asarray(bucket_ids_for_table(table, config.record_key_fields, config.num_buckets or 1,
+                                                  record_keys=keys), dtype=np.int32)
     out = table.append_column(KEY, keys).append_column(PARTITION, partitions)
-    return out.append_column(BUCKET, pa.array(np.asarray(buckets, dtype=np.int32)))
+    return out.append_column(BUCKET, pa.array(buckets))
 
 
 def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:

@@ -19,8 +19,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_ds.config import TableConfig
 from hudi_ds.errors import HudiDsError
 from hudi_ds.index.bucket import new_bucket_file_id
+from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice, natural_deletes
 from hudi_ds.read.conform import conform
 from hudi_ds.schema.avro import arrow_to_avro
@@ -46,6 +48,15 @@ def _avro_primitive(avro_schema: dict, field_name: str | None) -> str | None:
                 if t != "null":
                     return t if isinstance(t, str) else str(t.get("type"))
     return None
+
+
+def split_bucket_remedy(config: TableConfig) -> str:
+    """How to keep a copy-on-write bucket's rows in one task of a write."""
+    if config.record_key_fields:
+        return "cluster the input by bucket before writing: df = hudi_ds.spark.cluster_by_bucket(df, table_path)"
+    n = config.num_buckets or 1
+    return (f"the table has no record key, so each task's rows go to one bucket: write with at most {n} tasks "
+            f"(df.repartition({n})) or use a MERGE_ON_READ table")
 
 
 def claim_new_group(storage: Storage, instant: str, partition: str, bucket: int, file_id: str) -> tuple[str, bool]:
@@ -118,6 +129,8 @@ class TaskWriter:
             compression=plan.parquet_compression,
         )
         self.buffers = _Buffers(plan.max_buffer_bytes)
+        self.auto_keys = (None if plan.config.record_key_fields
+                          else AutoKeyGenerator(plan.instant, task_id, plan.num_buckets))
         self.partitions: set[str] = set()
         self.files: list[WrittenFile] = []
         self.seq = 0
@@ -139,7 +152,7 @@ class TaskWriter:
             table = table.append_column(DELETE, pa.array(np.ones(table.num_rows, dtype=bool)))
         else:
             table = cast_to(table, self.plan.schema, keep=[DELETE])
-        routed = route(table, config)
+        routed = route(table, config, self.auto_keys)
         for key, part in split_by_group(routed).items():
             self.buffers.add(key, part)
 
@@ -181,8 +194,9 @@ class TaskWriter:
         if new_partition:
             ensure_partition_metadata(self.storage, partition, plan.instant)
         keys = plan.config.record_key_fields
-        ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
-        rows = latest_per_key(rows, ordering, keys[0] if len(keys) == 1 else KEY)
+        if keys:  # generated keys are unique: nothing to combine
+            ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
+            rows = latest_per_key(rows, ordering, keys[0] if len(keys) == 1 else KEY)
         if DELETE in rows.column_names:
             is_del = pc.fill_null(rows[DELETE], False)
             deletes = rows.filter(is_del)
@@ -221,7 +235,7 @@ class TaskWriter:
         else:
             raise HudiDsError(
                 f"copy-on-write bucket {bucket} of partition {partition!r} received rows in two tasks of one write; "
-                "cluster the input by bucket (hudi_ds.spark.cluster_by_bucket) before writing"
+                + split_bucket_remedy(self.plan.config)
             )
 
     def _rewrite_base(self, partition: str, bucket: int, file_id: str, base_instant: str, base_file: str | None,

@@ -170,10 +170,7 @@ def test_schema_conflict_surfaces(spark, existing):
 
 
 @pytest.mark.spark
-def test_missing_columns_and_new_table_without_key(spark, table_path, existing):
-    with pytest.raises(Exception) as err:
-        _write(spark, _data(range(3)), table_path + "_new", **{"hoodie.table.name": "x"})
-    assert "set hoodie.datasource.write.recordkey.field" in str(err.value)
+def test_missing_columns(spark, table_path, existing):
     with pytest.raises(Exception) as err:
         _write(spark, _data(range(3)).drop_columns(["dt"]), existing, **BASE)
     assert "the partition column 'dt' is missing" in str(err.value)
