@@ -53,10 +53,12 @@ class SliceReader:
         try:
             with self.storage.open_input(path) as f:
                 # low-cardinality meta columns decode much faster as dictionaries (conform() casts back)
+                pf = pq.ParquetFile(f, read_dictionary=_DICTIONARY_COLUMNS)
+                columns = self._projection(pf.schema_arrow.names)
                 if row_groups is None:
-                    table = pq.read_table(f, read_dictionary=_DICTIONARY_COLUMNS)
+                    table = pf.read(columns=columns)
                 else:
-                    table = pq.ParquetFile(f, read_dictionary=_DICTIONARY_COLUMNS).read_row_groups(list(row_groups))
+                    table = pf.read_row_groups(list(row_groups), columns=columns)
         except FileNotFoundError as exc:
             raise CorruptTableError(f"base file {path} is missing: the table lost a committed file") from exc
         except (OSError, pa.ArrowException) as exc:
@@ -64,6 +66,13 @@ class SliceReader:
         if self.synthesize_meta and "_hoodie_commit_time" not in table.column_names:
             table = self._with_synthetic_meta(table, sl)
         return conform(table, self.schema, path)
+
+    def _projection(self, file_columns: list[str]) -> list[str] | None:
+        """The file's columns this reader's schema keeps (None: all of them)."""
+        wanted = set(self.schema.names)
+        if self.synthesize_meta or wanted.issuperset(file_columns):
+            return None
+        return [c for c in file_columns if c in wanted]
 
     def _with_synthetic_meta(self, table: pa.Table, sl: FileSlice) -> pa.Table:
         n = table.num_rows

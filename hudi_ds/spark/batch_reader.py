@@ -24,11 +24,12 @@ from hudi_ds.read import filters as core_filters
 from hudi_ds.read import query
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.read.splits import SlicePart, pack, split_slice
+from hudi_ds.schema.meta import COMMIT_TIME
+from hudi_ds.schema.meta import RECORD_KEY as KEY
 from hudi_ds.spark import pushdown, types
 from hudi_ds.spark.options import HudiOptions
 from hudi_ds.timeline import Timeline, normalize_instant_time
 
-MAX_BATCH_ROWS = 65536
 # pyspark 4.1-4.3 store the read plan of a filter pushdown on the relation (PythonDataSourceV2.readInfo) and
 # reuse it for later scans of the same DataFrame that push no filter: a pushdown that prunes would leak into
 # them. Later Spark keeps it per scan (it arrived with limit pushdown, DataSourceReader.pushLimit).
@@ -142,8 +143,8 @@ class HudiBatchReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         plan = self._plan()
-        reader = plan.snap.reader(plan.visibility, plan.schema)
         usable = [f for f in self.filters if f[0] in plan.schema.names]
+        reader = plan.snap.reader(plan.visibility, self._columns_to_read(plan, usable))
         row_filter = pushdown.RowFilter(tuple(usable))
         opts = self.opts
         parts = [p for sl in plan.slices for p in split_slice(
@@ -154,13 +155,22 @@ class HudiBatchReader(DataSourceReader):
         return [HudiInputPartition(i, reader, tuple(b), plan.include_logs, row_filter, plan.commit_times)
                 for i, b in enumerate(bins)]
 
+    def _columns_to_read(self, plan: _Plan, filters: list[pushdown.Triple]) -> pa.Schema:
+        """The table columns Spark asked for (a `.schema(...)` given to the read names fewer) and what merging,
+        the incremental range and the filters need: the Python data source API has no column pruning."""
+        needed = set(self.target.names) | {f[0] for f in filters} | {KEY, COMMIT_TIME}
+        ordering = plan.snap.ordering_field()
+        if ordering:
+            needed.add(ordering)
+        return pa.schema([f for f in plan.schema if f.name in needed])
+
     # ---- reading (executors) ---------------------------------------------------------------------
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, HudiInputPartition):
             return  # Spark's placeholder partition when planning found no file slice
         for table in partition.tables():
             if table.num_rows:
-                yield from types.batches(table, self.target, MAX_BATCH_ROWS)
+                yield from types.batches(table, self.target)
 
 
 class HudiPushdownReader(HudiBatchReader):

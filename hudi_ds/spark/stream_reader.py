@@ -29,7 +29,7 @@ from hudi_ds.read import changes as feed
 from hudi_ds.read import query
 from hudi_ds.read.splits import pack
 from hudi_ds.spark import types
-from hudi_ds.spark.batch_reader import MAX_BATCH_ROWS, instant_option, load_snapshot
+from hudi_ds.spark.batch_reader import instant_option, load_snapshot
 from hudi_ds.spark.options import HudiOptions
 
 try:  # admission control and Trigger.AvailableNow arrived in pyspark 4.2
@@ -189,7 +189,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         assert isinstance(partition, _Split)
         for table in partition.tables():
             if table.num_rows:
-                yield from types.batches(table, self.target, MAX_BATCH_ROWS)
+                yield from types.batches(table, self.target)
 
     def commit(self, end: dict[str, str]) -> None:
         """Nothing to release: splits hold no resources between batches."""

@@ -77,10 +77,22 @@ def fit(table: pa.Table, target: pa.Schema, where: str = "<read>") -> pa.Table:
     return out
 
 
-def batches(table: pa.Table, target: pa.Schema, max_rows: int = 65536) -> list[pa.RecordBatch]:
+# Spark ingests a Python source's Arrow batches faster when they are big (fewer round trips per row), but
+# each batch is held whole on both sides: aim for this many bytes per batch, within these row bounds.
+BATCH_BYTES = 64 << 20
+BATCH_ROWS = (65536, 1 << 20)
+
+
+def batch_rows(table: pa.Table) -> int:
+    """Rows per Arrow batch for `table`: about BATCH_BYTES, within BATCH_ROWS."""
+    per_row = table.nbytes / max(1, table.num_rows)
+    return int(min(BATCH_ROWS[1], max(BATCH_ROWS[0], BATCH_BYTES // max(1.0, per_row))))
+
+
+def batches(table: pa.Table, target: pa.Schema, max_rows: int | None = None) -> list[pa.RecordBatch]:
     """Record batches of `table` fitted to `target`, as Spark wants them."""
     fitted = fit(table, target)
-    return fitted.to_batches(max_chunksize=max_rows)
+    return fitted.to_batches(max_chunksize=max_rows or batch_rows(fitted))
 
 
 def normalize_input(batch: pa.RecordBatch, target: pa.Schema) -> pa.Table:

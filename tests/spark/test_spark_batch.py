@@ -320,6 +320,23 @@ def test_read_splits_slices_with_logs_by_rows(spark, table_path):
     assert df.count() == 3500 - 100
 
 
+def test_read_schema_names_the_columns_to_read(spark, table_path):
+    table = HudiTable.create(table_path, table_name="spark_t", record_key="id", ordering_field="ts",
+                             partition_by="dt", buckets=2)
+    table.write(make(list(range(300)), 1))
+    table.write(make(list(range(0, 400, 2)), 2))  # updates and inserts in log files
+    table.write(make(list(range(0, 300, 7)), 3), "delete")
+    first = table.timeline()[0].requested_time
+    df = spark.read.format("hudi-py").schema("amount double, num long, missing string").load(table_path)
+    assert df.columns == ["amount", "num", "missing"]
+    expected = table.to_arrow()
+    assert rows(df.toArrow(), ["amount", "num"]) == rows(expected, ["amount", "num"])
+    assert df.filter("missing IS NOT NULL").count() == 0
+    incr = (spark.read.format("hudi-py").schema("num long").option("hoodie.datasource.query.type", "incremental")
+            .option("hoodie.datasource.read.begin.instanttime", first).load(table_path))
+    assert rows(incr.toArrow(), ["num"]) == rows(table.incremental(first), ["num"])
+
+
 def test_spark_types_round_trip(spark, table_path):
     df = spark.sql("""
         SELECT cast(id AS string) AS id, cast(id AS tinyint) AS b, cast(id AS smallint) AS s, cast(id AS int) AS i,
