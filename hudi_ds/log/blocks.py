@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import fastavro
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -210,7 +209,10 @@ def _polars_can_read(node: Any) -> bool:
 def _decode_polars(schema_json: str, count: int, body: bytes, natural: pa.Schema,
                    path: str) -> pa.Table | None:
     """Decode through polars' native Avro reader (~10x faster than fastavro) by wrapping the datums in a
-    one-block Avro container file; None (caller falls back to fastavro) on any failure."""
+    one-block Avro container file; None (caller falls back to fastavro) on any failure. polars is imported
+    here, not at module load: its thread pool must not exist in Spark's forking daemon (hudi_ds.spark.daemon)."""
+    import polars as pl
+
     sync = os.urandom(16)
     meta = {b"avro.schema": schema_json.encode("utf-8"), b"avro.codec": b"null"}
     entries = [zigzag(len(k)) + k + zigzag(len(v)) + v for k, v in meta.items()]

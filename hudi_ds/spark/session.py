@@ -16,6 +16,7 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "8",
     "spark.driver.memory": "2g",
+    "spark.python.daemon.module": "hudi_ds.spark.daemon",  # workers fork with the connector already imported
 }
 
 
