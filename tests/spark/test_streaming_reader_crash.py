@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import subprocess
 import sys
 import threading
@@ -19,7 +18,7 @@ HERE = Path(__file__).resolve().parents[1]
 JOB = HERE / "streaming_job" / "run_reader.py"
 sys.path.insert(0, str(HERE / "streaming_job"))
 
-from run_reader import consumed  # noqa: E402
+from jobs import consumed, kill_group  # noqa: E402
 
 from hudi_ds import HudiTable  # noqa: E402
 
@@ -32,14 +31,6 @@ def _start(tmp: Path, until: str) -> subprocess.Popen:
     cmd = [sys.executable, str(JOB), str(tmp / "table"), str(tmp / "out"), str(tmp / "ck"), "--until-instant", until]
     log = open(tmp / "reader.log", "ab")  # noqa: SIM115 - closed with the process
     return subprocess.Popen(cmd, env=env, stdout=log, stderr=log, start_new_session=True)
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
 
 
 class Writer(threading.Thread):
@@ -84,7 +75,7 @@ def test_killed_and_restarted_reader_emits_every_change_once(spark, tmp_path):
             while consumed(ck) == before and time.monotonic() < deadline and proc.poll() is None:
                 time.sleep(0.1)
             time.sleep(rng.uniform(0.0, 1.5))
-            _kill(proc)
+            kill_group(proc)
             assert consumed(ck) > before, (tmp_path / "reader.log").read_text()[-3000:]
     finally:
         writer.join()
@@ -93,7 +84,7 @@ def test_killed_and_restarted_reader_emits_every_change_once(spark, tmp_path):
     try:
         assert proc.wait(timeout=300) == 0, (tmp_path / "reader.log").read_text()[-3000:]
     finally:
-        _kill(proc)
+        kill_group(proc)
 
     got = spark.read.parquet(str(tmp_path / "out")).toArrow()
     expected = table.changes("0")

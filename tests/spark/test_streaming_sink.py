@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import subprocess
 import sys
 import threading
@@ -20,6 +19,7 @@ HERE = Path(__file__).resolve().parents[1]
 JOB = HERE / "streaming_job" / "run_stream.py"
 sys.path.insert(0, str(HERE / "streaming_job"))
 
+from jobs import kill_group  # noqa: E402
 from source_data import batches, model, write_files  # noqa: E402
 from tables import hudi_rs  # noqa: E402
 
@@ -47,17 +47,9 @@ def _finish(proc: subprocess.Popen, tmp: Path, timeout: float = 300) -> None:
     try:
         code = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill(proc)
+        kill_group(proc)
         code = -1
     assert code == 0, (tmp / "job.log").read_text()[-3000:]
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
 
 
 def _state(table: HudiTable) -> dict[str, list]:
@@ -100,7 +92,7 @@ def test_killed_and_restarted_stream_ends_exactly_as_the_model(stream_data):
             time.sleep(0.1)
         reached = mode == "pause" and marker.exists()
         if proc.poll() is None:
-            _kill(proc)
+            kill_group(proc)
             kills += 1
         log.append((mode, arg, reached, proc.returncode))
     print("kill plan:", log)

@@ -11,19 +11,11 @@ restarts it; a run ends by itself once a finished micro-batch has consumed the c
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
 from pathlib import Path
 
-
-def consumed(checkpoint: str) -> str:
-    """The source offset of the newest micro-batch Spark finished ("0" before any)."""
-    ids = [int(p.name) for p in Path(checkpoint, "commits").glob("[0-9]*") if p.name.isdigit()]
-    if not ids:
-        return "0"
-    lines = Path(checkpoint, "offsets", str(max(ids))).read_text().splitlines()
-    return str(json.loads(lines[-1])["instant"])
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from jobs import consumed, run_until  # noqa: E402
 
 
 def main() -> int:
@@ -46,15 +38,7 @@ def main() -> int:
             .load(args.table))
     query = (feed.writeStream.format("parquet").option("path", args.output)
              .option("checkpointLocation", args.checkpoint).trigger(processingTime="200 milliseconds").start())
-    while consumed(args.checkpoint) < args.until_instant:
-        if query.exception() is not None:
-            print(query.exception(), file=sys.stderr)
-            return 1
-        time.sleep(0.3)
-    query.stop()
-    spark.stop()
-    return 0
-
+    return run_until(spark, query, lambda: consumed(args.checkpoint) >= args.until_instant)
 
 if __name__ == "__main__":
     raise SystemExit(main())

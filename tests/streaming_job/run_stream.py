@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from jobs import finished_batch_ids, run_until  # noqa: E402
 from source_data import SCHEMA  # noqa: E402
 
 
@@ -51,20 +51,7 @@ def main() -> int:
              .trigger(processingTime="200 milliseconds")
              .start(args.table))
     # run until every source file was committed by the sink (one file per batch), then stop cleanly
-    while True:
-        # Spark keeps only the newest ~100 entries of its commit log: count by the newest batch id
-        ids = [int(p.name) for p in Path(args.checkpoint, "commits").glob("[0-9]*") if p.name.isdigit()]
-        done = max(ids) + 1 if ids else 0
-        if done >= args.until_files:
-            break
-        if query.exception() is not None:
-            print(query.exception(), file=sys.stderr)
-            return 1
-        time.sleep(0.3)
-    query.stop()
-    spark.stop()
-    return 0
-
+    return run_until(spark, query, lambda: max(finished_batch_ids(args.checkpoint), default=-1) + 1 >= args.until_files)
 
 if __name__ == "__main__":
     raise SystemExit(main())

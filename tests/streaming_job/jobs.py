@@ -1,0 +1,49 @@
+"""What the crash-test jobs and their tests share: reading Spark's checkpoint, running a query until it is
+done, and killing a job's whole process group (driver JVM and Python workers)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def finished_batch_ids(checkpoint: str) -> list[int]:
+    """Ids in Spark's commit log (it keeps only the newest ~100 entries: count by the newest id)."""
+    return [int(p.name) for p in Path(checkpoint, "commits").glob("[0-9]*") if p.name.isdigit()]
+
+
+def consumed(checkpoint: str) -> str:
+    """The source offset (`instant`) of the newest micro-batch Spark finished ("0" before any)."""
+    ids = finished_batch_ids(checkpoint)
+    if not ids:
+        return "0"
+    lines = Path(checkpoint, "offsets", str(max(ids))).read_text().splitlines()
+    return str(json.loads(lines[-1])["instant"])
+
+
+def run_until(spark: Any, query: Any, done: Callable[[], bool]) -> int:
+    """Poll until `done()`, then stop the query and the session cleanly; 1 if the query failed first."""
+    while not done():
+        if query.exception() is not None:
+            print(query.exception(), file=sys.stderr)
+            return 1
+        time.sleep(0.3)
+    query.stop()
+    spark.stop()
+    return 0
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL a job started with start_new_session=True, and everything it started."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
