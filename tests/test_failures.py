@@ -87,3 +87,42 @@ def test_rollback_of_latest_completed_commit(table):
     assert rows(table.to_arrow(), ["id", "ts"]) == before
     assert rows(hudi_rs(table.path), ["id", "ts"]) == before
     assert data_files(table.path) == files_before
+
+
+def test_retried_task_takes_over_its_claim(table):
+    """A task attempt that claimed a new bucket and then failed: the retry (same partition id, next attempt)
+    owns the claim, so the bucket gets its base file from the retry, other tasks' rows join it, and the failed
+    attempt's file is not committed."""
+    from hudi_ds.cli.validate import validate
+
+    before = {(r["id"], r["dt"]): r["ts"] for r in table.to_arrow().to_pylist()}
+    fresh = pa.table({"id": [f"n{i}" for i in range(8)], "ts": [2] * 8, "dt": ["new"] * 8,
+                      "v": [float(i) for i in range(8)]})
+    coordinator = Coordinator(table.path, table.config)
+    plan = coordinator.begin("upsert", table.schema)
+    faults.fail_after(0)  # attempt 0 of task 1 claims the new bucket(s), writes one file, dies
+    try:
+        first = TaskWriter(plan, task_id=1, attempt=0)
+        first.write(fresh.slice(0, 4))
+        with pytest.raises(faults.InjectedFault):
+            first.finish()
+    finally:
+        faults.fail_after(None)
+    other = TaskWriter(plan, task_id=0)
+    other.write(pa.concat_tables([fresh.slice(4), data(range(5), 2)]))  # the same new buckets, and old ones
+    results = [other.finish()]
+    retry = TaskWriter(plan, task_id=1, attempt=1)
+    retry.write(fresh.slice(0, 4))
+    results.append(retry.finish())
+    coordinator.commit(plan, results)
+
+    want = {**before, **{(f"k{i}", f"d{i % 4}"): 2 for i in range(5)}, **{(f"n{i}", "new"): 2 for i in range(8)}}
+    got = table.to_arrow()
+    assert {(r["id"], r["dt"]): r["ts"] for r in got.to_pylist()} == want
+    assert rows(hudi_rs(table.path), ["id", "dt", "ts"]) == rows(got, ["id", "dt", "ts"])
+    assert validate(table.path)["ok"]
+    names = [p.name for p in (Path(table.path) / "new").iterdir() if not p.name.startswith(".hoodie")]
+    groups = {n.lstrip(".").split("_")[0] for n in names}
+    with_base = {n.split("_")[0] for n in names if n.endswith(".parquet")}
+    assert groups == with_base and len(groups) == 2  # no log-only file slice
+    assert not [n for n in names if "_1-0-0" in n]  # nothing of the failed attempt

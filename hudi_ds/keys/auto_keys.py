@@ -10,9 +10,9 @@ Bucket: Apache Hudi's bucket index hashes ``hoodie.bucket.index.hash.field``, wh
 fields; a key-less table has none, so Hudi defines no bucket for generated keys. hudi_ds puts every row of one
 task in one bucket, ``(instant + task) % buckets``: a function of the key (its first two fields), so a key still
 maps to exactly one file group. Tasks of one write land in distinct buckets while there are no more tasks than
-buckets, so a copy-on-write append rewrites only the buckets it touches without two tasks sharing one, a
-merge-on-read append writes one file per task and partition, and two concurrent single-task appends conflict
-only when their instants pick the same bucket.
+buckets, so an append writes one file per task and partition, and two concurrent single-task appends conflict
+only when their instants pick the same bucket; more tasks share buckets (extra log files on merge-on-read, rows
+merged into the bucket's one base file at commit on copy-on-write).
 """
 
 from __future__ import annotations

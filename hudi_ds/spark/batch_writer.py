@@ -3,7 +3,8 @@
 writer() (driver):  validate options, create or check the table, evolve the schema, roll back crashed writers,
                     Coordinator.begin -> a WritePlan, pickled inside the writer to every task.
 write() (executor): a TaskWriter per task fed with every Arrow batch; its TaskResult is the commit message.
-commit() (driver, another process): drop files of failed task attempts, Coordinator.commit.
+commit() (driver, another process): Coordinator.commit (drops files of failed task attempts, merges copy-on-write
+                    file groups several tasks changed, publishes).
 abort() (driver):   Coordinator.abort rolls back everything the instant wrote (markers).
 """
 
@@ -20,8 +21,8 @@ from pyspark.sql.types import StructType
 
 from hudi_ds.config import TableConfig
 from hudi_ds.config.table_config import PROPS_PATH
-from hudi_ds.errors import ConfigError, HudiDsError, InvalidDataError, SchemaError
-from hudi_ds.services.rollback import marked_files, rollback_failed_writes, touch_heartbeat
+from hudi_ds.errors import ConfigError, InvalidDataError, SchemaError
+from hudi_ds.services.rollback import rollback_failed_writes, touch_heartbeat
 from hudi_ds.spark import types
 from hudi_ds.spark.options import HudiOptions, default_table_name
 from hudi_ds.storage import Storage
@@ -30,7 +31,7 @@ from hudi_ds.write.input import data_schema_of, evolve
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import WritePlan, check_operation, default_operation
 from hudi_ds.write.routing import DELETE
-from hudi_ds.write.task import TaskWriter, split_bucket_remedy
+from hudi_ds.write.task import TaskWriter
 
 COMMIT_TIME = "_commit_time"  # the change feed's commit column: orders changes, never stored
 UPSERT_KINDS = ("insert", "update_postimage", "c", "r", "u", "+i", "+u")
@@ -233,40 +234,10 @@ class HudiBatchWriter(DataSourceArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         results = [m.result for m in messages if isinstance(m, HudiCommitMessage)]
-        check_one_base_file_per_group(results, self.plan.config)
-        remove_unreported_files(self.plan, results)
         Coordinator(self.plan.base_uri, self.plan.config).commit(self.plan, results)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         Coordinator(self.plan.base_uri, self.plan.config).abort(self.plan)
-
-
-def check_one_base_file_per_group(results: list[TaskResult], config: TableConfig) -> None:
-    """Copy-on-write: two tasks that each rewrote one file group's base file would both claim to be its new
-    version (one silently lost); refuse before committing (Spark then aborts and rolls back)."""
-    seen: dict[tuple[str, str], int] = {}
-    for r in results:
-        for f in r.files:
-            if not f.is_log:
-                seen[(f.partition, f.file_id)] = seen.get((f.partition, f.file_id), 0) + 1
-    clash = sorted(k for k, n in seen.items() if n > 1)
-    if clash:
-        partition, file_id = clash[0]
-        raise HudiDsError(
-            f"{len(clash)} copy-on-write file group(s) (e.g. {file_id} in partition {partition!r}) were rewritten "
-            f"by several tasks of this write; nothing was committed. To fix: {split_bucket_remedy(config)}")
-
-
-def remove_unreported_files(plan: WritePlan, results: list[TaskResult]) -> list[str]:
-    """Delete data files of this instant that no successful task reported (failed or speculative attempts),
-    so readers that list files (hudi-rs) never see them."""
-    storage = Storage(plan.base_uri)
-    reported = {f.path for r in results for f in r.files}
-    stray = [rel for rel in marked_files(storage, plan.instant) if rel not in reported]
-    for rel in stray:
-        if storage.exists(rel):
-            storage.delete(rel)
-    return stray
 
 
 __all__ = ["HudiBatchWriter", "HudiCommitMessage", "PreparedWrite", "apply_changelog", "prepare_table",

@@ -5,11 +5,12 @@ as Java renders it, java.lang.String.hashCode over UTF-16 code units (code point
 surrogates), List.hashCode over the key values, then ``(h & 0x7fffffff) % num_buckets``.
 
 Why: Spark hands a writer its partitions as they are, so several tasks may write the same bucket in one commit.
-MOR tables accept that (one base file, extra log files) and COPY_ON_WRITE tables refuse a *new* bucket written by
-two tasks (a HudiDsError asks you to cluster). Clustered input writes one file per file group per commit.
+MOR tables take that as extra log files; COPY_ON_WRITE tables as a second rewrite of the bucket's base file, on the
+driver at commit, that merges the tasks' rows. Clustered input writes one file per file group per commit, in the
+tasks.
 
 Limits: keys whose value contains both ',' and ':' (single key) or ',' (composite keys) are parsed specially by
-Hudi 1.x and may be routed to another Spark partition here; the write stays correct on MOR tables.
+Hudi 1.x and may be routed to another Spark partition here; the write stays correct, only less clustered.
 """
 
 from __future__ import annotations
@@ -86,11 +87,9 @@ def _config_of(target: str | Mapping[str, str] | TableConfig) -> tuple[list[str]
         target = HudiTable(target).config
     if isinstance(target, TableConfig):
         if not target.record_key_fields:
-            n = target.num_buckets or 1
             raise ConfigError(
                 "cluster_by_bucket: the table has no record key, so rows are placed by writing task, not by key: "
-                f"there is nothing to cluster by. Write the DataFrame as it is (copy-on-write: with at most {n} "
-                f"tasks, df.repartition({n}))")
+                "there is nothing to cluster by. Write the DataFrame as it is")
         return list(target.record_key_fields), list(target.partition_fields), int(target.num_buckets or 1)
     from hudi_ds.config.table_config import PROPS_PATH
     from hudi_ds.spark.options import parse_options

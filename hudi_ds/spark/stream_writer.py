@@ -28,7 +28,7 @@ from pyspark.sql.types import StructType
 from hudi_ds.services import compaction
 from hudi_ds.services.compaction import CompactionRunner
 from hudi_ds.services.rollback import rollback_pending
-from hudi_ds.spark.batch_writer import HudiBatchWriter, prepare_table, remove_unreported_files
+from hudi_ds.spark.batch_writer import HudiBatchWriter, prepare_table
 from hudi_ds.spark.options import HudiOptions
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
@@ -151,7 +151,6 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
             if mine is not None and not mine.is_completed:
                 Coordinator(self.path, self.config).abort(plan)  # a replay of a committed batch: change nothing
         else:
-            remove_unreported_files(plan, results)
             Coordinator(self.path, self.config).commit(plan, results, checkpoint_metadata(self.identifier, batchId))
         faults.pause_point("after_commit")
         _forget_plans(storage, self.identifier, batchId)

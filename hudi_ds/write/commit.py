@@ -1,8 +1,9 @@
 """The coordinator: starts an instant, checks conflicts, and completes (or rolls back) the commit.
 
 It runs on the driver. `begin()` pins everything tasks need in a WritePlan; `commit()` takes one
-TaskResult per task and publishes the completed instant atomically (put-if-absent), the single
-point at which the write becomes visible.
+TaskResult per task (the successful attempt's), removes what other attempts wrote, merges copy-on-write
+file groups that several tasks changed into one base file each, and publishes the completed instant
+atomically (put-if-absent), the single point at which the write becomes visible.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from hudi_ds.index.bucket import bucket_of_file_id
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
 from hudi_ds.schema.avro import arrow_to_avro
 from hudi_ds.services.compaction_plan import log_targets
-from hudi_ds.services.rollback import HEARTBEAT_DIR, rollback_pending, touch_heartbeat
+from hudi_ds.services.rollback import HEARTBEAT_DIR, marked_files, rollback_pending, touch_heartbeat
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_ds.write import faults
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import OPERATION_TYPES, OPERATIONS, GroupTarget, WritePlan, check_operation
+from hudi_ds.write.shared_groups import merge_shared_groups
 
 
 def check_timeline_writable(config: TableConfig) -> None:
@@ -77,6 +79,16 @@ def _group_targets(view: FileSystemView) -> dict[tuple[str, int], GroupTarget]:
     return targets
 
 
+def remove_unreported_files(storage: Storage, plan: WritePlan, results: Sequence[TaskResult]) -> list[str]:
+    """Delete data files of this instant that no successful task reported (failed, retried or speculative
+    attempts), so readers that list files (hudi-rs) never see them."""
+    reported = {f.path for r in results for f in r.files}
+    stray = [rel for rel in marked_files(storage, plan.instant) if rel not in reported]
+    for rel in stray:
+        storage.delete(rel)
+    return stray
+
+
 class Coordinator:
     """Driver-side commit protocol for one table."""
 
@@ -120,6 +132,8 @@ class Coordinator:
                 f"instant {plan.instant} is no longer pending (rolled back by another writer?); nothing was committed "
                 "by this call: check the timeline and retry the write"
             )
+        remove_unreported_files(self.storage, plan, results)
+        results = merge_shared_groups(self.storage, plan, list(results))
         files = [f for r in results for f in r.files]
         partitions = sorted({p for r in results for p in r.partitions})
         self._check_conflicts(plan, timeline, {(f.partition, f.bucket) for f in files}, partitions)

@@ -1,7 +1,8 @@
 """A test-only fault hook: fail a write after N data files, to prove failures leave nothing behind.
 
 Set `HUDI_DS_FAIL_AFTER_FILES=N` in the environment (it reaches Spark's Python workers) or call
-`fail_after(N)` in-process. Never set in production.
+`fail_after(N)` in-process; with `HUDI_DS_FAIL_ONCE_DIR` also set, only the first failure in that folder
+happens (Spark's retry of the task then succeeds). Never set in production.
 """
 
 from __future__ import annotations
@@ -33,8 +34,22 @@ def file_written() -> None:
         return
     with _lock:
         _written += 1
-        if _written > budget:
-            raise InjectedFault(f"injected failure after {budget} data files")
+        if _written <= budget:
+            return
+    once = os.environ.get("HUDI_DS_FAIL_ONCE_DIR")
+    if once and not _first_visit(once, "injected_failure"):
+        return
+    raise InjectedFault(f"injected failure after {budget} data files")
+
+
+def _first_visit(folder: str, name: str) -> bool:
+    """True for the first caller in any process to reach `name` in `folder` (a file created exclusively)."""
+    try:
+        fd = os.open(os.path.join(folder, name), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    return True
 
 
 def pause_point(name: str) -> None:
@@ -45,11 +60,7 @@ def pause_point(name: str) -> None:
     folder = os.environ.get("HUDI_DS_TEST_PAUSE_DIR")
     if not points or not folder or name not in points.split(","):
         return
-    marker = os.path.join(folder, name)
-    try:
-        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
+    if not _first_visit(folder, name):
         return
-    os.close(fd)
     while True:
         time.sleep(60)

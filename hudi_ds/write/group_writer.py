@@ -18,10 +18,13 @@ import pyarrow.parquet as pq
 
 from hudi_ds.files.naming import PARTITION_METAFILE, base_file_name, join, log_file_name
 from hudi_ds.log.blocks import encode_avro_data_block, encode_delete_block, encode_parquet_data_block
-from hudi_ds.schema.meta import META_COLUMNS
+from hudi_ds.read.conform import conform
+from hudi_ds.schema.avro import arrow_to_avro
+from hudi_ds.schema.meta import META_COLUMNS, with_meta
 from hudi_ds.storage import Storage
 from hudi_ds.write import faults
 from hudi_ds.write.messages import WrittenFile
+from hudi_ds.write.plan import WritePlan
 
 KEY = "_hoodie_record_key"
 PARTITION = "_hoodie_partition_path"
@@ -41,6 +44,24 @@ def ensure_partition_metadata(storage: Storage, partition: str, instant: str) ->
     storage.put_if_absent(rel, text.encode())
 
 
+def read_base(storage: Storage, rel: str, schema: pa.Schema) -> pa.Table:
+    """A base file's rows as `schema` (meta columns included), whatever schema version wrote it."""
+    with storage.open_input(rel) as f:
+        return conform(pq.read_table(f), schema, rel)
+
+
+def _avro_primitive(avro_schema: dict, field_name: str | None) -> str | None:
+    if field_name is None:
+        return None
+    for f in avro_schema["fields"]:
+        if f["name"] == field_name:
+            types = f["type"] if isinstance(f["type"], list) else [f["type"]]
+            for t in types:
+                if t != "null":
+                    return t if isinstance(t, str) else str(t.get("type"))
+    return None
+
+
 @dataclass(frozen=True)
 class GroupWriteContext:
     """What every file written in one task of one instant shares."""
@@ -55,6 +76,15 @@ class GroupWriteContext:
     ordering_avro_type: str | None
     log_block_format: str
     compression: str
+
+    @classmethod
+    def for_plan(cls, storage: Storage, plan: WritePlan, task_id: int, write_token: str) -> GroupWriteContext:
+        full = with_meta(plan.schema)
+        avro = arrow_to_avro(full, plan.config.name)
+        return cls(storage=storage, instant=plan.instant, write_token=write_token, task_id=task_id, schema=full,
+                   avro_schema=avro, ordering_field=plan.ordering_field,
+                   ordering_avro_type=_avro_primitive(avro, plan.ordering_field),
+                   log_block_format=plan.log_block_format, compression=plan.parquet_compression)
 
     @property
     def natural_deletes(self) -> bool:

@@ -24,12 +24,24 @@ class WrittenFile:
 
 
 @dataclass(frozen=True)
+class DeferredRows:
+    """A task's rows for a copy-on-write file group whose new base file another task of the write claimed.
+
+    Two tasks must not both rewrite one base file, so the later one stages its rows (records with meta columns,
+    and the keys it deletes) as Arrow IPC files under `.hoodie/.temp/<instant>/` for the coordinator to merge."""
+
+    partition: str
+    file_id: str
+    bucket: int
+    rows_path: str | None  # relative to the table base path
+    deletes_path: str | None
+
+
+@dataclass(frozen=True)
 class TaskResult:
     """One message per task, empty tasks included (Spark calls write() for every partition)."""
 
     task_id: int
     files: tuple[WrittenFile, ...] = ()
     partitions: tuple[str, ...] = ()
-    # COW rows that reached a bucket whose new base file another task of this write owns:
-    # spilled to these temp files, merged into that base file by the coordinator.
-    deferred: tuple[tuple[str, int, str], ...] = ()
+    deferred: tuple[DeferredRows, ...] = ()

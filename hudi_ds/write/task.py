@@ -17,54 +17,33 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from hudi_ds.config import TableConfig
-from hudi_ds.errors import HudiDsError
 from hudi_ds.index.bucket import new_bucket_file_id
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice, natural_deletes
-from hudi_ds.read.conform import conform
-from hudi_ds.schema.avro import arrow_to_avro
-from hudi_ds.schema.meta import with_meta
 from hudi_ds.services.rollback import touch_heartbeat
 from hudi_ds.storage import Storage
-from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metadata
+from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metadata, read_base
 from hudi_ds.write.input import cast_to
-from hudi_ds.write.messages import TaskResult, WrittenFile
-from hudi_ds.write.plan import WritePlan
+from hudi_ds.write.messages import DeferredRows, TaskResult, WrittenFile
+from hudi_ds.write.plan import GroupTarget, WritePlan
 from hudi_ds.write.routing import BUCKET, DELETE, KEY, latest_per_key, require_columns, route, split_by_group
+from hudi_ds.write.shared_groups import stage_rows
 
 _WRITER_THREADS = 2
 
 
-def _avro_primitive(avro_schema: dict, field_name: str | None) -> str | None:
-    if field_name is None:
-        return None
-    for f in avro_schema["fields"]:
-        if f["name"] == field_name:
-            types = f["type"] if isinstance(f["type"], list) else [f["type"]]
-            for t in types:
-                if t != "null":
-                    return t if isinstance(t, str) else str(t.get("type"))
-    return None
-
-
-def split_bucket_remedy(config: TableConfig) -> str:
-    """How to keep a copy-on-write bucket's rows in one task of a write."""
-    if config.record_key_fields:
-        return "cluster the input by bucket before writing: df = hudi_ds.spark.cluster_by_bucket(df, table_path)"
-    n = config.num_buckets or 1
-    return (f"the table has no record key, so each task's rows go to one bucket: write with at most {n} tasks "
-            f"(df.repartition({n})) or use a MERGE_ON_READ table")
-
-
-def claim_new_group(storage: Storage, instant: str, partition: str, bucket: int, file_id: str) -> tuple[str, bool]:
-    """Exactly one task of a write creates the base file of a new bucket; the others append logs to it."""
+def claim_group(storage: Storage, instant: str, partition: str, bucket: int, file_id: str,
+                task_id: int) -> tuple[str, bool]:
+    """Which task of a write writes the base file of a new bucket (or, copy-on-write, rewrites an existing
+    one): the first to claim it. The claim names the claiming Spark partition, so a retried attempt of that
+    task (same partition id) takes its claim over instead of finding the bucket taken by its own failed attempt.
+    Returns the group's file id and whether `task_id` owns it."""
     rel = f".hoodie/.temp/{instant}/claims/{partition or '_'}/{bucket}.claim"
-    if storage.put_if_absent(rel, file_id.encode()):
+    if storage.put_if_absent(rel, f"{task_id} {file_id}".encode()):
         return file_id, True
-    return storage.read_bytes(rel).decode(), False
+    owner, claimed = storage.read_bytes(rel).decode().split(" ", 1)
+    return claimed, int(owner) == task_id
 
 
 @dataclass
@@ -114,25 +93,13 @@ class TaskWriter:
         self.plan = plan
         self.task_id = task_id
         self.storage = Storage(plan.base_uri)
-        full = with_meta(plan.schema)
-        avro = arrow_to_avro(full, plan.config.name)
-        self.ctx = GroupWriteContext(
-            storage=self.storage,
-            instant=plan.instant,
-            write_token=f"{task_id}-{stage_id}-{attempt}",
-            task_id=task_id,
-            schema=full,
-            avro_schema=avro,
-            ordering_field=plan.ordering_field,
-            ordering_avro_type=_avro_primitive(avro, plan.ordering_field),
-            log_block_format=plan.log_block_format,
-            compression=plan.parquet_compression,
-        )
+        self.ctx = GroupWriteContext.for_plan(self.storage, plan, task_id, f"{task_id}-{stage_id}-{attempt}")
         self.buffers = _Buffers(plan.max_buffer_bytes)
         self.auto_keys = (None if plan.config.record_key_fields
                           else AutoKeyGenerator(plan.instant, task_id, plan.num_buckets))
         self.partitions: set[str] = set()
         self.files: list[WrittenFile] = []
+        self.deferred: list[DeferredRows] = []
         self.seq = 0
         self._lock = threading.Lock()
         self._last_beat = time.monotonic()  # begin() wrote the first heartbeat
@@ -173,7 +140,8 @@ class TaskWriter:
         finally:
             self.buffers.close()
         files = sorted(self.files, key=lambda f: f.path)
-        return TaskResult(self.task_id, tuple(files), tuple(sorted(self.partitions)))
+        deferred = sorted(self.deferred, key=lambda d: (d.partition, d.bucket))
+        return TaskResult(self.task_id, tuple(files), tuple(sorted(self.partitions)), tuple(deferred))
 
     def abort(self) -> None:
         self.buffers.close()
@@ -207,46 +175,38 @@ class TaskWriter:
         if plan.operation == "bulk_insert" and data.num_rows:
             data = data.take(pc.sort_indices(data[KEY]))
         target = None if plan.is_overwrite else plan.groups.get(key)
-        if target is None:
-            self._write_new_group(partition, bucket, data)
-        elif plan.config.is_mor:
+        if target is not None and plan.config.is_mor:
             records = self._records(data, target.file_id)
             self.files.append(self.ctx.write_log(
                 partition, target.file_id, bucket, target.base_instant, target.base_file or "",
                 target.next_log_version, records, deletes,
             ))
-        else:
-            self._rewrite_base(partition, bucket, target.file_id, target.base_instant, target.base_file, data, deletes)
+            return
+        if target is None and data.num_rows == 0:
+            return  # deletes of keys in a bucket that does not exist yet: nothing to delete
+        file_id, owner = claim_group(self.storage, plan.instant, partition, bucket,
+                                     target.file_id if target else new_bucket_file_id(bucket), self.task_id)
+        records = self._records(data, file_id)
+        if owner and target is not None:
+            self._rewrite_base(partition, bucket, target, records, deletes)
+        elif owner:
+            self.files.append(self.ctx.write_base(partition, file_id, bucket, records, "null", data.num_rows, 0))
+        elif plan.config.is_mor:  # a new bucket another task created: logs in its first slice
+            self.files.append(self.ctx.write_log(partition, file_id, bucket, plan.instant, "", 1, records, None))
+        else:  # copy-on-write: one base file per group and instant, so the coordinator merges these rows
+            self.deferred.append(stage_rows(self.ctx, partition, file_id, bucket, records,
+                                            deletes if target is not None else None))
 
     def _records(self, data: pa.Table, file_name: str) -> pa.Table:
         with self._lock:
             first, self.seq = self.seq, self.seq + data.num_rows
         return self.ctx.with_meta(data, file_name, first)
 
-    def _write_new_group(self, partition: str, bucket: int, data: pa.Table) -> None:
-        if data.num_rows == 0:
-            return  # deletes of keys in a bucket that does not exist yet: nothing to delete
-        file_id, owner = claim_new_group(self.storage, self.plan.instant, partition, bucket, new_bucket_file_id(bucket))
-        records = self._records(data, file_id)
-        if owner:
-            self.files.append(self.ctx.write_base(partition, file_id, bucket, records, "null", data.num_rows, 0))
-        elif self.plan.config.is_mor:
-            self.files.append(self.ctx.write_log(partition, file_id, bucket, self.plan.instant, "", 1, records, None))
-        else:
-            raise HudiDsError(
-                f"copy-on-write bucket {bucket} of partition {partition!r} received rows in two tasks of one write; "
-                + split_bucket_remedy(self.plan.config)
-            )
-
-    def _rewrite_base(self, partition: str, bucket: int, file_id: str, base_instant: str, base_file: str | None,
-                      data: pa.Table, deletes: pa.Table | None) -> None:
+    def _rewrite_base(self, partition: str, bucket: int, target: GroupTarget, records: pa.Table,
+                      deletes: pa.Table | None) -> None:
         """Copy-on-write: the bucket's base file merged with this write's rows, as a new base file."""
         full = self.ctx.schema
-        base = None
-        if base_file:
-            with self.storage.open_input(base_file) as f:
-                base = conform(pq.read_table(f), full, base_file)
-        records = self._records(data, file_id)
+        base = read_base(self.storage, target.base_file, full) if target.base_file else None
         n_data = records.num_rows
         dels = None
         if deletes is not None and deletes.num_rows:
@@ -263,8 +223,7 @@ class TaskWriter:
             dels, self.plan.ordering_field, full,
         )
         updates = 0 if base is None else int(pc.sum(pc.is_in(records[KEY], value_set=base[KEY])).as_py() or 0)
-        wf = self.ctx.write_base(partition, file_id, bucket, merged, base_instant, n_data - updates, updates,
-                                 is_merge=True)
+        wf = self.ctx.write_base(partition, target.file_id, bucket, merged, target.base_instant, n_data - updates,
+                                 updates, is_merge=True)
         n_del = 0 if dels is None else (base.num_rows if base is not None else 0) + n_data - updates - merged.num_rows
         self.files.append(replace(wf, num_deletes=max(0, n_del)))
-

@@ -47,8 +47,8 @@ def options(table_type: str = "MERGE_ON_READ", partitioned: bool = True, **extra
 
 
 def write(spark: Any, data: pa.Table, path: str, opts: dict[str, str], operation: str | None = None,
-          mode: str = "append", cluster: bool = True) -> None:
-    df = spark.createDataFrame(data).repartition(2)
+          mode: str = "append", cluster: bool = True, tasks: int = 2) -> None:
+    df = spark.createDataFrame(data).repartition(tasks)
     if cluster:
         df = cluster_by_bucket(df, {**opts, "path": path}, num_partitions=2)
     w = df.write.format("hudi-py").options(**opts)
@@ -119,15 +119,97 @@ def test_unclustered_input_mor(spark, table_path):
     check(spark, table_path, model)
 
 
-def test_unclustered_cow_update_fails_cleanly(spark, table_path):
-    """COW rewrites a bucket's base file: two tasks updating one bucket must not both win silently."""
+def one_base_file_per_group_and_commit(path: str) -> None:
+    """Copy-on-write: every commit wrote at most one base file per file group, and `hudi-py validate` is clean."""
+    from collections import Counter
+    from pathlib import Path
+
+    from hudi_ds.cli.validate import validate
+    from hudi_ds.files.naming import parse_base_file
+
+    names = [parse_base_file("", p.name) for p in Path(path).rglob("*.parquet") if ".hoodie" not in p.parts]
+    versions = Counter((f.file_id, f.instant) for f in names if f is not None)
+    assert versions and set(versions.values()) == {1}
+    report = validate(path)
+    assert report["ok"] and not report["warnings"], report["errors"] + report["warnings"]
+
+
+@pytest.mark.parametrize("partitioned", [True, False], ids=["partitioned", "nonpartitioned"])
+def test_unclustered_cow_writes(spark, table_path, partitioned):
+    """COW rows of one bucket spread over several tasks (round-robin partitions, not clustered by bucket): the
+    first write creates every bucket from three tasks, later ones update, insert and delete existing buckets;
+    the coordinator merges each file group into one new base file."""
+    opts = options("COPY_ON_WRITE", partitioned)
+    model = DictModel("id", "ts", "dt" if partitioned else None)
+    first = make(list(range(90)), 1)
+    write(spark, first, table_path, opts, cluster=False, tasks=3)
+    model.upsert(first.to_pylist())
+    check(spark, table_path, model)
+    upserts = make(list(range(60, 150)), 2)  # 30 updates, 60 inserts
+    write(spark, upserts, table_path, opts, cluster=False, tasks=3)
+    model.upsert(upserts.to_pylist())
+    check(spark, table_path, model)
+    deletes = make(list(range(0, 30, 2)), 0).select(["id", "dt"])
+    write(spark, deletes, table_path, opts, "delete", cluster=False, tasks=3)
+    model.delete([{**r, "ts": 0} for r in deletes.to_pylist()])
+    check(spark, table_path, model)
+    changes = [("update_postimage", r) for r in make(list(range(100, 130)), 3).to_pylist()]
+    changes += [("insert", r) for r in make(list(range(150, 170)), 3).to_pylist()]
+    changes += [("delete", r) for r in make(list(range(31, 60, 2)), 3).to_pylist()]
+    opts_cl = {**opts, "hoodie.datasource.write.changelog.column": "_change_type"}
+    write(spark, pa.Table.from_pylist([{**r, "_change_type": k} for k, r in changes]), table_path, opts_cl,
+          cluster=False, tasks=3)
+    model.upsert([r for k, r in changes if k != "delete"])
+    model.delete([r for k, r in changes if k == "delete"])
+    check(spark, table_path, model)
+    one_base_file_per_group_and_commit(table_path)
+    stats = HudiTable(table_path)._timeline().commit_metadata(HudiTable(table_path).timeline()[-1]).write_stats()
+    assert sum(s.num_update_writes for s in stats) == 30 and sum(s.num_inserts for s in stats) == 20
+    assert sum(s.num_deletes for s in stats) == 15 and len({s.file_id for s in stats}) == len(stats)
+
+
+def test_unclustered_cow_into_existing_clustered_table(spark, table_path):
+    """A table written clustered, then one bucket's rows from several tasks (a single-bucket table)."""
     opts = options("COPY_ON_WRITE", partitioned=False, **{"hoodie.bucket.index.num.buckets": "1"})
-    write(spark, make(list(range(20)), 1), table_path, opts)
-    before = read(spark, table_path)
-    with pytest.raises(Exception) as err:
-        write(spark, make(list(range(40)), 2), table_path, opts, cluster=False)
-    assert "cluster_by_bucket" in str(err.value)
-    assert rows(read(spark, table_path), META + COLUMNS) == rows(before, META + COLUMNS)
+    model = DictModel("id", "ts")
+    first = make(list(range(20)), 1)
+    write(spark, first, table_path, opts)
+    model.upsert(first.to_pylist())
+    second = make(list(range(10, 40)), 2)
+    write(spark, second, table_path, opts, cluster=False, tasks=3)
+    model.upsert(second.to_pylist())
+    check(spark, table_path, model)
+    one_base_file_per_group_and_commit(table_path)
+
+
+def test_unclustered_cow_stream(spark, tmp_path):
+    """The streaming sink on copy-on-write, micro-batches spread over three tasks: each batch's file groups get
+    one base file, with upserts and changelog deletes merged from every task."""
+    import pyarrow.parquet as pq
+
+    src, path = tmp_path / "src", str(tmp_path / "t")
+    src.mkdir()
+    model = DictModel("id", "ts", "dt")
+    batches = []
+    for ts, ids in [(1, range(0, 60)), (2, range(30, 90)), (3, range(50, 70))]:
+        kinds = ["delete" if ts == 3 and i % 2 else "insert" for i in ids]
+        batches.append(make(list(ids), ts).append_column("_change_type", pa.array(kinds)))
+    for i, b in enumerate(batches):
+        pq.write_table(b, src / f"{i:03d}.parquet")
+    df = spark.readStream.schema(spark.createDataFrame(batches[0]).schema).option("maxFilesPerTrigger", 1) \
+        .parquet(str(src))
+    q = (df.repartition(3).writeStream.format("hudi-py").options(**options("COPY_ON_WRITE"))
+         .option("hoodie.datasource.write.changelog.column", "_change_type")
+         .option("checkpointLocation", str(tmp_path / "ck")).trigger(availableNow=True).start(path))
+    q.awaitTermination()
+    assert q.exception() is None
+    for b in batches:
+        rs = b.to_pylist()
+        model.upsert([r for r in rs if r["_change_type"] == "insert"])
+        model.delete([r for r in rs if r["_change_type"] == "delete"])
+    check(spark, path, model)
+    one_base_file_per_group_and_commit(path)
+    assert len([i for i in HudiTable(path).timeline() if i.action == "commit"]) == 3
 
 
 @pytest.mark.parametrize("style", ["spark_cdf", "debezium"])

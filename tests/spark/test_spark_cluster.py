@@ -58,6 +58,17 @@ SCRIPT = textwrap.dedent('''
     assert sorted(zip(core["id"].to_pylist(), core["ts"].to_pylist(), core["v"].to_pylist(),
                       core["dt"].to_pylist())) == expected
     assert got.filter("dt = '2024-01-02'").count() == sum(1 for r in expected if r[3] == "2024-01-02")
+
+    # copy-on-write, not clustered: every bucket's rows come from several tasks in other JVMs; the commit
+    # process merges them into one base file per file group
+    cow, cow_opts = path + "_cow", {**opts, "hoodie.datasource.write.table.type": "COPY_ON_WRITE"}
+    for lo, hi, ts in ((0, 3000, 1), (2000, 5000, 2)):
+        spark.createDataFrame(batch(lo, hi, ts)).repartition(3).write.format("hudi-py").options(**cow_opts) \
+            .mode("append").save(cow)
+    core = HudiTable(cow).to_arrow()
+    assert sorted(zip(core["id"].to_pylist(), core["ts"].to_pylist(), core["v"].to_pylist(),
+                      core["dt"].to_pylist())) == expected
+    assert len(core["_hoodie_file_name"].unique()) == 12
     executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()
     print("CLUSTER-OK", len(rows), "executors", executors - 1)
     spark.stop()

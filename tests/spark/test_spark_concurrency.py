@@ -148,3 +148,46 @@ def test_writers_on_disjoint_partitions_both_commit(spark, table_path):
     assert_same_rows(ours, hudi_rs(table_path), COLUMNS)
     assert rows(spark.read.format("hudi-py").load(table_path).toArrow(), COLUMNS) == rows(ours, COLUMNS)
     assert_clean(table_path)
+
+
+def test_retried_tasks_take_over_their_claims(tmp_path):
+    """Real task retries (master local[2,3], in a subprocess): each write's first data file fails its task once,
+    after the task claimed its buckets; Spark's retry of the task (same partition id) owns those claims. Every
+    bucket gets a base file, the failed attempts' files are gone, and the rows are right."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import retry_job
+
+    from hudi_ds.cli.validate import validate
+    from hudi_ds.files.naming import parse_base_file, parse_log_file
+
+    job = Path(retry_job.__file__)
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    proc = subprocess.run([sys.executable, str(job), str(tmp_path)], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    want: dict[str, tuple] = {}
+    for ids, ts, _ in retry_job.WRITES:
+        for r in retry_job.data(ids, ts).to_pylist():
+            want[r["id"]] = (r["id"], r["ts"], r["v"], r["dt"])
+    for table_type in ("MERGE_ON_READ", "COPY_ON_WRITE"):
+        path = str(tmp_path / table_type)
+        for step in range(len(retry_job.WRITES)):  # the fault fired (and the write still succeeded)
+            assert (tmp_path / f"fail-{table_type}-{step}" / "injected_failure").exists()
+        ours = HudiTable(path).to_arrow()
+        assert rows(ours, COLUMNS) == sorted(want.values(), key=repr)
+        assert_same_rows(ours, hudi_rs(path), COLUMNS)
+        report = validate(path)
+        assert report["ok"], report["errors"]
+        assert_clean(path)
+        groups, based = set(), set()
+        for rel in data_files(path):
+            partition, _, name = rel.rpartition("/")
+            base, log = parse_base_file(partition, name), parse_log_file(partition, name)
+            if base is not None:
+                based.add((partition, base.file_id))
+            if log is not None:
+                groups.add((partition, log.file_id))
+        assert groups <= based and len(based) == 8  # no log-only file slice

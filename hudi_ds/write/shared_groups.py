@@ -1,0 +1,166 @@
+"""Copy-on-write file groups that several tasks of one write changed: merged into one base file by the coordinator.
+
+Spark hands the writer its partitions as they come, so rows of one bucket may reach several tasks; a
+copy-on-write file group must still get exactly one new base file per instant. The first task to claim the
+group rewrites its base file as usual (old base ⊕ its rows: the whole write when the input is clustered by
+bucket); every other task stages its rows under `.hoodie/.temp/<instant>/deferred/` (`stage_rows`). Before
+publishing, the coordinator (`merge_shared_groups`) builds the group's single new base file:
+
+- every task's *effect* on the old base is taken alone, the same way whichever task won the claim: the
+  claim owner's is read back from its file (rows with this commit time; old keys it no longer holds), the
+  others' from their staged rows (rows the old base row does not beat; deletes of keys the old base holds);
+- the effects fold in Spark partition order under the merge rule (highest ordering value wins, ties to the
+  later task; a delete replaces what earlier tasks wrote, a later task's row replaces a delete), then meet
+  the old base;
+- the result is written with the group writer (marker first), the owner's file is deleted, and the commit
+  metadata gets one write stat for the group.
+Rows of one key in several tasks are the user's to avoid (README); they resolve by that rule, never by
+dropping a task's rows.
+"""
+
+from __future__ import annotations
+
+import io
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_ds.files.naming import join
+from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
+from hudi_ds.storage import Storage
+from hudi_ds.write.group_writer import GroupWriteContext, read_base
+from hudi_ds.write.messages import DeferredRows, TaskResult, WrittenFile
+from hudi_ds.write.plan import WritePlan
+
+KEY = "_hoodie_record_key"
+COMMIT_TIME = "_hoodie_commit_time"
+_THREADS = 2
+_IPC = pa.ipc.IpcWriteOptions(compression="lz4")
+
+
+def stage_rows(ctx: GroupWriteContext, partition: str, file_id: str, bucket: int, records: pa.Table,
+               deletes: pa.Table | None) -> DeferredRows:
+    """Stage a task's rows for a group another task claimed: its records (meta columns filled, so they keep
+    this task's sequence numbers) and the keys it deletes."""
+    stem = f".hoodie/.temp/{ctx.instant}/deferred/{join(partition, file_id)}_{ctx.write_token}"
+    rows_path = deletes_path = None
+    if records.num_rows:
+        rows_path = _write_ipc(ctx.storage, f"{stem}.rows.arrow", records)
+    if deletes is not None and deletes.num_rows:
+        deletes_path = _write_ipc(ctx.storage, f"{stem}.deletes.arrow", deletes.select([KEY]))
+    return DeferredRows(partition, file_id, bucket, rows_path, deletes_path)
+
+
+def _write_ipc(storage: Storage, rel: str, table: pa.Table) -> str:
+    sink = io.BytesIO()
+    with pa.ipc.new_file(sink, table.schema, options=_IPC) as writer:
+        writer.write_table(table)
+    storage.write_bytes(rel, sink.getvalue())
+    return rel
+
+
+def _read_ipc(storage: Storage, rel: str) -> pa.Table:
+    return pa.ipc.open_file(pa.py_buffer(storage.read_bytes(rel))).read_all()
+
+
+@dataclass
+class _Group:
+    partition: str
+    file_id: str
+    bucket: int
+    owner: tuple[int, WrittenFile] | None = None  # (task, the base file it wrote)
+    staged: list[tuple[int, DeferredRows]] = field(default_factory=list)
+
+
+def merge_shared_groups(storage: Storage, plan: WritePlan, results: list[TaskResult]) -> list[TaskResult]:
+    """The task results with each shared group's files replaced by its one merged base file."""
+    groups: dict[tuple[str, str], _Group] = {}
+    for r in results:
+        for d in r.deferred:
+            g = groups.setdefault((d.partition, d.file_id), _Group(d.partition, d.file_id, d.bucket))
+            g.staged.append((r.task_id, d))
+    if not groups:
+        return results
+    for r in results:
+        for f in r.files:
+            shared = groups.get((f.partition, f.file_id))
+            if shared is not None and not f.is_log:
+                shared.owner = (r.task_id, f)
+    # a partition id no task of this write reported: the merged file's name is never a task's file's name
+    token = max(r.task_id for r in results) + 1
+    ctx = GroupWriteContext.for_plan(storage, plan, token, f"{token}-0-0")
+    with ThreadPoolExecutor(_THREADS) as pool:
+        merged = list(pool.map(lambda g: _merge(ctx, plan, g), groups.values()))
+    replaced = {g.owner[1].path for g in groups.values() if g.owner is not None}
+    for rel in sorted(replaced):
+        storage.delete(rel)
+    out = [replace(r, files=tuple(f for f in r.files if f.path not in replaced), deferred=()) for r in results]
+    return [*out, TaskResult(token, tuple(merged), tuple(sorted({f.partition for f in merged})))]
+
+
+def _merge(ctx: GroupWriteContext, plan: WritePlan, g: _Group) -> WrittenFile:
+    schema = ctx.schema
+    target = None if plan.is_overwrite else plan.groups.get((g.partition, g.bucket))
+    base = read_base(ctx.storage, target.base_file, schema) if target is not None and target.base_file else None
+    base_keys = base[KEY] if base is not None else pa.chunked_array([], pa.string())
+    effects: list[tuple[int, pa.Table, pa.ChunkedArray]] = []  # (task, rows it writes, old keys it deletes)
+    if g.owner is not None:
+        task, wf = g.owner
+        written = read_base(ctx.storage, wf.path, schema)
+        rows = written.filter(pc.equal(written[COMMIT_TIME], plan.instant))
+        gone = pc.filter(base_keys, pc.invert(pc.is_in(base_keys, value_set=written[KEY])))
+        effects.append((task, rows, gone))
+    for task, d in g.staged:
+        rows = _read_ipc(ctx.storage, d.rows_path) if d.rows_path else schema.empty_table()
+        rows = _not_beaten(rows, base, plan.ordering_field)
+        gone = pa.chunked_array([], pa.string())
+        if d.deletes_path:
+            keys = _read_ipc(ctx.storage, d.deletes_path)[KEY]  # a ChunkedArray, as base_keys
+            gone = pc.filter(keys, pc.is_in(keys, value_set=base_keys))
+        effects.append((task, rows, gone))
+    effects.sort(key=lambda e: e[0])
+    merged = merge_slice(base, *_as_log(effects, plan, schema), plan.ordering_field, schema)
+    inserts, updates = _counts(merged, base_keys, plan.instant)
+    wf = ctx.write_base(g.partition, g.file_id, g.bucket, merged, target.base_instant if target else "null",
+                        inserts, updates, is_merge=target is not None)
+    base_rows = base.num_rows if base is not None else 0
+    return replace(wf, num_deletes=base_rows - (merged.num_rows - inserts))
+
+
+def _not_beaten(rows: pa.Table, base: pa.Table | None, ordering_field: str | None) -> pa.Table:
+    """Rows the old base row of their key does not beat (a strictly higher ordering value): what this task
+    would have written had it claimed the group."""
+    if base is None or ordering_field is None or rows.num_rows == 0:
+        return rows
+    idx = pc.index_in(rows[KEY], value_set=base[KEY])
+    beaten = pc.greater(pc.take(base[ordering_field], idx), rows[ordering_field])
+    return rows.filter(pc.invert(pc.fill_null(beaten, False)))
+
+
+def _as_log(effects: list[tuple[int, pa.Table, pa.ChunkedArray]], plan: WritePlan,
+            schema: pa.Schema) -> tuple[LogVersions, LogDeletes]:
+    """The effects as log versions of one slice, one rank per task in partition order; deletes natural."""
+    tables, ranks, keys, del_ranks = [], [], [], []
+    for rank, (_, rows, gone) in enumerate(effects):
+        tables.append(rows)
+        ranks.append(np.full(rows.num_rows, rank, dtype=np.int64))
+        keys.append(gone)
+        del_ranks.append(np.full(len(gone), rank, dtype=np.int64))
+    data = pa.concat_tables(tables)
+    n = data.num_rows
+    del_keys = pa.chunked_array([c for k in keys for c in k.chunks], pa.string()).combine_chunks()
+    m = len(del_keys)
+    ord_type = schema.field(plan.ordering_field).type if plan.ordering_field else pa.int64()
+    deletes = LogDeletes(del_keys, pa.nulls(m, ord_type), np.ones(m, dtype=bool), np.concatenate(del_ranks),
+                         np.arange(n, n + m, dtype=np.int64))
+    return LogVersions(data, np.concatenate(ranks), np.arange(n, dtype=np.int64)), deletes
+
+
+def _counts(merged: pa.Table, base_keys: pa.ChunkedArray, instant: str) -> tuple[int, int]:
+    """(inserts, updates) among the merged file's rows written by this instant."""
+    written = merged.filter(pc.equal(merged[COMMIT_TIME], instant))[KEY]
+    updates = int(pc.sum(pc.is_in(written, value_set=base_keys)).as_py() or 0)
+    return len(written) - updates, updates
