@@ -14,7 +14,6 @@ import json
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -22,15 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import checksum, make_rows  # noqa: E402
+from common import checksum, make_rows, memory_figures, timed  # noqa: E402
 
 from hudi_ds import HudiTable  # noqa: E402
-
-
-def _timed(fn):  # type: ignore[no-untyped-def]
-    start = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - start, out
 
 
 def run(rows: int, work: Path) -> dict[str, float]:
@@ -48,18 +41,18 @@ def run(rows: int, work: Path) -> dict[str, float]:
     f: dict[str, float] = {}
     # --- deltalake
     dpath = str(work / "delta")
-    f["delta_load_s"], _ = _timed(lambda: write_deltalake(
+    f["delta_load_s"], _ = timed(lambda: write_deltalake(
         dpath, base, partition_by=["dt"], mode="overwrite", configuration={"delta.enableChangeDataFeed": "true"}))
     dt = DeltaTable(dpath)
-    f["delta_upsert_s"], _ = _timed(lambda: dt.merge(
+    f["delta_upsert_s"], _ = timed(lambda: dt.merge(
         upsert, predicate="t.id = s.id AND t.dt = s.dt", source_alias="s", target_alias="t")
         .when_matched_update_all().when_not_matched_insert_all().execute())
     v_upsert = DeltaTable(dpath).version()
-    f["delta_delete_s"], _ = _timed(lambda: DeltaTable(dpath).merge(
+    f["delta_delete_s"], _ = timed(lambda: DeltaTable(dpath).merge(
         deletes.select(["id", "dt"]), predicate="t.id = s.id AND t.dt = s.dt", source_alias="s", target_alias="t")
         .when_matched_delete().execute())
-    f["delta_read_s"], delta_rows = _timed(lambda: DeltaTable(dpath).to_pyarrow_table())
-    f["delta_cdf_s"], delta_cdf = _timed(lambda: DeltaTable(dpath).load_cdf(
+    f["delta_read_s"], delta_rows = timed(lambda: DeltaTable(dpath).to_pyarrow_table())
+    f["delta_cdf_s"], delta_cdf = timed(lambda: DeltaTable(dpath).load_cdf(
         starting_version=v_upsert, ending_version=v_upsert).read_all())
     delta_cdf = pa.table(delta_cdf)
     delta_rows = pa.table(delta_rows)
@@ -67,19 +60,19 @@ def run(rows: int, work: Path) -> dict[str, float]:
     # --- hudi-py
     t = HudiTable.create(str(work / "hudi"), table_name="bench", record_key="id", ordering_field="ts",
                          partition_by="dt", buckets=4)
-    f["hudi_load_s"], _ = _timed(lambda: t.write(base, operation="bulk_insert"))
-    f["hudi_upsert_s"], c_up = _timed(lambda: t.write(upsert))
-    f["hudi_delete_s"], _ = _timed(lambda: t.write(deletes.select(["id", "dt"]), operation="delete"))
-    f["hudi_read_s"], hudi_rows = _timed(t.to_arrow)
+    f["hudi_load_s"], _ = timed(lambda: t.write(base, operation="bulk_insert"))
+    f["hudi_upsert_s"], c_up = timed(lambda: t.write(upsert))
+    f["hudi_delete_s"], _ = timed(lambda: t.write(deletes.select(["id", "dt"]), operation="delete"))
+    f["hudi_read_s"], hudi_rows = timed(t.to_arrow)
     before_upsert = [i.requested_time for i in t.timeline() if i.is_completed][0]
-    f["hudi_cdf_s"], hudi_cdf = _timed(lambda: t.changes(before_upsert, c_up))
+    f["hudi_cdf_s"], hudi_cdf = timed(lambda: t.changes(before_upsert, c_up))
 
     a, b = checksum(hudi_rows), checksum(delta_rows.select(["id", "amount"]))
     assert a == b, f"final tables differ: hudi-py {a} vs deltalake {b}"
     n_cdf = pc.sum(pc.is_in(hudi_cdf["_change_type"], value_set=pa.array(["insert", "update_postimage"]))).as_py()
     d_cdf = pc.sum(pc.is_in(delta_cdf["_change_type"].cast(pa.string()), value_set=pa.array(["insert", "update_postimage"]))).as_py()
     assert n_cdf == d_cdf == k, (n_cdf, d_cdf, k)
-    f.update(rows=n, upsert_rows=k, delete_rows=len(del_ids), final_rows=hudi_rows.num_rows)
+    f.update(rows=n, upsert_rows=k, delete_rows=len(del_ids), final_rows=hudi_rows.num_rows, **memory_figures())
     return f
 
 

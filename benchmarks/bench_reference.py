@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
+sys.path.insert(0, str(Path(__file__).parent))
+from common import memory_figures  # noqa: E402
+
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference-tables"
 
 
@@ -57,6 +60,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         print(f"  {path.name:55s} hudi-py {ours_s * 1000:7.1f} ms   hudi-rs {theirs_s * 1000:7.1f} ms   "
               f"ratio {theirs_s / ours_s:4.2f}x")
     figures["speed_vs_hudi_rs"] = theirs_total / ours_total
+    figures.update(memory_figures())
     print(f"hudi-py reads the reference tables {figures['speed_vs_hudi_rs']:.2f}x as fast as hudi-rs (goal >= 1)")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1))

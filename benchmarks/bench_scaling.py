@@ -2,8 +2,9 @@
 
     ./run py benchmarks/bench_scaling.py [--sizes 1000000,4000000,16000000] [--batch 200000]
 
-For each size: bulk-load the table (in chunks, bounded memory), then time the same 200k-row upsert
-(half updates, half new keys) and check its effect. Goal (issue 7): cost at 16M <= 1.3x the cost at 1M.
+For each size: bulk-load the table (in chunks, bounded memory: its peak RSS is reported), then time the same
+200k-row upsert (half updates, half new keys) and check its effect. Goal (issue 7): cost at 16M <= 1.3x the
+cost at 1M.
 """
 
 from __future__ import annotations
@@ -19,19 +20,20 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import make_rows  # noqa: E402
+from common import make_rows, memory_figures, step_memory  # noqa: E402
 
 from hudi_ds import HudiTable  # noqa: E402
 
 CHUNK = 2_000_000
 
 
-def upsert_cost(size: int, batch: int, work: Path, buckets: int) -> float:
+def upsert_cost(size: int, batch: int, work: Path, buckets: int, mem: dict[str, float]) -> float:
     t = HudiTable.create(str(work / f"t{size}"), table_name="scale", record_key="id", ordering_field="ts",
                          partition_by="dt", buckets=buckets)
     chunks = (make_rows(np.arange(s, min(s + CHUNK, size), dtype=np.int64), ts=1, seed=s).to_batches()[0]
               for s in range(0, size, CHUNK))
-    t.write(chunks, operation="bulk_insert")
+    with step_memory(mem, f"load_{size}"):
+        t.write(chunks, operation="bulk_insert")
     rng = np.random.default_rng(size)
     ids = np.concatenate([rng.choice(size, batch // 2, replace=False), np.arange(size, size + batch - batch // 2)])
     rows = make_rows(ids.astype(np.int64), ts=2, seed=1)
@@ -56,12 +58,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     figures: dict[str, float] = {}
     try:
         for size in sizes:
-            figures[f"upsert_s_{size}"] = upsert_cost(size, args.batch, work, args.buckets)
-            print(f"  table {size:>12,} rows: upsert of {args.batch:,} rows in {figures[f'upsert_s_{size}']:.2f} s",
-                  flush=True)
+            figures[f"upsert_s_{size}"] = upsert_cost(size, args.batch, work, args.buckets, figures)
+            print(f"  table {size:>12,} rows: upsert of {args.batch:,} rows in {figures[f'upsert_s_{size}']:.2f} s"
+                  f"   (bulk load peak RSS {figures[f'load_{size}_rss_mib']:,.0f} MiB)", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     figures["ratio_largest_to_smallest"] = figures[f"upsert_s_{sizes[-1]}"] / figures[f"upsert_s_{sizes[0]}"]
+    figures.update(memory_figures())
     print(f"upsert cost at {sizes[-1]:,} rows = {figures['ratio_largest_to_smallest']:.2f}x the cost at {sizes[0]:,} "
           "(goal <= 1.3x)")
     if args.json:

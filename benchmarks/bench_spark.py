@@ -4,9 +4,11 @@
 
 Writes: built-in parquet (partitioned by dt) vs hudi-py bulk_insert, insert (fresh MOR tables) and an upsert of
 10% of the keys (vs a built-in parquet write of the same rows). Reads: built-in parquet full scan + a sum over
-every column vs a hudi-py snapshot read of the MOR table with its log files. The hudi-py inputs go through
+every column vs a hudi-py snapshot read of the MOR table with its log files; the incremental read and the change
+feed (cdc format) of the upsert commit vs a parquet read of the same rows. The hudi-py inputs go through
 hudi_ds.spark.cluster_by_bucket (its shuffle is part of the timing). Every result is checked: row counts and
-a checksum over every data column, so a fast wrong answer cannot pass.
+a checksum over every data column, so a fast wrong answer cannot pass. Memory: the peak RSS of pyspark's
+Python workers (sampled) during the largest write (bulk_insert) and read (snapshot), and over the whole run.
 """
 
 from __future__ import annotations
@@ -17,14 +19,31 @@ import math
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from common import SparkMemory, memory_figures, step_memory, timed  # noqa: E402
 
 CHECKSUM = [
     "count(*) AS n", "sum(id) AS id", "sum(xxhash64(name) % 1000003) AS name", "sum(amount) AS amount",
     "sum(ts) AS ts", "sum(xxhash64(dt) % 1000003) AS dt", "sum(flag) AS flag",
 ]
+
+
+def start_session(master: str) -> Any:
+    from hudi_ds.spark import session
+
+    return session(master=master, app_name="hudi-py-bench",
+                   **{"spark.sql.shuffle.partitions": "16", "spark.driver.memory": "4g",
+                      "spark.sql.sources.partitionColumnTypeInference.enabled": "false"})
+
+
+def hudi_options(buckets: int) -> dict[str, str]:
+    return {"hoodie.table.name": "bench", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "dt",
+            "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            "hoodie.bucket.index.num.buckets": str(buckets)}
 
 
 def source(spark: Any, n: int) -> Any:
@@ -38,6 +57,14 @@ def source(spark: Any, n: int) -> Any:
     return df
 
 
+def updates_of(base: Any) -> Any:
+    """Every tenth key with new values and a higher ordering value (persisted)."""
+    updates = base.filter("id % 10 = 0").selectExpr(
+        "id", "concat(name, '-u') AS name", "amount + 1 AS amount", "2L AS ts", "dt", "flag").persist()
+    updates.count()
+    return updates
+
+
 def checksum(df: Any) -> tuple:
     row = df.selectExpr(*CHECKSUM).first()
     return tuple(row)
@@ -47,10 +74,36 @@ def same(a: tuple, b: tuple) -> bool:
     return all(math.isclose(x, y, rel_tol=1e-9) if isinstance(x, float) else x == y for x, y in zip(a, b, strict=True))
 
 
-def timed(fn: Any) -> tuple[float, Any]:
-    start = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - start, out
+def hudi_write(df: Any, path: Path, operation: str, opts: dict[str, str], parts: int) -> None:
+    from hudi_ds.spark import cluster_by_bucket
+
+    clustered = cluster_by_bucket(df, opts, num_partitions=parts)
+    clustered.write.format("hudi-py").options(**opts).option("hoodie.datasource.write.operation", operation) \
+        .mode("append").save(str(path))
+
+
+def hudi_read(spark: Any, path: Path, **options: str) -> Any:
+    return spark.read.format("hudi-py").options(**options).load(str(path))
+
+
+def parquet_write(df: Any, path: Path) -> None:
+    df.write.mode("overwrite").partitionBy("dt").parquet(str(path))
+
+
+def warm_up(spark: Any, work: Path, opts: dict[str, str], parts: int) -> None:
+    """The first jobs pay JVM JIT and Python worker start-up: run each kind once on a few rows."""
+    warm = source(spark, 2000)
+    parquet_write(warm, work / "warm_pq")
+    hudi_write(warm, work / "warm_hudi", "insert", opts, parts)
+    checksum(spark.read.parquet(str(work / "warm_pq")))
+    checksum(hudi_read(spark, work / "warm_hudi"))
+    warm.unpersist()
+
+
+def commits(path: Path) -> list[str]:
+    from hudi_ds import HudiTable
+
+    return [i.requested_time for i in HudiTable(str(path)).timeline() if i.is_completed]
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -64,85 +117,100 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args = ap.parse_args(argv)
     n = args.rows
 
-    from hudi_ds.spark import cluster_by_bucket, session
-
-    spark = session(master=args.master, app_name="hudi-py-bench",
-                    **{"spark.sql.shuffle.partitions": "16", "spark.driver.memory": "4g",
-                       "spark.sql.sources.partitionColumnTypeInference.enabled": "false"})
+    spark = start_session(args.master)
     work = Path(tempfile.mkdtemp(prefix="hudi_py_bench_"))
-    opts = {"hoodie.table.name": "bench", "hoodie.datasource.write.recordkey.field": "id",
-            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "dt",
-            "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-            "hoodie.bucket.index.num.buckets": str(args.buckets)}
+    opts = hudi_options(args.buckets)
     groups = 8 * args.buckets
     parts = args.write_partitions or 2 * spark.sparkContext.defaultParallelism
-
-    def hudi_write(df: Any, path: Path, operation: str) -> None:
-        clustered = cluster_by_bucket(df, opts, num_partitions=parts)
-        clustered.write.format("hudi-py").options(**opts).option("hoodie.datasource.write.operation", operation) \
-            .mode("append").save(str(path))
-
-    def parquet_write(df: Any, path: Path) -> None:
-        df.write.mode("overwrite").partitionBy("dt").parquet(str(path))
-
     try:
-        # warm-up: first jobs pay JVM JIT and Python worker start-up
-        warm = source(spark, 2000)
-        parquet_write(warm, work / "warm_pq")
-        hudi_write(warm, work / "warm_hudi", "insert")
-        checksum(spark.read.parquet(str(work / "warm_pq")))
-        checksum(spark.read.format("hudi-py").load(str(work / "warm_hudi")))
-        warm.unpersist()
+        with SparkMemory() as mem:
+            warm_up(spark, work, opts, parts)
+            base = source(spark, n)
+            updates = updates_of(base)
+            n_upd = updates.count()
+            expected_base = checksum(base)
+            expected_after = checksum(base.filter("id % 10 <> 0").unionByName(updates))
+            expected_upd, expected_pre = checksum(updates), checksum(base.filter("id % 10 = 0"))
 
-        base = source(spark, n)
-        updates = base.filter("id % 10 = 0").selectExpr(
-            "id", "concat(name, '-u') AS name", "amount + 1 AS amount", "2L AS ts", "dt", "flag")
-        updates = updates.persist()
-        n_upd = updates.count()
-        expected_base = checksum(base)
-        expected_after = checksum(base.filter("id % 10 <> 0").unionByName(updates))
+            results: dict[str, float] = {}
+            figures: dict[str, float] = {}
+            results["parquet write"], _ = timed(lambda: parquet_write(base, work / "pq"))
+            with step_memory(figures, "bulk_insert", mem):
+                results["hudi bulk_insert"], _ = timed(lambda: hudi_write(base, work / "mor", "bulk_insert", opts, parts))
+            results["hudi insert"], _ = timed(lambda: hudi_write(base, work / "mor_insert", "insert", opts, parts))
+            results["parquet write 10%"], _ = timed(lambda: parquet_write(updates, work / "pq_upd"))
+            results["hudi upsert 10%"], _ = timed(lambda: hudi_write(updates, work / "mor", "upsert", opts, parts))
+            results["parquet read+sum"], got_pq = timed(lambda: checksum(spark.read.parquet(str(work / "pq"))))
+            with step_memory(figures, "read", mem):
+                results["hudi read+sum"], got_hudi = timed(lambda: checksum(hudi_read(spark, work / "mor")))
+            data_columns = "id long, name string, amount double, ts long, dt string, flag int"
+            results["hudi read+sum, schema"], got_cols = timed(
+                lambda: checksum(spark.read.format("hudi-py").schema(data_columns).load(str(work / "mor"))))
+            results["parquet read+sum 10%"], got_pq_upd = timed(
+                lambda: checksum(spark.read.parquet(str(work / "pq_upd"))))
+            bulk, upsert = commits(work / "mor")
+            incremental = {"hoodie.datasource.query.type": "incremental",
+                           "hoodie.datasource.read.begin.instanttime": bulk,
+                           "hoodie.datasource.read.end.instanttime": upsert}
+            results["hudi incremental 10%"], got_inc = timed(
+                lambda: checksum(hudi_read(spark, work / "mor", **incremental)))
+            cdc = hudi_read(spark, work / "mor", **incremental, **{"hoodie.datasource.query.incremental.format": "cdc"})
+            results["hudi cdc 10%"], got_cdc = timed(lambda: checksum(cdc))
+            got_insert = checksum(hudi_read(spark, work / "mor_insert"))
 
-        results: dict[str, float] = {}
-        results["parquet write"], _ = timed(lambda: parquet_write(base, work / "pq"))
-        results["hudi bulk_insert"], _ = timed(lambda: hudi_write(base, work / "mor", "bulk_insert"))
-        results["hudi insert"], _ = timed(lambda: hudi_write(base, work / "mor_insert", "insert"))
-        results["parquet write 10%"], _ = timed(lambda: parquet_write(updates, work / "pq_upd"))
-        results["hudi upsert 10%"], _ = timed(lambda: hudi_write(updates, work / "mor", "upsert"))
-        results["parquet read+sum"], got_pq = timed(lambda: checksum(spark.read.parquet(str(work / "pq"))))
-        results["hudi read+sum"], got_hudi = timed(
-            lambda: checksum(spark.read.format("hudi-py").load(str(work / "mor"))))
-        got_insert = checksum(spark.read.format("hudi-py").load(str(work / "mor_insert")))
-
-        assert same(got_pq, expected_base), ("parquet", got_pq, expected_base)
-        assert same(got_insert, expected_base), ("hudi insert", got_insert, expected_base)
-        assert same(got_hudi, expected_after), ("hudi snapshot after upsert", got_hudi, expected_after)
-        logs = sum(1 for p in (work / "mor").rglob("*.log.*"))
-        assert logs > 0, "the upsert wrote no log files"
-
-        rows_of = {"parquet write 10%": n_upd, "hudi upsert 10%": n_upd}
-        baseline = {"hudi bulk_insert": "parquet write", "hudi insert": "parquet write",
-                    "hudi upsert 10%": "parquet write 10%", "hudi read+sum": "parquet read+sum"}
-        print(f"\nrows={n:,}  updates={n_upd:,}  master={args.master}  buckets/partition={args.buckets}  "
-              f"file groups={groups}  log files={logs}")
-        print(f"{'step':<22}{'seconds':>10}{'rows/s':>14}{'vs parquet':>12}")
-        for name, secs in results.items():
-            rows = rows_of.get(name, n)
-            ratio = f"{results[baseline[name]] / secs:.2f}x" if name in baseline else ""
-            print(f"{name:<22}{secs:>10.2f}{rows / secs:>14,.0f}{ratio:>12}")
-        print("checks: row counts and checksums over every column match the source data")
-        figures = {
-            "bulk_insert_ratio": results["parquet write"] / results["hudi bulk_insert"],
-            "insert_ratio": results["parquet write"] / results["hudi insert"],
-            "upsert_ratio": results["parquet write 10%"] / results["hudi upsert 10%"],
-            "read_ratio": results["parquet read+sum"] / results["hudi read+sum"],
-            **{k.replace(" ", "_").replace("%", "pct").replace("+", "_") + "_s": v for k, v in results.items()},
-        }
-        if args.json:
-            Path(args.json).write_text(json.dumps(figures, indent=1))
-        return figures
+            assert same(got_pq, expected_base), ("parquet", got_pq, expected_base)
+            assert same(got_pq_upd, expected_upd), ("parquet 10%", got_pq_upd, expected_upd)
+            assert same(got_insert, expected_base), ("hudi insert", got_insert, expected_base)
+            assert same(got_hudi, expected_after), ("hudi snapshot after upsert", got_hudi, expected_after)
+            assert same(got_cols, expected_after), ("hudi snapshot, data columns", got_cols, expected_after)
+            assert same(got_inc, expected_upd), ("hudi incremental", got_inc, expected_upd)
+            post = checksum(cdc.filter("_change_type = 'update_postimage'"))
+            pre = checksum(cdc.filter("_change_type = 'update_preimage'"))
+            assert got_cdc[0] == 2 * n_upd and same(post, expected_upd) and same(pre, expected_pre), \
+                ("hudi cdc", got_cdc, post, pre)
+            logs = sum(1 for p in (work / "mor").rglob("*.log.*"))
+            assert logs > 0, "the upsert wrote no log files"
+        figures.update(memory_figures(mem))
     finally:
         spark.stop()
         shutil.rmtree(work, ignore_errors=True)
+
+    rows_of = {"parquet write 10%": n_upd, "hudi upsert 10%": n_upd, "parquet read+sum 10%": n_upd,
+               "hudi incremental 10%": n_upd, "hudi cdc 10%": 2 * n_upd}
+    baseline = {"hudi bulk_insert": "parquet write", "hudi insert": "parquet write",
+                "hudi upsert 10%": "parquet write 10%", "hudi read+sum": "parquet read+sum",
+                "hudi read+sum, schema": "parquet read+sum",
+                "hudi incremental 10%": "parquet read+sum 10%", "hudi cdc 10%": "parquet read+sum 10%"}
+    print(f"\nrows={n:,}  updates={n_upd:,}  master={args.master}  buckets/partition={args.buckets}  "
+          f"file groups={groups}  log files={logs}")
+    print(f"{'step':<22}{'seconds':>10}{'rows/s':>14}{'vs parquet':>12}")
+    print("('schema': the read names the six data columns with .schema(...), so the five meta columns are "
+          "neither decoded nor sent to Spark)")
+    for name, secs in results.items():
+        rows = rows_of.get(name, n)
+        ratio = f"{results[baseline[name]] / secs:.2f}x" if name in baseline else ""
+        print(f"{name:<22}{secs:>10.2f}{rows / secs:>14,.0f}{ratio:>12}")
+    print("checks: row counts and checksums over every column match the source data (cdc: pre- and post-images)")
+    print(f"peak RSS: pyspark Python workers together {figures['bulk_insert_workers_rss_mib']:,.0f} MiB during "
+          f"bulk_insert, {figures['read_workers_rss_mib']:,.0f} MiB during the snapshot read, "
+          f"{figures['workers_peak_rss_mib']:,.0f} MiB over the run (largest single worker "
+          f"{figures['worker_max_rss_mib']:,.0f} MiB); driver {figures['peak_rss_mib']:,.0f} MiB, "
+          f"JVM {figures['jvm_peak_rss_mib']:,.0f} MiB")
+    figures.update({
+        "bulk_insert_ratio": results["parquet write"] / results["hudi bulk_insert"],
+        "insert_ratio": results["parquet write"] / results["hudi insert"],
+        "upsert_ratio": results["parquet write 10%"] / results["hudi upsert 10%"],
+        "read_ratio": results["parquet read+sum"] / results["hudi read+sum"],
+        "read_columns_ratio": results["parquet read+sum"] / results["hudi read+sum, schema"],
+        "incremental_ratio": results["parquet read+sum 10%"] / results["hudi incremental 10%"],
+        "cdc_ratio": results["parquet read+sum 10%"] / results["hudi cdc 10%"],
+        "incremental_rows_s": n_upd / results["hudi incremental 10%"],
+        "cdc_rows_s": 2 * n_upd / results["hudi cdc 10%"],
+        **{k.replace(" ", "_").replace("%", "pct").replace("+", "_") + "_s": v for k, v in results.items()},
+    })
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=1))
+    return figures
 
 
 if __name__ == "__main__":

@@ -1,8 +1,12 @@
 """The benchmark suite: runs every benchmark in its own process, then writes benchmarks/results/REPORT.md
-and PNG plots with the machine, library versions and date. `./run bench [--quick]`.
+and PNG plots with the machine, library versions and date. `./run bench [--quick]`; a quick smoke run writes
+to benchmarks/results/quick/ instead, so it never replaces the last full report.
 
 Every figure is a ratio measured side by side within one benchmark run, and every benchmark checks its own
-results (row counts and checksums), so a fast wrong answer fails instead of being reported.
+results (row counts and checksums), so a fast wrong answer fails instead of being reported. Each benchmark
+also reports its own memory (the figures ending in _mib, measured by common.py): getrusage(RUSAGE_CHILDREN)
+here would only give the largest process ever waited for, and never sees pyspark's Python workers, which are
+children of Spark's JVM.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import argparse
 import json
 import os
 import platform
-import resource
+import re
 import subprocess
 import sys
 import time
@@ -20,9 +24,9 @@ from importlib import metadata
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 
-# name -> (script, args, quick args)
+# name -> (script, args, quick args). The full suite is sized for under 15 minutes on 2 cores (last full run:
+# core ~15 s, reference ~5 s, lakes ~10 s, scaling ~30 s, spark ~2.5 min, spark_cores ~2 min, streaming ~4 min).
 SUITE: dict[str, tuple[str, list[str], list[str]]] = {
     "core": ("bench_core.py", ["--rows", "2000000"], ["--rows", "300000"]),
     "lakes": ("bench_lakes.py", ["--rows", "1000000"], ["--rows", "200000"]),
@@ -30,7 +34,10 @@ SUITE: dict[str, tuple[str, list[str], list[str]]] = {
                                                                              "20000"]),
     "reference": ("bench_reference.py", ["--repeat", "20"], ["--repeat", "3"]),
     "spark": ("bench_spark.py", ["--rows", "5000000"], ["--rows", "300000"]),
-    "streaming": ("bench_streaming.py", [], ["--seconds", "20"]),
+    "spark_cores": ("bench_spark_cores.py", ["--rows", "2000000"], ["--rows", "200000"]),
+    "streaming": ("bench_streaming.py", [], ["--seconds", "20", "--log-rows", "200000", "--log-commits", "10"]),
+    "stream_read": ("bench_stream_read.py", ["--commits", "60", "--rows", "2000000"],
+                    ["--commits", "10", "--rows", "200000"]),
 }
 
 # goal: (benchmark, figure or ratio expression, comparison, target, description)
@@ -44,8 +51,35 @@ GOALS = [
     ("spark", "bulk_insert_ratio", ">=", 0.8, "Spark bulk_insert vs built-in parquet write"),
     ("spark", "upsert_ratio", ">=", 0.6, "Spark upsert vs built-in write of the same rows"),
     ("spark", "read_ratio", ">=", 0.7, "Spark snapshot read vs built-in parquet read"),
+    ("spark", "read_columns_ratio", ">=", 0.7, "... the same read naming its data columns (.schema)"),
     ("streaming", "sustained_rows_s", ">=", 300_000, "streaming ingest rows/s"),
     ("streaming", "commit_overhead_s", "<=", 0.3, "commit overhead per small batch (s)"),
+    ("stream_read", "latency_median_s", "<=", 2.0, "streaming read: commit -> row latency, median (s)"),
+    ("stream_read", "latency_p95_s", "<=", 4.0, "streaming read: commit -> row latency, p95 (s)"),
+    ("stream_read", "stream_read_ratio", ">=", 0.7, "streaming read throughput vs batch read of the same rows"),
+    ("streaming", "read_drift_with_compaction", "<=", 1.2,
+     "read after 50 delta commits (compaction every 5) vs after the first compaction"),
+]
+
+MEMORY_NOTE = """Peak resident memory (RSS) in MiB, each benchmark measuring its own processes. *Benchmark process,
+whole run*: its lifetime peak (ru_maxrss). *During a step* (the largest write and read): the kernel's
+high-water mark of the benchmark process, reset just before the step (/proc/self/clear_refs), so it is
+exact, not sampled; *growth* is that peak less the RSS when the step began, i.e. what the step needed beyond
+the data already in memory. *pyspark Python workers together*: the sum of the RSS of every pyspark daemon and
+worker below the benchmark's own Spark JVM, sampled every 0.1 s; pages a forked worker still shares with its
+daemon count in both, so the sum is an upper bound. *Largest single worker*: the kernel's high-water mark of
+the biggest worker. Spark's JVM is listed for scale (it is not a Python process)."""
+
+# figure-name endings (after any step or master prefix) -> what the memory figure measures
+MEMORY_LABELS = [
+    ("workers_peak_rss", "pyspark Python workers together, whole run"),
+    ("worker_max_rss", "largest single pyspark Python worker"),
+    ("jvm_peak_rss", "Spark's JVM"),
+    ("peak_rss", "benchmark process, whole run"),
+    ("workers_rss", "pyspark Python workers together during {}"),
+    ("rss_growth", "benchmark process during {}: growth over its start"),
+    ("rss", "benchmark process during {}"),
+    ("input", "the input rows as Arrow (for scale)"),
 ]
 
 
@@ -64,23 +98,21 @@ def _machine() -> str:
     return f"{os.cpu_count()} cores, {mem:.0f} GiB, {platform.system()} {platform.machine()}, Python {platform.python_version()}"
 
 
-def run_one(name: str, quick: bool) -> tuple[dict[str, float] | None, str, float, float]:
+def run_one(name: str, quick: bool, results: Path) -> tuple[dict[str, float] | None, str, float]:
     script, args, quick_args = SUITE[name]
     if not (HERE / script).exists():
-        return None, f"{script} not present", 0.0, 0.0
-    out = RESULTS / f"{name}.json"
+        return None, f"{script} not present", 0.0
+    out = results / f"{name}.json"
     out.unlink(missing_ok=True)
     cmd = [sys.executable, str(HERE / script), *(quick_args if quick else args), "--json", str(out)]
     start = time.perf_counter()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    rss = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
     elapsed = time.perf_counter() - start
     log = proc.stdout + proc.stderr
-    (RESULTS / f"{name}.log").write_text(log)
+    (results / f"{name}.log").write_text(log)
     if proc.returncode != 0 or not out.exists():
-        return None, log[-2000:], elapsed, rss
-    return json.loads(out.read_text()), proc.stdout, elapsed, rss
+        return None, log[-2000:], elapsed
+    return json.loads(out.read_text()), proc.stdout, elapsed
 
 
 def _value(figures: dict[str, float], expr: str) -> float | None:
@@ -90,7 +122,33 @@ def _value(figures: dict[str, float], expr: str) -> float | None:
         return None
 
 
-def _plot(results: dict[str, dict[str, float]]) -> list[str]:
+def _status(elapsed: float, f: dict[str, float]) -> str:
+    out = f"{elapsed:.0f} s; peak RSS of the benchmark process {f.get('peak_rss_mib', 0):,.0f} MiB"
+    if "workers_peak_rss_mib" in f:
+        out += (f", of pyspark's Python workers together {f['workers_peak_rss_mib']:,.0f} MiB (largest single "
+                f"worker {f['worker_max_rss_mib']:,.0f} MiB), Spark's JVM {f['jvm_peak_rss_mib']:,.0f} MiB")
+    return out
+
+
+def _memory_label(name: str) -> str:
+    stem = name.removesuffix("_mib")
+    for end, label in MEMORY_LABELS:
+        if stem == end or stem.endswith("_" + end):
+            prefix = stem[: -len(end)].rstrip("_")
+            if "{}" in label:
+                return label.format(prefix)
+            return f"{prefix}: {label}" if prefix else label
+    return stem
+
+
+def _memory_table(results: dict[str, dict[str, float]]) -> list[str]:
+    lines = ["## Memory", "", MEMORY_NOTE, "", "| benchmark | measure | MiB |", "|---|---|---|"]
+    for bench, figures in results.items():
+        lines += [f"| {bench} | {_memory_label(k)} | {v:,.0f} |" for k, v in figures.items() if k.endswith("_mib")]
+    return lines + [""]
+
+
+def _plot(results: dict[str, dict[str, float]], out: Path) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -99,14 +157,17 @@ def _plot(results: dict[str, dict[str, float]]) -> list[str]:
     made = []
     if "core" in results:
         f = results["core"]
-        labels = ["pyarrow write", "hudi-py insert", "hudi-py upsert", "pyarrow read", "hudi-py read"]
-        keys = ["floor_write_rows_s", "insert_rows_s", "upsert_rows_s", "floor_read_rows_s", "snapshot_read_rows_s"]
-        fig, ax = plt.subplots(figsize=(7, 3.5))
-        ax.barh(labels, [f.get(k, 0) / 1e6 for k in keys], color=["#999", "#3a7", "#3a7", "#999", "#37a"])
+        labels = ["pyarrow write", "hudi-py insert", "hudi-py upsert", "pyarrow read", "hudi-py read",
+                  "hudi-py incremental", "hudi-py change feed"]
+        keys = ["floor_write_rows_s", "insert_rows_s", "upsert_rows_s", "floor_read_rows_s", "snapshot_read_rows_s",
+                "incremental_rows_s", "changes_rows_s"]
+        fig, ax = plt.subplots(figsize=(7, 4))
+        ax.barh(labels, [f.get(k, 0) / 1e6 for k in keys],
+                color=["#999", "#3a7", "#3a7", "#999", "#37a", "#37a", "#37a"])
         ax.set_xlabel("million rows / s")
         ax.set_title("hudi-py core vs pyarrow parquet")
         fig.tight_layout()
-        fig.savefig(RESULTS / "core.png", dpi=110)
+        fig.savefig(out / "core.png", dpi=110)
         made.append("core.png")
     if "scaling" in results:
         f = results["scaling"]
@@ -118,7 +179,7 @@ def _plot(results: dict[str, dict[str, float]]) -> list[str]:
         ax.set_ylim(bottom=0)
         ax.set_title("fixed-size upsert vs table size (bucket index)")
         fig.tight_layout()
-        fig.savefig(RESULTS / "scaling.png", dpi=110)
+        fig.savefig(out / "scaling.png", dpi=110)
         made.append("scaling.png")
     if "lakes" in results:
         f = results["lakes"]
@@ -132,8 +193,42 @@ def _plot(results: dict[str, dict[str, float]]) -> list[str]:
         ax.legend()
         ax.set_title("hudi-py vs deltalake")
         fig.tight_layout()
-        fig.savefig(RESULTS / "lakes.png", dpi=110)
+        fig.savefig(out / "lakes.png", dpi=110)
         made.append("lakes.png")
+    if "spark_cores" in results:
+        f = results["spark_cores"]
+        ratios = [m.groups() for k in f if (m := re.fullmatch(r"(.+)_(local\d+)_over_(local\d+)", k))]
+        steps = [step for step, _, _ in ratios]
+        small, big = ratios[0][1], ratios[0][2]
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        x = range(len(steps))
+        ax.bar([i - 0.2 for i in x], [f[f"{small}_{s}_s"] for s in steps], width=0.4, label=small)
+        ax.bar([i + 0.2 for i in x], [f[f"{big}_{s}_s"] for s in steps], width=0.4, label=big)
+        for i, s in enumerate(steps):
+            ax.annotate(f"{f[f'{s}_{small}_over_{big}']:.2f}x", (i, f[f"{small}_{s}_s"]), ha="center",
+                        va="bottom")
+        ax.set_xticks(list(x), steps)
+        ax.set_ylabel("seconds")
+        ax.legend()
+        ax.set_title(f"hudi-py Spark job: {small} vs {big} (ratio {small} / {big})")
+        fig.tight_layout()
+        fig.savefig(out / "spark_cores.png", dpi=110)
+        made.append("spark_cores.png")
+    if "streaming" in results:
+        f = results["streaming"]
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        for key, label in (("without", "no compaction"), ("with", "compaction every 5 delta commits")):
+            points = sorted((int(m[1]), v) for k, v in f.items()
+                            if (m := re.fullmatch(rf"read_s_after_(\d+)_{key}_compaction", k)))
+            ax.plot([n for n, _ in points], [v for _, v in points], marker=".", label=label)
+        ax.set_xlabel("delta commits since the table was created")
+        ax.set_ylabel("snapshot read (s)")
+        ax.set_ylim(bottom=0)
+        ax.legend()
+        ax.set_title("snapshot read time as log files accumulate")
+        fig.tight_layout()
+        fig.savefig(out / "streaming.png", dpi=110)
+        made.append("streaming.png")
     return made
 
 
@@ -148,23 +243,26 @@ def main(argv: list[str] | None = None) -> int:
         name, _, extra = item.partition("=")
         script, _, quick_args = SUITE[name]
         SUITE[name] = (script, extra.split(), quick_args)
-    RESULTS.mkdir(exist_ok=True)
+    out = HERE / "results" / ("quick" if args.quick else "")
+    out.mkdir(parents=True, exist_ok=True)
     names = args.only.split(",") if args.only else list(SUITE)
     results: dict[str, dict[str, float]] = {}
-    lines = ["# hudi-py benchmark report", "",
-             f"- date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}" + (" (quick smoke run)" if args.quick else ""),
-             f"- machine: {_machine()}", f"- versions: {_versions()}", ""]
+    date = f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}" + (" (quick smoke run)" if args.quick else "")
     sections = []
+    total = 0.0
     for name in names:
         print(f"== {name}", flush=True)
-        figures, output, elapsed, rss = run_one(name, args.quick)
+        figures, output, elapsed = run_one(name, args.quick, out)
+        total += elapsed
         print(output[-1500:], flush=True)
-        status = f"{elapsed:.0f} s, peak RSS of the benchmark process {rss:.0f} MiB"
         if figures is None:
-            sections += [f"## {name}", "", f"not run or failed ({status}):", "", "```", output.strip()[-1500:], "```", ""]
+            sections += [f"## {name}", "", f"not run or failed ({elapsed:.0f} s):", "", "```", output.strip()[-1500:],
+                         "```", ""]
             continue
         results[name] = figures
-        sections += [f"## {name}", "", f"{status}", "", "```", output.strip(), "```", ""]
+        sections += [f"## {name}", "", _status(elapsed, figures), "", "```", output.strip(), "```", ""]
+    lines = ["# hudi-py benchmark report", "", f"- date: {date}", f"- machine: {_machine()}",
+             f"- versions: {_versions()}", f"- suite time: {total / 60:.1f} min", ""]
     lines += ["## Goals", "", "| benchmark | measure | goal | measured | met |", "|---|---|---|---|---|"]
     for bench, expr, op, target, desc in GOALS:
         value = _value(results.get(bench, {}), expr) if bench in results else None
@@ -172,10 +270,10 @@ def main(argv: list[str] | None = None) -> int:
         shown = "not measured" if value is None else f"{value:,.2f}"
         lines.append(f"| {bench} | {desc} | {op} {target:,} | {shown} | {met} |")
     lines.append("")
-    plots = _plot(results)
-    lines += [f"![{p}]({p})" for p in plots] + [""] + sections
-    (RESULTS / "REPORT.md").write_text("\n".join(lines))
-    print(f"wrote {RESULTS / 'REPORT.md'}")
+    plots = _plot(results, out)
+    lines += [f"![{p}]({p})" for p in plots] + [""] + _memory_table(results) + sections
+    (out / "REPORT.md").write_text("\n".join(lines))
+    print(f"wrote {out / 'REPORT.md'} (suite time {total / 60:.1f} min)")
     return 0
 
 
