@@ -1,7 +1,7 @@
 """cluster_by_bucket: repartition a DataFrame so each Spark partition holds whole (partition path, bucket) groups.
 
-The bucket is computed in Spark SQL with the Java-compatible hash of hudi_ds.index.bucket: the record key value
-as Java renders it, java.lang.String.hashCode over UTF-16 code units (code points above U+FFFF count as two
+The bucket is computed by the writer's own function (hudi_ds.index.bucket) in an Arrow UDF on pyspark 4.1+, else
+in Spark SQL with the same Java-compatible hash: the record key value as Java renders it, java.lang.String.hashCode over UTF-16 code units (code points above U+FFFF count as two
 surrogates), List.hashCode over the key values, then ``(h & 0x7fffffff) % num_buckets``.
 
 Why: Spark hands a writer its partitions as they are, so several tasks may write the same bucket in one commit.
@@ -9,8 +9,9 @@ MOR tables take that as extra log files; COPY_ON_WRITE tables as a second rewrit
 driver at commit, that merges the tasks' rows. Clustered input writes one file per file group per commit, in the
 tasks.
 
-Limits: keys whose value contains both ',' and ':' (single key) or ',' (composite keys) are parsed specially by
-Hudi 1.x and may be routed to another Spark partition here; the write stays correct, only less clustered.
+Limits (SQL fallback only): keys whose value contains both ',' and ':' (single key) or ',' (composite keys) are
+parsed specially by Hudi 1.x and may be routed to another Spark partition; the write stays correct, only less
+clustered.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from hudi_ds.errors import ConfigError, InvalidDataError
 
 _M32 = 4294967296
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+_BUCKET = "__hudi_ds_bucket"
 
 
 def _quote(name: str) -> str:
@@ -112,13 +114,41 @@ def cluster_by_bucket(df: Any, table: str | Mapping[str, str] | TableConfig,
     keys, parts, buckets = _config_of(table)
     cols = [F.coalesce(F.nullif(F.col(_quote(p)).cast("string"), F.lit("")), F.lit(DEFAULT_PARTITION))
             for p in parts]
-    cols.append(F.expr(bucket_sql(keys, buckets, df.schema)))
-    return df.repartition(num_partitions, *cols) if num_partitions else df.repartition(*cols)
+    with_bucket = df.withColumn(_BUCKET, bucket_column(df, keys, buckets))
+    cols.append(F.col(_BUCKET))
+    out = with_bucket.repartition(num_partitions, *cols) if num_partitions else with_bucket.repartition(*cols)
+    return out.drop(_BUCKET)
 
 
 def with_bucket_column(df: Any, table: str | Mapping[str, str] | TableConfig, name: str = "_bucket") -> Any:
     """`df` with the bucket number of each row as column `name` (for inspection and tests)."""
+    keys, _, buckets = _config_of(table)
+    return df.withColumn(name, bucket_column(df, keys, buckets))
+
+
+def bucket_column(df: Any, key_fields: list[str], num_buckets: int) -> Any:
+    """The bucket of each row as a Column: computed by the writer's own function in an Arrow UDF (pyspark 4.1+:
+    ~2x faster than the SQL expression, whose per-character lambdas Spark interprets), else by `bucket_sql`."""
     from pyspark.sql import functions as F
 
-    keys, _, buckets = _config_of(table)
-    return df.withColumn(name, F.expr(bucket_sql(keys, buckets, df.schema)))
+    sql = bucket_sql(key_fields, num_buckets, df.schema)  # also checks the key columns and their types
+    try:
+        from pyspark.sql.functions import arrow_udf
+        from pyspark.sql.pandas.functions import ArrowUDFType
+    except ImportError:  # pragma: no cover - pyspark 4.0
+        return F.expr(sql)
+
+    def buckets(*columns: Any) -> Any:
+        import pyarrow as pa
+
+        from hudi_ds.errors import HudiDsError
+        from hudi_ds.index.bucket import bucket_ids_for_table
+
+        table = pa.table(dict(zip(key_fields, columns, strict=True)))
+        try:
+            return pa.array(bucket_ids_for_table(table, key_fields, num_buckets), pa.int32())
+        except HudiDsError:  # null or empty keys: the write itself refuses them with the full message
+            return pa.array([0] * table.num_rows, pa.int32())
+
+    udf = arrow_udf(buckets, "int", ArrowUDFType.SCALAR)  # type: ignore[call-overload]
+    return udf(*[F.col(_quote(k)) for k in key_fields])

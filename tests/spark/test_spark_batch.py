@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 from typing import Any
 
@@ -196,6 +197,7 @@ def test_unclustered_cow_stream(spark, tmp_path):
         batches.append(make(list(ids), ts).append_column("_change_type", pa.array(kinds)))
     for i, b in enumerate(batches):
         pq.write_table(b, src / f"{i:03d}.parquet")
+        os.utime(src / f"{i:03d}.parquet", (1_700_000_000 + i, 1_700_000_000 + i))  # Spark reads by mtime
     df = spark.readStream.schema(spark.createDataFrame(batches[0]).schema).option("maxFilesPerTrigger", 1) \
         .parquet(str(src))
     q = (df.repartition(3).writeStream.format("hudi-py").options(**options("COPY_ON_WRITE"))
