@@ -16,6 +16,7 @@ clustered.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -150,5 +151,7 @@ def bucket_column(df: Any, key_fields: list[str], num_buckets: int) -> Any:
         except HudiDsError:  # null or empty keys: the write itself refuses them with the full message
             return pa.array([0] * table.num_rows, pa.int32())
 
-    udf = arrow_udf(buckets, "int", ArrowUDFType.SCALAR)  # type: ignore[call-overload]
+    with warnings.catch_warnings():  # type hints cannot express a variable number of key columns
+        warnings.simplefilter("ignore", UserWarning)
+        udf = arrow_udf(buckets, "int", ArrowUDFType.SCALAR)  # type: ignore[call-overload]
     return udf(*[F.col(_quote(k)) for k in key_fields])
