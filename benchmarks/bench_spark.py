@@ -6,8 +6,11 @@ Writes: built-in parquet (partitioned by dt) vs hudi-py bulk_insert, insert (fre
 10% of the keys (vs a built-in parquet write of the same rows). Reads: built-in parquet full scan + a sum over
 every column vs a hudi-py snapshot read of the MOR table with its log files; the incremental read and the change
 feed (cdc format) of the upsert commit vs a parquet read of the same rows. The hudi-py inputs go through
-hudi_ds.spark.cluster_by_bucket (its shuffle is part of the timing). Every result is checked: row counts and
-a checksum over every data column, so a fast wrong answer cannot pass. Memory: the peak RSS of pyspark's
+hudi_ds.spark.cluster_by_bucket (its shuffle is part of the timing); bulk_insert also runs on the input as it is
+(each task then writes every file group it has rows for: a base file, or a log file beside another task's).
+The API floor (benchmarks/api_floor.py) is timed in the same session: a Python source that only hands Spark the
+Arrow batches of parquet files, and a Python sink that discards what it gets. Every result is checked: row
+counts and a checksum over every data column, so a fast wrong answer cannot pass. Memory: the peak RSS of pyspark's
 Python workers (sampled) during the largest write (bulk_insert) and read (snapshot), and over the whole run.
 """
 
@@ -23,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+import api_floor  # noqa: E402
 from common import SparkMemory, memory_figures, step_memory, timed  # noqa: E402
 
 CHECKSUM = [
@@ -90,13 +94,27 @@ def parquet_write(df: Any, path: Path) -> None:
     df.write.mode("overwrite").partitionBy("dt").parquet(str(path))
 
 
-def warm_up(spark: Any, work: Path, opts: dict[str, str], parts: int) -> None:
-    """The first jobs pay JVM JIT and Python worker start-up: run each kind once on a few rows."""
-    warm = source(spark, 2000)
+def floor_write(df: Any, work: Path) -> int:
+    """Hand `df` to the API floor's Python sink; the number of rows it received."""
+    df.write.format("hudi-py-floor-sink").mode("append").save(str(work / "floor_count"))
+    return int((work / "floor_count").read_text())
+
+
+def floor_read(spark: Any, table: Path, columns: str = "") -> Any:
+    return (spark.read.format("hudi-py-floor").option("files", json.dumps(api_floor.source_files(table)))
+            .option("columns", columns).option("partitions", str(spark.sparkContext.defaultParallelism)).load())
+
+
+def warm_up(spark: Any, work: Path, opts: dict[str, str], parts: int, rows: int) -> None:
+    """The first jobs pay JVM JIT (the built-in parquet writer's first 5M rows take twice as long as its next)
+    and Python worker start-up: run each kind once on a tenth of the rows."""
+    warm = source(spark, rows)
     parquet_write(warm, work / "warm_pq")
     hudi_write(warm, work / "warm_hudi", "insert", opts, parts)
+    floor_write(warm, work)
     checksum(spark.read.parquet(str(work / "warm_pq")))
     checksum(hudi_read(spark, work / "warm_hudi"))
+    checksum(floor_read(spark, work / "warm_hudi"))
     warm.unpersist()
 
 
@@ -117,6 +135,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args = ap.parse_args(argv)
     n = args.rows
 
+    from hudi_ds.spark import cluster_by_bucket
+
     spark = start_session(args.master)
     work = Path(tempfile.mkdtemp(prefix="hudi_py_bench_"))
     opts = hudi_options(args.buckets)
@@ -124,7 +144,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parts = args.write_partitions or 2 * spark.sparkContext.defaultParallelism
     try:
         with SparkMemory() as mem:
-            warm_up(spark, work, opts, parts)
+            api_floor.register(spark)
+            warm_up(spark, work, opts, parts, max(2000, min(n // 10, 500_000)))
             base = source(spark, n)
             updates = updates_of(base)
             n_upd = updates.count()
@@ -138,6 +159,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             with step_memory(figures, "bulk_insert", mem):
                 results["hudi bulk_insert"], _ = timed(lambda: hudi_write(base, work / "mor", "bulk_insert", opts, parts))
             results["hudi insert"], _ = timed(lambda: hudi_write(base, work / "mor_insert", "insert", opts, parts))
+            results["hudi bulk_insert, as is"], _ = timed(lambda: base.write.format("hudi-py").options(**opts).option(
+                "hoodie.datasource.write.operation", "bulk_insert").mode("append").save(str(work / "mor_as_is")))
+            results["floor sink"], floor_rows = timed(lambda: floor_write(base, work))
+            results["floor sink, clustered"], floor_rows_c = timed(
+                lambda: floor_write(cluster_by_bucket(base, opts, num_partitions=parts), work))
             results["parquet write 10%"], _ = timed(lambda: parquet_write(updates, work / "pq_upd"))
             results["hudi upsert 10%"], _ = timed(lambda: hudi_write(updates, work / "mor", "upsert", opts, parts))
             results["parquet read+sum"], got_pq = timed(lambda: checksum(spark.read.parquet(str(work / "pq"))))
@@ -146,6 +172,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             data_columns = "id long, name string, amount double, ts long, dt string, flag int"
             results["hudi read+sum, schema"], got_cols = timed(
                 lambda: checksum(spark.read.format("hudi-py").schema(data_columns).load(str(work / "mor"))))
+            results["floor source"], got_floor = timed(lambda: checksum(floor_read(spark, work / "mor")))
+            results["floor source, data columns"], got_floor_cols = timed(
+                lambda: checksum(floor_read(spark, work / "mor", "id,name,amount,ts,dt,flag")))
             results["parquet read+sum 10%"], got_pq_upd = timed(
                 lambda: checksum(spark.read.parquet(str(work / "pq_upd"))))
             bulk, upsert = commits(work / "mor")
@@ -157,10 +186,14 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             cdc = hudi_read(spark, work / "mor", **incremental, **{"hoodie.datasource.query.incremental.format": "cdc"})
             results["hudi cdc 10%"], got_cdc = timed(lambda: checksum(cdc))
             got_insert = checksum(hudi_read(spark, work / "mor_insert"))
+            got_as_is = checksum(hudi_read(spark, work / "mor_as_is"))
 
             assert same(got_pq, expected_base), ("parquet", got_pq, expected_base)
             assert same(got_pq_upd, expected_upd), ("parquet 10%", got_pq_upd, expected_upd)
             assert same(got_insert, expected_base), ("hudi insert", got_insert, expected_base)
+            assert same(got_as_is, expected_base), ("hudi bulk_insert, as is", got_as_is, expected_base)
+            assert floor_rows == floor_rows_c == n, ("floor sink", floor_rows, floor_rows_c)
+            assert same(got_floor, expected_base) and same(got_floor_cols, expected_base), ("floor source", got_floor)
             assert same(got_hudi, expected_after), ("hudi snapshot after upsert", got_hudi, expected_after)
             assert same(got_cols, expected_after), ("hudi snapshot, data columns", got_cols, expected_after)
             assert same(got_inc, expected_upd), ("hudi incremental", got_inc, expected_upd)
@@ -178,18 +211,25 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     rows_of = {"parquet write 10%": n_upd, "hudi upsert 10%": n_upd, "parquet read+sum 10%": n_upd,
                "hudi incremental 10%": n_upd, "hudi cdc 10%": 2 * n_upd}
     baseline = {"hudi bulk_insert": "parquet write", "hudi insert": "parquet write",
-                "hudi upsert 10%": "parquet write 10%", "hudi read+sum": "parquet read+sum",
-                "hudi read+sum, schema": "parquet read+sum",
+                "hudi bulk_insert, as is": "parquet write", "floor sink": "parquet write",
+                "floor sink, clustered": "parquet write", "hudi upsert 10%": "parquet write 10%",
+                "hudi read+sum": "parquet read+sum", "hudi read+sum, schema": "parquet read+sum",
+                "floor source": "parquet read+sum", "floor source, data columns": "parquet read+sum",
                 "hudi incremental 10%": "parquet read+sum 10%", "hudi cdc 10%": "parquet read+sum 10%"}
+    floor = {"hudi bulk_insert": "floor sink, clustered", "hudi insert": "floor sink, clustered",
+             "hudi bulk_insert, as is": "floor sink", "hudi read+sum": "floor source",
+             "hudi read+sum, schema": "floor source, data columns"}
     print(f"\nrows={n:,}  updates={n_upd:,}  master={args.master}  buckets/partition={args.buckets}  "
           f"file groups={groups}  log files={logs}")
-    print(f"{'step':<22}{'seconds':>10}{'rows/s':>14}{'vs parquet':>12}")
-    print("('schema': the read names the six data columns with .schema(...), so the five meta columns are "
-          "neither decoded nor sent to Spark)")
+    print(f"{'step':<28}{'seconds':>9}{'rows/s':>13}{'vs parquet':>12}{'vs floor':>10}")
     for name, secs in results.items():
         rows = rows_of.get(name, n)
         ratio = f"{results[baseline[name]] / secs:.2f}x" if name in baseline else ""
-        print(f"{name:<22}{secs:>10.2f}{rows / secs:>14,.0f}{ratio:>12}")
+        to_floor = f"{results[floor[name]] / secs:.2f}x" if name in floor else ""
+        print(f"{name:<28}{secs:>9.2f}{rows / secs:>13,.0f}{ratio:>12}{to_floor:>10}")
+    print("floor: the Python Data Source API alone (benchmarks/api_floor.py): a sink that discards its input, a "
+          "source that hands Spark the Arrow batches of the table's base files; 'schema'/'data columns': the six "
+          "data columns only (hudi-py: named with .schema(...)); 'as is': bulk_insert without cluster_by_bucket")
     print("checks: row counts and checksums over every column match the source data (cdc: pre- and post-images)")
     print(f"peak RSS: pyspark Python workers together {figures['bulk_insert_workers_rss_mib']:,.0f} MiB during "
           f"bulk_insert, {figures['read_workers_rss_mib']:,.0f} MiB during the snapshot read, "
@@ -202,6 +242,14 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "upsert_ratio": results["parquet write 10%"] / results["hudi upsert 10%"],
         "read_ratio": results["parquet read+sum"] / results["hudi read+sum"],
         "read_columns_ratio": results["parquet read+sum"] / results["hudi read+sum, schema"],
+        "bulk_insert_as_is_ratio": results["parquet write"] / results["hudi bulk_insert, as is"],
+        **{f"{k}_floor_ratio": results[floor[name]] / results[name] for k, name in (
+            ("bulk_insert", "hudi bulk_insert"), ("bulk_insert_as_is", "hudi bulk_insert, as is"),
+            ("read", "hudi read+sum"), ("read_columns", "hudi read+sum, schema"))},
+        "floor_sink_ratio": results["parquet write"] / results["floor sink"],
+        "floor_sink_clustered_ratio": results["parquet write"] / results["floor sink, clustered"],
+        "floor_source_ratio": results["parquet read+sum"] / results["floor source"],
+        "floor_source_columns_ratio": results["parquet read+sum"] / results["floor source, data columns"],
         "incremental_ratio": results["parquet read+sum 10%"] / results["hudi incremental 10%"],
         "cdc_ratio": results["parquet read+sum 10%"] / results["hudi cdc 10%"],
         "incremental_rows_s": n_upd / results["hudi incremental 10%"],

@@ -117,8 +117,8 @@ def main(argv: list[str] | None = None) -> int:
             .option("clean.retain_commits", "6")
             .option("checkpointLocation", str(work / "ck-sink"))
             .trigger(processingTime="1 second").start(str(root)))
-    while not (root / ".hoodie" / "hoodie.properties").exists() or not any(
-            i.is_completed for i in HudiTable(str(root)).timeline()):
+    # the change feed's columns come from the first commit: wait until a commit records the table schema
+    while not (root / ".hoodie" / "hoodie.properties").exists() or not HudiTable(str(root)).schema.names:
         if sink.exception() is not None:
             raise RuntimeError(sink.exception())
         time.sleep(0.2)

@@ -197,8 +197,8 @@ class HudiBatchWriter(DataSourceArrowWriter):
         self.input_schema = input_schema
         self.changelog_column = changelog_column
 
-    def _prepare(self, batch: pa.RecordBatch) -> pa.Table:
-        table = types.normalize_input(batch, self.input_schema)
+    def _prepare(self, rows: pa.Table) -> pa.Table:
+        table = types.normalize_input(rows, self.input_schema)
         if self.changelog_column is not None:
             table = apply_changelog(table, self.changelog_column)
         ordering = self.plan.config.ordering_field
@@ -216,9 +216,8 @@ class HudiBatchWriter(DataSourceArrowWriter):
         self._heartbeat()  # a job of many short tasks keeps the instant alive too
         last_beat = time.monotonic()
         try:
-            for batch in iterator:
-                if batch.num_rows:
-                    task.write(self._prepare(batch))
+            for chunk in types.input_chunks(iterator):
+                task.write(self._prepare(chunk))
                 if time.monotonic() - last_beat > HEARTBEAT_EVERY_S:
                     self._heartbeat()
                     last_beat = time.monotonic()

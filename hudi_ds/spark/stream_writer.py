@@ -28,6 +28,7 @@ from pyspark.sql.types import StructType
 from hudi_ds.services import compaction
 from hudi_ds.services.compaction import CompactionRunner
 from hudi_ds.services.rollback import rollback_pending
+from hudi_ds.spark import types
 from hudi_ds.spark.batch_writer import HudiBatchWriter, prepare_table
 from hudi_ds.spark.options import HudiOptions
 from hudi_ds.storage import Storage
@@ -114,14 +115,12 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
         plan: WritePlan | None = None
         task: TaskWriter | None = None
         try:
-            for batch in _as_arrow(iterator, self.input_schema):
-                if not batch.num_rows:
-                    continue
+            for chunk in types.input_chunks(_as_arrow(iterator, self.input_schema)):
                 if task is None:
                     plan = self._plan_for(batch_id, run_id)
                     shaper.plan = plan
                     task = TaskWriter(plan, task_id=part, stage_id=stage, attempt=attempt)
-                task.write(shaper._prepare(batch))
+                task.write(shaper._prepare(chunk))
             result = task.finish() if task is not None else None
             if result is not None and result.files:
                 faults.pause_point("task_files_written")

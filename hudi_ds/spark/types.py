@@ -7,6 +7,8 @@ type for are widened (unsigned ints) or named in a SchemaError.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 import pyarrow as pa
 from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
 from pyspark.sql.types import (
@@ -95,9 +97,31 @@ def batches(table: pa.Table, target: pa.Schema, max_rows: int | None = None) -> 
     return fitted.to_batches(max_chunksize=max_rows or batch_rows(fitted))
 
 
-def normalize_input(batch: pa.RecordBatch, target: pa.Schema) -> pa.Table:
-    """A batch Spark hands the writer as a table of `target` (string/large_string, timezone, ...)."""
-    table = pa.Table.from_batches([batch])
+# Spark hands a Python writer batches of spark.sql.execution.arrow.maxRecordsPerBatch rows (10,000 by default);
+# routing rows to file groups costs a fixed amount per call, so writers take them in chunks of about this size.
+WRITE_CHUNK_ROWS = 262_144
+WRITE_CHUNK_BYTES = 32 << 20
+
+
+def input_chunks(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.Table]:
+    """Consecutive non-empty batches joined (without copying) into tables of about WRITE_CHUNK_ROWS rows."""
+    pending: list[pa.RecordBatch] = []
+    rows = size = 0
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        pending.append(batch)
+        rows += batch.num_rows
+        size += batch.nbytes
+        if rows >= WRITE_CHUNK_ROWS or size >= WRITE_CHUNK_BYTES:
+            yield pa.Table.from_batches(pending)
+            pending, rows, size = [], 0, 0
+    if pending:
+        yield pa.Table.from_batches(pending)
+
+
+def normalize_input(table: pa.Table, target: pa.Schema) -> pa.Table:
+    """Rows Spark hands the writer as a table of `target` (string/large_string, timezone, ...)."""
     if table.schema.equals(target, check_metadata=False):
         return table
     cols = []

@@ -25,6 +25,7 @@ from hudi_ds.storage import Storage
 from hudi_ds.write import faults
 from hudi_ds.write.messages import WrittenFile
 from hudi_ds.write.plan import WritePlan
+from hudi_ds.write.routing import constant_dictionary, constant_strings
 
 KEY = "_hoodie_record_key"
 PARTITION = "_hoodie_partition_path"
@@ -94,25 +95,32 @@ class GroupWriteContext:
         only string/float ordering fields carry the delete's own ordering value."""
         return self.ordering_avro_type in (None, "int", "long")
 
-    def with_meta(self, data: pa.Table, file_name: str, first_seq: int) -> pa.Table:
-        """Data rows (record key and partition path already attached) with the five meta columns filled."""
+    def with_meta(self, data: pa.Table, file_name: str, first_seq: int, partition: str | None = None) -> pa.Table:
+        """Data rows (record key and partition path already attached) with the five meta columns filled.
+
+        Given the `partition` of a new base file, the columns holding one value per file (commit time, partition
+        path, file name) stay dictionary-encoded: parquet writes them as such, identical on disk, without
+        building millions of copies of one string. Other uses (log blocks, merges) need plain strings."""
         n = data.num_rows
         seq = pc.binary_join_element_wise(
             f"{self.instant}_{self.task_id}_", pc.cast(pa.array(np.arange(first_seq, first_seq + n)), pa.string()), ""
         )
+        const = constant_dictionary if partition is not None else constant_strings
         meta = {
-            "_hoodie_commit_time": _const(self.instant, n),
+            "_hoodie_commit_time": const(self.instant, n),
             "_hoodie_commit_seqno": seq,
             KEY: data[KEY],
-            PARTITION: data[PARTITION],
-            "_hoodie_file_name": _const(file_name, n),
+            PARTITION: data[PARTITION] if partition is None else const(partition, n),
+            "_hoodie_file_name": const(file_name, n),
         }
         cols = [meta[name] for name in META_COLUMNS]
         for field in self.schema:
             if field.name in meta:
                 continue
             cols.append(data[field.name] if field.name in data.column_names else pa.nulls(n, field.type))
-        return pa.Table.from_arrays(cols, schema=self.schema)
+        schema = pa.schema([f.with_type(c.type) for f, c in zip(self.schema, cols, strict=True)],
+                           metadata=self.schema.metadata)
+        return pa.Table.from_arrays(cols, schema=schema)
 
     def _mark(self, partition: str, name: str, io_type: str) -> None:
         self.storage.write_bytes(marker_path(self.instant, partition, name, io_type), b"")
@@ -124,7 +132,7 @@ class GroupWriteContext:
         rel = join(partition, name)
         self._mark(partition, name, "MERGE" if is_merge else "CREATE")
         records = records.set_column(
-            META_COLUMNS.index("_hoodie_file_name"), "_hoodie_file_name", _const(name, records.num_rows)
+            META_COLUMNS.index("_hoodie_file_name"), "_hoodie_file_name", constant_dictionary(name, records.num_rows)
         )
         keys = records[KEY]
         kv = {
@@ -158,7 +166,7 @@ class GroupWriteContext:
         writes = 0
         if data is not None and data.num_rows:
             data = data.set_column(
-                META_COLUMNS.index("_hoodie_file_name"), "_hoodie_file_name", _const(file_id, data.num_rows)
+                META_COLUMNS.index("_hoodie_file_name"), "_hoodie_file_name", constant_strings(file_id, data.num_rows)
             )
             if self.log_block_format == "avro":
                 blocks.append(encode_avro_data_block(data, self.avro_schema, self.instant))
@@ -200,8 +208,3 @@ def dictionary_columns(table: pa.Table, sample: int = 8192) -> list[str]:
         if head.num_rows == 0 or pc.count_distinct(head[field.name]).as_py() <= head.num_rows // 4:
             out.append(field.name)
     return out
-
-
-def _const(value: str, n: int) -> pa.Array:
-    """A string column holding one value, built without a Python list of n items."""
-    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value])).cast(pa.string())

@@ -49,7 +49,10 @@ def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | No
 
 
 def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
-    """Rows grouped by (partition path, bucket), each group keeping input order."""
+    """Rows grouped by (partition path, bucket), each group keeping input order, without the bucket column.
+
+    Only the other columns are gathered row by row: the partition path is one value per group, so it is
+    rebuilt as a constant (gathering strings is the costly part of the split)."""
     if table.num_rows == 0:
         return {}
     parts = pc.dictionary_encode(table[PARTITION]).combine_chunks()
@@ -57,21 +60,32 @@ def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
     buckets = table[BUCKET].to_numpy().astype(np.int64)
     group = codes * (int(buckets.max()) + 1) + buckets
     if group.min() == group.max():
-        return {(parts.dictionary[int(codes[0])].as_py(), int(buckets[0])): table}
+        return {(parts.dictionary[int(codes[0])].as_py(), int(buckets[0])): table.drop_columns([BUCKET])}
     # a stable sort of small integers is a radix sort in numpy: far cheaper than a comparison sort
     narrow = np.int16 if group.max() < 2**15 else np.int32
     order = np.argsort(group.astype(narrow), kind="stable")
     sorted_groups = group[order]
     bounds = np.flatnonzero(np.diff(sorted_groups)) + 1
-    taken = table.take(pa.array(order))
+    position = table.schema.get_field_index(PARTITION)
+    taken = table.drop_columns([PARTITION, BUCKET]).take(pa.array(order))
     out = {}
     starts = np.concatenate([[0], bounds])
     ends = np.concatenate([bounds, [len(order)]])
     for s, e in zip(starts, ends, strict=True):
         first = order[s]
         key = (parts.dictionary[int(codes[first])].as_py(), int(buckets[first]))
-        out[key] = taken.slice(int(s), int(e - s))
+        out[key] = taken.slice(int(s), int(e - s)).add_column(position, PARTITION, constant_strings(key[0], int(e - s)))
     return out
+
+
+def constant_dictionary(value: str, n: int) -> pa.DictionaryArray:
+    """A dictionary-encoded string column holding one value n times."""
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value], pa.string()))
+
+
+def constant_strings(value: str, n: int) -> pa.Array:
+    """A string column holding one value, built without a Python list of n items."""
+    return constant_dictionary(value, n).cast(pa.string())
 
 
 def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str = KEY) -> pa.Table:

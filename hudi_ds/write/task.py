@@ -27,7 +27,7 @@ from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metad
 from hudi_ds.write.input import cast_to
 from hudi_ds.write.messages import DeferredRows, TaskResult, WrittenFile
 from hudi_ds.write.plan import GroupTarget, WritePlan
-from hudi_ds.write.routing import BUCKET, DELETE, KEY, latest_per_key, require_columns, route, split_by_group
+from hudi_ds.write.routing import DELETE, KEY, latest_per_key, require_columns, route, split_by_group
 from hudi_ds.write.shared_groups import stage_rows
 
 _WRITER_THREADS = 2
@@ -171,9 +171,6 @@ class TaskWriter:
             data = rows.filter(pc.invert(is_del)).drop_columns([DELETE])
         else:
             deletes, data = None, rows
-        data = data.drop_columns([BUCKET])
-        if plan.operation == "bulk_insert" and data.num_rows:
-            data = data.take(pc.sort_indices(data[KEY]))
         target = None if plan.is_overwrite else plan.groups.get(key)
         if target is not None and plan.config.is_mor:
             records = self._records(data, target.file_id)
@@ -186,7 +183,7 @@ class TaskWriter:
             return  # deletes of keys in a bucket that does not exist yet: nothing to delete
         file_id, owner = claim_group(self.storage, plan.instant, partition, bucket,
                                      target.file_id if target else new_bucket_file_id(bucket), self.task_id)
-        records = self._records(data, file_id)
+        records = self._records(data, file_id, partition if owner and target is None else None)
         if owner and target is not None:
             self._rewrite_base(partition, bucket, target, records, deletes)
         elif owner:
@@ -197,10 +194,10 @@ class TaskWriter:
             self.deferred.append(stage_rows(self.ctx, partition, file_id, bucket, records,
                                             deletes if target is not None else None))
 
-    def _records(self, data: pa.Table, file_name: str) -> pa.Table:
+    def _records(self, data: pa.Table, file_name: str, new_base_in: str | None = None) -> pa.Table:
         with self._lock:
             first, self.seq = self.seq, self.seq + data.num_rows
-        return self.ctx.with_meta(data, file_name, first)
+        return self.ctx.with_meta(data, file_name, first, new_base_in)
 
     def _rewrite_base(self, partition: str, bucket: int, target: GroupTarget, records: pa.Table,
                       deletes: pa.Table | None) -> None:
