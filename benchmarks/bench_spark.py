@@ -6,7 +6,7 @@ Writes: built-in parquet (partitioned by dt) vs hudi-py bulk_insert, insert (fre
 10% of the keys (vs a built-in parquet write of the same rows). Reads: built-in parquet full scan + a sum over
 every column vs a hudi-py snapshot read of the MOR table with its log files; the incremental read and the change
 feed (cdc format) of the upsert commit vs a parquet read of the same rows. The hudi-py inputs go through
-hudi_ds.spark.cluster_by_bucket (its shuffle is part of the timing); bulk_insert also runs on the input as it is
+hudi_ds.spark.cluster_by_bucket (its shuffle is part of the timing); bulk_insert and the upsert also run on the input as it is
 (each task then writes every file group it has rows for: a base file, or a log file beside another task's).
 The API floor (benchmarks/api_floor.py) is timed in the same session: a Python source that only hands Spark the
 Arrow batches of parquet files, and a Python sink that discards what it gets. Every result is checked: row
@@ -107,8 +107,9 @@ def floor_read(spark: Any, table: Path, columns: str = "") -> Any:
 
 def warm_up(spark: Any, work: Path, opts: dict[str, str], parts: int, rows: int) -> None:
     """The first jobs pay JVM JIT (the built-in parquet writer's first 5M rows take twice as long as its next)
-    and Python worker start-up: run each kind once on a tenth of the rows."""
-    warm = source(spark, rows)
+    and Python worker start-up: run each kind once on a tenth of the rows (at most 500k)."""
+    api_floor.register(spark)
+    warm = source(spark, max(2000, min(rows // 10, 500_000)))
     parquet_write(warm, work / "warm_pq")
     hudi_write(warm, work / "warm_hudi", "insert", opts, parts)
     floor_write(warm, work)
@@ -144,8 +145,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parts = args.write_partitions or 2 * spark.sparkContext.defaultParallelism
     try:
         with SparkMemory() as mem:
-            api_floor.register(spark)
-            warm_up(spark, work, opts, parts, max(2000, min(n // 10, 500_000)))
+            warm_up(spark, work, opts, parts, n)
             base = source(spark, n)
             updates = updates_of(base)
             n_upd = updates.count()
@@ -166,6 +166,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                 lambda: floor_write(cluster_by_bucket(base, opts, num_partitions=parts), work))
             results["parquet write 10%"], _ = timed(lambda: parquet_write(updates, work / "pq_upd"))
             results["hudi upsert 10%"], _ = timed(lambda: hudi_write(updates, work / "mor", "upsert", opts, parts))
+            results["hudi upsert 10%, as is"], _ = timed(lambda: updates.write.format("hudi-py").options(**opts).option(
+                "hoodie.datasource.write.operation", "upsert").mode("append").save(str(work / "mor_as_is")))
             results["parquet read+sum"], got_pq = timed(lambda: checksum(spark.read.parquet(str(work / "pq"))))
             with step_memory(figures, "read", mem):
                 results["hudi read+sum"], got_hudi = timed(lambda: checksum(hudi_read(spark, work / "mor")))
@@ -186,12 +188,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             cdc = hudi_read(spark, work / "mor", **incremental, **{"hoodie.datasource.query.incremental.format": "cdc"})
             results["hudi cdc 10%"], got_cdc = timed(lambda: checksum(cdc))
             got_insert = checksum(hudi_read(spark, work / "mor_insert"))
-            got_as_is = checksum(hudi_read(spark, work / "mor_as_is"))
+            got_as_is = checksum(hudi_read(spark, work / "mor_as_is"))  # bulk_insert and upsert, as is
 
             assert same(got_pq, expected_base), ("parquet", got_pq, expected_base)
             assert same(got_pq_upd, expected_upd), ("parquet 10%", got_pq_upd, expected_upd)
             assert same(got_insert, expected_base), ("hudi insert", got_insert, expected_base)
-            assert same(got_as_is, expected_base), ("hudi bulk_insert, as is", got_as_is, expected_base)
+            assert same(got_as_is, expected_after), ("hudi bulk_insert + upsert, as is", got_as_is, expected_after)
             assert floor_rows == floor_rows_c == n, ("floor sink", floor_rows, floor_rows_c)
             assert same(got_floor, expected_base) and same(got_floor_cols, expected_base), ("floor source", got_floor)
             assert same(got_hudi, expected_after), ("hudi snapshot after upsert", got_hudi, expected_after)
@@ -208,11 +210,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         spark.stop()
         shutil.rmtree(work, ignore_errors=True)
 
-    rows_of = {"parquet write 10%": n_upd, "hudi upsert 10%": n_upd, "parquet read+sum 10%": n_upd,
+    rows_of = {"parquet write 10%": n_upd, "hudi upsert 10%": n_upd, "hudi upsert 10%, as is": n_upd, "parquet read+sum 10%": n_upd,
                "hudi incremental 10%": n_upd, "hudi cdc 10%": 2 * n_upd}
     baseline = {"hudi bulk_insert": "parquet write", "hudi insert": "parquet write",
                 "hudi bulk_insert, as is": "parquet write", "floor sink": "parquet write",
                 "floor sink, clustered": "parquet write", "hudi upsert 10%": "parquet write 10%",
+                "hudi upsert 10%, as is": "parquet write 10%",
                 "hudi read+sum": "parquet read+sum", "hudi read+sum, schema": "parquet read+sum",
                 "floor source": "parquet read+sum", "floor source, data columns": "parquet read+sum",
                 "hudi incremental 10%": "parquet read+sum 10%", "hudi cdc 10%": "parquet read+sum 10%"}
@@ -243,6 +246,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "read_ratio": results["parquet read+sum"] / results["hudi read+sum"],
         "read_columns_ratio": results["parquet read+sum"] / results["hudi read+sum, schema"],
         "bulk_insert_as_is_ratio": results["parquet write"] / results["hudi bulk_insert, as is"],
+        "upsert_as_is_ratio": results["parquet write 10%"] / results["hudi upsert 10%, as is"],
         **{f"{k}_floor_ratio": results[floor[name]] / results[name] for k, name in (
             ("bulk_insert", "hudi bulk_insert"), ("bulk_insert_as_is", "hudi bulk_insert, as is"),
             ("read", "hudi read+sum"), ("read_columns", "hudi read+sum, schema"))},

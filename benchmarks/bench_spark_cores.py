@@ -43,7 +43,7 @@ def job(master: str, n: int, buckets: int) -> dict[str, float]:
     parts = 2 * spark.sparkContext.defaultParallelism
     try:
         with SparkMemory() as mem:
-            warm_up(spark, work, opts, parts)
+            warm_up(spark, work, opts, parts, n)
             base = source(spark, n)
             updates = updates_of(base)
             expected = checksum(base.filter("id % 10 <> 0").unionByName(updates))

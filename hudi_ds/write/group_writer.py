@@ -95,22 +95,23 @@ class GroupWriteContext:
         only string/float ordering fields carry the delete's own ordering value."""
         return self.ordering_avro_type in (None, "int", "long")
 
-    def with_meta(self, data: pa.Table, file_name: str, first_seq: int, partition: str | None = None) -> pa.Table:
-        """Data rows (record key and partition path already attached) with the five meta columns filled.
+    def with_meta(self, data: pa.Table, file_name: str, first_seq: int, partition: str,
+                  dictionary: bool = False) -> pa.Table:
+        """Data rows (record key attached) of one file group in `partition`, with the five meta columns filled.
 
-        Given the `partition` of a new base file, the columns holding one value per file (commit time, partition
-        path, file name) stay dictionary-encoded: parquet writes them as such, identical on disk, without
-        building millions of copies of one string. Other uses (log blocks, merges) need plain strings."""
+        With `dictionary` (rows of a new base file), the columns holding one value per file (commit time,
+        partition path, file name) stay dictionary-encoded: parquet writes them as such, identical on disk,
+        without building millions of copies of one string. Other uses (log blocks, merges) need plain strings."""
         n = data.num_rows
         seq = pc.binary_join_element_wise(
             f"{self.instant}_{self.task_id}_", pc.cast(pa.array(np.arange(first_seq, first_seq + n)), pa.string()), ""
         )
-        const = constant_dictionary if partition is not None else constant_strings
+        const = constant_dictionary if dictionary else constant_strings
         meta = {
             "_hoodie_commit_time": const(self.instant, n),
             "_hoodie_commit_seqno": seq,
             KEY: data[KEY],
-            PARTITION: data[PARTITION] if partition is None else const(partition, n),
+            PARTITION: const(partition, n),
             "_hoodie_file_name": const(file_name, n),
         }
         cols = [meta[name] for name in META_COLUMNS]
@@ -182,7 +183,7 @@ class GroupWriteContext:
             )
             blocks.append(
                 encode_delete_block(
-                    deletes[KEY].to_pylist(), deletes[PARTITION].to_pylist(), ordering,
+                    deletes[KEY].to_pylist(), [partition] * n_del, ordering,
                     self.ordering_avro_type, self.instant,
                 )
             )

@@ -49,10 +49,8 @@ def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | No
 
 
 def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
-    """Rows grouped by (partition path, bucket), each group keeping input order, without the bucket column.
-
-    Only the other columns are gathered row by row: the partition path is one value per group, so it is
-    rebuilt as a constant (gathering strings is the costly part of the split)."""
+    """Rows grouped by (partition path, bucket), each group keeping input order, without those two columns:
+    they are the group's key (gathering strings row by row is the costly part of the split)."""
     if table.num_rows == 0:
         return {}
     parts = pc.dictionary_encode(table[PARTITION]).combine_chunks()
@@ -60,13 +58,12 @@ def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
     buckets = table[BUCKET].to_numpy().astype(np.int64)
     group = codes * (int(buckets.max()) + 1) + buckets
     if group.min() == group.max():
-        return {(parts.dictionary[int(codes[0])].as_py(), int(buckets[0])): table.drop_columns([BUCKET])}
+        return {(parts.dictionary[int(codes[0])].as_py(), int(buckets[0])): table.drop_columns([PARTITION, BUCKET])}
     # a stable sort of small integers is a radix sort in numpy: far cheaper than a comparison sort
     narrow = np.int16 if group.max() < 2**15 else np.int32
     order = np.argsort(group.astype(narrow), kind="stable")
     sorted_groups = group[order]
     bounds = np.flatnonzero(np.diff(sorted_groups)) + 1
-    position = table.schema.get_field_index(PARTITION)
     taken = table.drop_columns([PARTITION, BUCKET]).take(pa.array(order))
     out = {}
     starts = np.concatenate([[0], bounds])
@@ -74,7 +71,7 @@ def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
     for s, e in zip(starts, ends, strict=True):
         first = order[s]
         key = (parts.dictionary[int(codes[first])].as_py(), int(buckets[first]))
-        out[key] = taken.slice(int(s), int(e - s)).add_column(position, PARTITION, constant_strings(key[0], int(e - s)))
+        out[key] = taken.slice(int(s), int(e - s))
     return out
 
 

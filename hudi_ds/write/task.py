@@ -173,7 +173,7 @@ class TaskWriter:
             deletes, data = None, rows
         target = None if plan.is_overwrite else plan.groups.get(key)
         if target is not None and plan.config.is_mor:
-            records = self._records(data, target.file_id)
+            records = self._records(data, target.file_id, partition)
             self.files.append(self.ctx.write_log(
                 partition, target.file_id, bucket, target.base_instant, target.base_file or "",
                 target.next_log_version, records, deletes,
@@ -183,7 +183,7 @@ class TaskWriter:
             return  # deletes of keys in a bucket that does not exist yet: nothing to delete
         file_id, owner = claim_group(self.storage, plan.instant, partition, bucket,
                                      target.file_id if target else new_bucket_file_id(bucket), self.task_id)
-        records = self._records(data, file_id, partition if owner and target is None else None)
+        records = self._records(data, file_id, partition, new_base=owner and target is None)
         if owner and target is not None:
             self._rewrite_base(partition, bucket, target, records, deletes)
         elif owner:
@@ -194,10 +194,10 @@ class TaskWriter:
             self.deferred.append(stage_rows(self.ctx, partition, file_id, bucket, records,
                                             deletes if target is not None else None))
 
-    def _records(self, data: pa.Table, file_name: str, new_base_in: str | None = None) -> pa.Table:
+    def _records(self, data: pa.Table, file_name: str, partition: str, new_base: bool = False) -> pa.Table:
         with self._lock:
             first, self.seq = self.seq, self.seq + data.num_rows
-        return self.ctx.with_meta(data, file_name, first, new_base_in)
+        return self.ctx.with_meta(data, file_name, first, partition, new_base)
 
     def _rewrite_base(self, partition: str, bucket: int, target: GroupTarget, records: pa.Table,
                       deletes: pa.Table | None) -> None:
