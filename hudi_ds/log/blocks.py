@@ -26,6 +26,7 @@ from hudi_ds.errors import (
     SchemaError,
     UnsupportedTableError,
 )
+from hudi_ds.files.encoding import dictionary_columns
 from hudi_ds.log.format import BlockType, HeaderKey, LogBlock, encode_block, require_type
 from hudi_ds.schema.avro import (
     arrow_to_avro_records,
@@ -231,13 +232,15 @@ def _decode_polars(schema_json: str, count: int, body: bytes, natural: pa.Schema
 
 
 def encode_parquet_data_block(table: pa.Table, avro_schema: dict[str, Any], instant_time: str,
-                              compression: str = "snappy") -> bytes:
-    """PARQUET_DATA block: content is a complete parquet file (no version prefix) typed by the Avro schema."""
+                              compression: str = "snappy", use_dictionary: list[str] | None = None) -> bytes:
+    """PARQUET_DATA block: content is a complete parquet file (no version prefix) typed by the Avro schema.
+    `use_dictionary`: the columns to dictionary-encode (default: judged on the rows, see dictionary_columns)."""
     full = with_meta_avro(avro_schema)
     schema_json = json.dumps(full, separators=(",", ":"))
     data = _prepare_for_write(table, full)
     sink = pa.BufferOutputStream()
-    pq.write_table(data, sink, compression=compression, store_schema=False)
+    dictionary = dictionary_columns(data) if use_dictionary is None else use_dictionary
+    pq.write_table(data, sink, compression=compression, store_schema=False, use_dictionary=dictionary)
     header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
     return encode_block(BlockType.PARQUET_DATA, header, sink.getvalue().to_pybytes())
 

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_ds.errors import CorruptTableError
+from hudi_ds.files.encoding import dictionary_columns
 from hudi_ds.files.naming import base_file_name, join, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.log.format import BlockType, read_blocks
@@ -30,7 +31,7 @@ from hudi_ds.services.rollback import _record, marked_files
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Instant, State, Timeline, WriteStat
 from hudi_ds.write import faults
-from hudi_ds.write.group_writer import dictionary_columns, marker_path
+from hudi_ds.write.group_writer import marker_path
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 import numpy as np
@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_ds.files.encoding import dictionary_columns
 from hudi_ds.files.naming import PARTITION_METAFILE, base_file_name, join, log_file_name
 from hudi_ds.log.blocks import encode_avro_data_block, encode_delete_block, encode_parquet_data_block
 from hudi_ds.read.conform import conform
@@ -63,6 +64,10 @@ def _avro_primitive(avro_schema: dict, field_name: str | None) -> str | None:
     return None
 
 
+# files with fewer rows are judged on their own (their sample says little about the task's other files)
+_JUDGE_ROWS = 1024
+
+
 @dataclass(frozen=True)
 class GroupWriteContext:
     """What every file written in one task of one instant shares."""
@@ -77,6 +82,7 @@ class GroupWriteContext:
     ordering_avro_type: str | None
     log_block_format: str
     compression: str
+    _dictionary: dict[tuple[str, ...], list[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def for_plan(cls, storage: Storage, plan: WritePlan, task_id: int, write_token: str) -> GroupWriteContext:
@@ -115,13 +121,25 @@ class GroupWriteContext:
             "_hoodie_file_name": const(file_name, n),
         }
         cols = [meta[name] for name in META_COLUMNS]
-        for field in self.schema:
-            if field.name in meta:
+        for column in self.schema:
+            if column.name in meta:
                 continue
-            cols.append(data[field.name] if field.name in data.column_names else pa.nulls(n, field.type))
+            cols.append(data[column.name] if column.name in data.column_names else pa.nulls(n, column.type))
         schema = pa.schema([f.with_type(c.type) for f, c in zip(self.schema, cols, strict=True)],
                            metadata=self.schema.metadata)
         return pa.Table.from_arrays(cols, schema=schema)
+
+    def dictionary_columns(self, records: pa.Table) -> list[str]:
+        """Columns to dictionary-encode, judged on the task's first sizeable file and reused for the rest (its
+        files hold the same kind of rows; judging costs about as much as writing a small log block)."""
+        key = tuple(records.column_names)
+        known = self._dictionary.get(key)
+        if known is not None:
+            return known
+        chosen = dictionary_columns(records)
+        if records.num_rows >= _JUDGE_ROWS:
+            self._dictionary[key] = chosen
+        return chosen
 
     def _mark(self, partition: str, name: str, io_type: str) -> None:
         self.storage.write_bytes(marker_path(self.instant, partition, name, io_type), b"")
@@ -148,7 +166,7 @@ class GroupWriteContext:
         # store_schema=False keeps Arrow's own schema out of the footer (hudi-rs types come from parquet);
         # Hudi's footer keys are added explicitly, as that option also drops schema metadata
         with pq.ParquetWriter(sink, records.schema, compression=self.compression, store_schema=False,
-                              use_dictionary=dictionary_columns(records)) as writer:
+                              use_dictionary=self.dictionary_columns(records)) as writer:
             writer.write_table(records)
             writer.add_key_value_metadata(kv)
         data = sink.getvalue()
@@ -172,7 +190,8 @@ class GroupWriteContext:
             if self.log_block_format == "avro":
                 blocks.append(encode_avro_data_block(data, self.avro_schema, self.instant))
             else:
-                blocks.append(encode_parquet_data_block(data, self.avro_schema, self.instant, self.compression))
+                blocks.append(encode_parquet_data_block(data, self.avro_schema, self.instant, self.compression,
+                                                        self.dictionary_columns(data)))
             writes = data.num_rows
         n_del = 0
         if deletes is not None and deletes.num_rows:
@@ -193,19 +212,3 @@ class GroupWriteContext:
         base_name = base_file.rsplit("/", 1)[-1] if base_file else ""
         return WrittenFile(partition, file_id, bucket, rel, True, slice_instant, base_name, version,
                            writes, 0, writes, n_del, len(payload), len(blocks))
-
-
-_LOW_CARDINALITY_META = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name")
-
-
-def dictionary_columns(table: pa.Table, sample: int = 8192) -> list[str]:
-    """Columns worth dictionary-encoding, judged on a sample: trying it on unique values (keys, sequence
-    numbers, measurements) triples the parquet write time for nothing."""
-    head = table.slice(0, sample)
-    out = [c for c in _LOW_CARDINALITY_META if c in table.column_names]
-    for field in table.schema:
-        if field.name in out or field.name.startswith("_hoodie_") or pa.types.is_nested(field.type):
-            continue
-        if head.num_rows == 0 or pc.count_distinct(head[field.name]).as_py() <= head.num_rows // 4:
-            out.append(field.name)
-    return out
