@@ -611,3 +611,25 @@ def test_layout2_custom_timeline_path(tmp_path: Path) -> None:
     assert tl.has_archived_instants()
     assert Timeline.load(storage, 2, ".hoodie/tl").instants == tl.instants
     assert Timeline.load(storage, 2).instants == []
+
+
+def test_completed_metadata_is_shared_until_the_file_changes(tmp_path: Path) -> None:
+    """Timelines share parsed metadata of completed instants; a file re-created at the same path is read again."""
+    storage = Storage(str(tmp_path))
+    writer = TimelineWriter(storage)
+    first = CommitMetadata(operation_type="UPSERT", extra_metadata={"n": "1"})
+    writer.create_requested("20250101000000000", "deltacommit")
+    writer.transition_to_inflight("20250101000000000", "deltacommit")
+    writer.complete("20250101000000000", "deltacommit", first.to_json_bytes())
+
+    def loaded() -> CommitMetadata:
+        timeline = Timeline.load(storage, 1)
+        return timeline.commit_metadata(timeline.commits()[0])
+
+    assert loaded().extra_metadata == {"n": "1"}
+    assert loaded() is loaded()  # parsed once, shared by later loads
+    path = tmp_path / ".hoodie" / "20250101000000000.deltacommit"
+    second = CommitMetadata(operation_type="UPSERT", extra_metadata={"n": "22"})
+    path.write_bytes(second.to_json_bytes())
+    os.utime(path, ns=(path.stat().st_mtime_ns + 10**9, path.stat().st_mtime_ns + 10**9))
+    assert loaded().extra_metadata == {"n": "22"}

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -46,6 +47,7 @@ class LogFile:
         return (self.instant, self.version, token)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a table's files are listed again on every read
 def parse_base_file(partition: str, name: str, size: int = 0) -> BaseFile | None:
     m = _BASE_RE.match(name)
     if not m or m.group(4) not in ("parquet", "orc", "hfile"):
@@ -53,6 +55,7 @@ def parse_base_file(partition: str, name: str, size: int = 0) -> BaseFile | None
     return BaseFile(partition, name, m.group(1), m.group(2), m.group(3), size)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def parse_log_file(partition: str, name: str, size: int = 0) -> LogFile | None:
     m = _LOG_RE.match(name)
     if not m or m.group(9):  # .cdc files are change-data side files, not log slices

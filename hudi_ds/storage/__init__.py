@@ -25,6 +25,7 @@ class FileEntry:
     path: str  # relative to the table base path
     size: int
     is_dir: bool
+    mtime_ns: int | None = None
 
     @property
     def name(self) -> str:
@@ -131,7 +132,7 @@ class Storage:
         prefix = self.base + "/"
         for info in self.fs.get_file_info(sel):
             path = info.path[len(prefix):] if info.path.startswith(prefix) else info.path
-            out.append(FileEntry(path, int(info.size or 0), info.type == pafs.FileType.Directory))
+            out.append(FileEntry(path, int(info.size or 0), info.type == pafs.FileType.Directory, info.mtime_ns))
         return out
 
     def walk_files(self, rel: str = "") -> Iterator[FileEntry]:

@@ -9,6 +9,8 @@ past the active timeline instead of answering wrongly.
 from __future__ import annotations
 
 import posixpath
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,6 +34,13 @@ from hudi_ds.timeline.instant import (
     instant_file_name,
     parse_instant_file_name,
 )
+
+# Parsed metadata of completed instants, shared by every Timeline of this process: a completed instant file is
+# never rewritten, and a long-lived reader (a stream, a notebook) would otherwise parse every commit again on
+# each load. Keyed by full path, size and modification time, so a file re-created at the same path is re-read.
+_COMPLETED_METADATA: OrderedDict[tuple[str, int, int | None], CommitMetadata] = OrderedDict()
+_COMPLETED_METADATA_MAX = 8192
+_completed_metadata_lock = threading.Lock()
 
 HOODIE_DIR = ".hoodie"
 DEFAULT_TIMELINE_PATH = "timeline"  # hoodie.timeline.path (layout 2), relative to .hoodie/
@@ -61,8 +70,10 @@ class Timeline:
     """Instants of the active timeline, each in its latest state, plus access to their files."""
 
     def __init__(self, storage: Storage, layout: int, folder: str, instants: Iterable[Instant],
-                 files: dict[tuple[str, str], dict[State, str]], archive_folder: str) -> None:
+                 files: dict[tuple[str, str], dict[State, str]], archive_folder: str,
+                 stamps: dict[str, tuple[int, int | None]] | None = None) -> None:
         self.storage = storage
+        self._stamps = stamps or {}  # listed file name -> (size, mtime_ns)
         self.layout = layout
         self.folder = folder
         self.archive_folder = archive_folder
@@ -85,6 +96,7 @@ class Timeline:
         else:
             archive = posixpath.join(folder, (archive_dir or DEFAULT_HISTORY_PATH).strip("/"))
         files: dict[tuple[str, str], dict[State, str]] = {}
+        stamps: dict[str, tuple[int, int | None]] = {}
         latest: dict[tuple[str, str], Instant] = {}
         for entry in storage.list(folder):
             if entry.is_dir:
@@ -94,10 +106,11 @@ class Timeline:
                 continue
             key = (inst.requested_time, action_family(inst.action))
             files.setdefault(key, {})[inst.state] = entry.name
+            stamps[entry.name] = (entry.size, entry.mtime_ns)
             prev = latest.get(key)
             if prev is None or inst.state.rank > prev.state.rank:
                 latest[key] = inst
-        return cls(storage, layout, folder, latest.values(), files, archive)
+        return cls(storage, layout, folder, latest.values(), files, archive, stamps)
 
     @staticmethod
     def _instant_key(inst: Instant) -> tuple[str, str, int]:
@@ -193,11 +206,26 @@ class Timeline:
         key = (instant.requested_time, instant.action, state)
         if key not in self._metadata:  # one load of the timeline reads each instant file at most once
             path = self.file_path(instant, state)
+            stamp = self._stamps.get(posixpath.basename(path))
+            shared = None
+            if (state or instant.state) == State.COMPLETED and stamp is not None:
+                shared = (self.storage.full(path), *stamp)
+                with _completed_metadata_lock:
+                    known = _COMPLETED_METADATA.get(shared)
+                if known is not None:
+                    self._metadata[key] = known
+                    return known
             data = self.read_content(instant, state)
             if data.startswith(AVRO_MAGIC):
-                self._metadata[key] = CommitMetadata.from_avro_record(decode_avro_instant(data, path))
+                meta = CommitMetadata.from_avro_record(decode_avro_instant(data, path))
             else:
-                self._metadata[key] = CommitMetadata.from_json_bytes(data, path)
+                meta = CommitMetadata.from_json_bytes(data, path)
+            self._metadata[key] = meta
+            if shared is not None:
+                with _completed_metadata_lock:
+                    _COMPLETED_METADATA[shared] = meta
+                    while len(_COMPLETED_METADATA) > _COMPLETED_METADATA_MAX:
+                        _COMPLETED_METADATA.popitem(last=False)
         return self._metadata[key]
 
     def read_avro(self, instant: Instant, state: State | None = None,
