@@ -26,7 +26,6 @@ from hudi_ds.storage import Storage
 from hudi_ds.write import faults
 from hudi_ds.write.messages import WrittenFile
 from hudi_ds.write.plan import WritePlan
-from hudi_ds.write.routing import constant_dictionary, constant_strings
 
 KEY = "_hoodie_record_key"
 PARTITION = "_hoodie_partition_path"
@@ -212,3 +211,13 @@ class GroupWriteContext:
         base_name = base_file.rsplit("/", 1)[-1] if base_file else ""
         return WrittenFile(partition, file_id, bucket, rel, True, slice_instant, base_name, version,
                            writes, 0, writes, n_del, len(payload), len(blocks))
+
+
+def constant_dictionary(value: str, n: int) -> pa.DictionaryArray:
+    """A dictionary-encoded string column holding one value n times."""
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value], pa.string()))
+
+
+def constant_strings(value: str, n: int) -> pa.Array:
+    """A string column holding one value, built without a Python list of n items."""
+    return constant_dictionary(value, n).cast(pa.string())

@@ -75,16 +75,6 @@ def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
     return out
 
 
-def constant_dictionary(value: str, n: int) -> pa.DictionaryArray:
-    """A dictionary-encoded string column holding one value n times."""
-    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value], pa.string()))
-
-
-def constant_strings(value: str, n: int) -> pa.Array:
-    """A string column holding one value, built without a Python list of n items."""
-    return constant_dictionary(value, n).cast(pa.string())
-
-
 def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str = KEY) -> pa.Table:
     """One row per record key: the highest ordering value, ties to the later row (Hudi's precombine).
 
