@@ -35,6 +35,16 @@ CHECKSUM = [
 ]
 
 
+# step -> figure-name stem of its ratio to its baseline (benchmarks/run.py reads these figures)
+RATIO_KEYS = {
+    "hudi bulk_insert": "bulk_insert", "hudi insert": "insert", "hudi bulk_insert, as is": "bulk_insert_as_is",
+    "hudi upsert 10%": "upsert", "hudi upsert 10%, as is": "upsert_as_is", "hudi read+sum": "read",
+    "hudi read+sum, schema": "read_columns", "floor sink": "floor_sink", "floor sink, clustered": "floor_sink_clustered",
+    "floor source": "floor_source", "floor source, data columns": "floor_source_columns",
+    "hudi incremental 10%": "incremental", "hudi cdc 10%": "cdc",
+}
+
+
 def start_session(master: str) -> Any:
     from hudi_ds.spark import session
 
@@ -240,22 +250,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
           f"{figures['worker_max_rss_mib']:,.0f} MiB); driver {figures['peak_rss_mib']:,.0f} MiB, "
           f"JVM {figures['jvm_peak_rss_mib']:,.0f} MiB")
     figures.update({
-        "bulk_insert_ratio": results["parquet write"] / results["hudi bulk_insert"],
-        "insert_ratio": results["parquet write"] / results["hudi insert"],
-        "upsert_ratio": results["parquet write 10%"] / results["hudi upsert 10%"],
-        "read_ratio": results["parquet read+sum"] / results["hudi read+sum"],
-        "read_columns_ratio": results["parquet read+sum"] / results["hudi read+sum, schema"],
-        "bulk_insert_as_is_ratio": results["parquet write"] / results["hudi bulk_insert, as is"],
-        "upsert_as_is_ratio": results["parquet write 10%"] / results["hudi upsert 10%, as is"],
-        **{f"{k}_floor_ratio": results[floor[name]] / results[name] for k, name in (
-            ("bulk_insert", "hudi bulk_insert"), ("bulk_insert_as_is", "hudi bulk_insert, as is"),
-            ("read", "hudi read+sum"), ("read_columns", "hudi read+sum, schema"))},
-        "floor_sink_ratio": results["parquet write"] / results["floor sink"],
-        "floor_sink_clustered_ratio": results["parquet write"] / results["floor sink, clustered"],
-        "floor_source_ratio": results["parquet read+sum"] / results["floor source"],
-        "floor_source_columns_ratio": results["parquet read+sum"] / results["floor source, data columns"],
-        "incremental_ratio": results["parquet read+sum 10%"] / results["hudi incremental 10%"],
-        "cdc_ratio": results["parquet read+sum 10%"] / results["hudi cdc 10%"],
+        **{f"{key}_ratio": results[baseline[name]] / results[name] for name, key in RATIO_KEYS.items()},
+        **{f"{key}_floor_ratio": results[floor[name]] / results[name] for name, key in RATIO_KEYS.items()
+           if name in floor},
         "incremental_rows_s": n_upd / results["hudi incremental 10%"],
         "cdc_rows_s": 2 * n_upd / results["hudi cdc 10%"],
         **{k.replace(" ", "_").replace("%", "pct").replace("+", "_") + "_s": v for k, v in results.items()},
