@@ -11,12 +11,12 @@ class TableNotFoundError(HudiDsError):
     """The path holds no Hudi table (no .hoodie/hoodie.properties)."""
 
 
-class TableExistsError(HudiDsError):
-    """create() over an existing table whose settings differ from the requested ones."""
-
-
 class ConfigError(HudiDsError):
     """An option is unknown, malformed, or contradicts the table's own configuration."""
+
+
+class TableExistsError(ConfigError):
+    """create() over an existing table whose settings differ from the requested ones."""
 
 
 class SchemaError(HudiDsError):

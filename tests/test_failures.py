@@ -8,9 +8,8 @@ import pyarrow as pa
 import pytest
 from tables import hudi_rs, rows
 
-from hudi_ds import HudiTable
-from hudi_ds.services.rollback import rollback_failed_writes
-from hudi_ds.write import faults
+from hudi_ds import HudiTable, faults
+from hudi_ds.recovery.rollback import rollback_failed_writes
 from hudi_ds.write.commit import Coordinator
 from hudi_ds.write.task import TaskWriter
 

@@ -16,9 +16,9 @@ from tables import META, hudi_rs, rows
 
 from hudi_ds import ConfigError, HudiTable, TableExistsError
 from hudi_ds.config.properties import loads
-from hudi_ds.config.table_config import PROPS_PATH
 from hudi_ds.index.bucket import bucket_of_file_id
 from hudi_ds.keys.auto_keys import auto_key_bucket
+from hudi_ds.storage.layout import PROPS_PATH
 
 SCHEMA = pa.schema([("event", pa.string()), ("v", pa.int64()), ("dt", pa.string()), ("kind", pa.string())])
 COLUMNS = ["event", "v", "dt", "kind"]

@@ -14,13 +14,12 @@ import pyarrow.parquet as pq
 import pytest
 from tables import hudi_rs, rows
 
-from hudi_ds import HudiTable
+from hudi_ds import HudiTable, faults
 from hudi_ds.errors import CommitConflictError, ConfigError
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.services.archive import archive, read_archived
 from hudi_ds.services.clean import clean
 from hudi_ds.services.compaction import CompactionRunner, compact, run_compaction, schedule_compaction
-from hudi_ds.write import faults
 from hudi_ds.write.commit import Coordinator
 
 COLS = ["id", "ts", "dt", "v", "_hoodie_record_key", "_hoodie_partition_path"]
@@ -60,11 +59,16 @@ def avro_record(path: Path) -> dict:
         return next(iter(fastavro.reader(f)))
 
 
+# the services are called by hand in these tests: none runs by itself after a write
+MANUAL = {"compaction.schedule.enabled": "false", "hoodie.clean.automatic": "false",
+          "hoodie.archive.automatic": "false"}
+
+
 @pytest.fixture
 def mor(tmp_path):
     """A MOR table with inserts, upserts and deletes spread over two partitions and two buckets each."""
     t = HudiTable.create(str(tmp_path / "mor"), table_name="mor", record_key="id", ordering_field="ts",
-                         partition_by="dt", buckets=2)
+                         partition_by="dt", buckets=2, options=MANUAL)
     t.write(data(range(40), 1))
     t.write(data(range(10, 30), 2, v=2.0))
     t.write(deletes([3, 4, 11, 12]), operation="delete")
@@ -212,7 +216,7 @@ def test_compaction_runs_in_the_background_while_writes_continue(mor):
 
 def test_compaction_needs_merge_on_read_and_enough_delta_commits(tmp_path, mor):
     cow = HudiTable.create(str(tmp_path / "cow"), table_name="cow", record_key="id", ordering_field="ts",
-                           table_type="COPY_ON_WRITE")
+                           table_type="COPY_ON_WRITE", options=MANUAL)
     cow.write(data(range(3), 1))
     with pytest.raises(ConfigError, match="MERGE_ON_READ"):
         compact(cow)
@@ -270,7 +274,7 @@ def test_clean_deletes_old_slices_and_keeps_the_retained_window(mor):
 
 def test_clean_copy_on_write_versions(tmp_path):
     t = HudiTable.create(str(tmp_path / "cow"), table_name="cow", record_key="id", ordering_field="ts",
-                         partition_by="dt", table_type="COPY_ON_WRITE", buckets=2)
+                         partition_by="dt", table_type="COPY_ON_WRITE", buckets=2, options=MANUAL)
     for ts in range(1, 6):
         t.write(data(range(0, 20, ts), ts, v=float(ts)))
     before, files = snap(t), data_files(t)

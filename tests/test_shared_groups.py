@@ -129,7 +129,7 @@ def test_merged_file_keeps_each_rows_meta_and_stats(tmp_path):
     model.upsert(ups)
     model.delete(dels)
     ours = check(t, model)
-    [stat] = t._timeline().commit_metadata(t.timeline()[-1]).write_stats()
+    [stat] = t.load_timeline().commit_metadata(t.timeline()[-1]).write_stats()
     [base] = [f for f in base_files(t.path) if f.instant == c2]
     assert (stat.path, stat.prev_commit, stat.num_writes) == (base.name, c1, 35)
     assert (stat.num_inserts, stat.num_update_writes, stat.num_deletes) == (10, 10, 5)

@@ -55,7 +55,7 @@ def test_split_slices_read_back_as_the_model(first, later, rows_per_group, max_r
         for op, data in later:
             t.write(pa.Table.from_pylist(data, schema=SCHEMA), operation=op)
             model.delete(data) if op == "delete" else model.upsert(data)
-        plan = query.plan_snapshot(t._snapshot())
+        plan = query.plan_snapshot(t.snapshot())
         parts = plan.split(max_bytes=1 << 30, max_rows=max_rows)
         assert {p.file_slice.file_id for p in parts} == {s.file_id for s in plan.slices}
         got = pa.concat_tables([plan.read_part(p) for p in parts])
@@ -68,10 +68,10 @@ def test_parts_cover_row_groups_and_logs_once(tmp_path):
                          table_type="MERGE_ON_READ", buckets=1)
     t.write(pa.table({"key": [f"k{i}" for i in range(100)], "ts": [1] * 100, "val": list(range(100))}))
     rewrite_with_row_groups(t.path, 10)
-    plan = query.plan_snapshot(t._snapshot())
+    plan = query.plan_snapshot(t.snapshot())
     assert [p.row_groups for p in plan.split(1 << 30, 25)] == [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)]
     t.write(pa.table({"key": ["k5", "new"], "ts": [2, 2], "val": [-5, -1]}))
-    plan = query.plan_snapshot(t._snapshot())
+    plan = query.plan_snapshot(t.snapshot())
     parts = plan.split(1 << 30, 50)
     assert [(p.row_groups, p.log_only) for p in parts] == [((0, 1, 2, 3, 4), False), ((5, 6, 7, 8, 9), False),
                                                             (None, True)]

@@ -19,7 +19,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from hudi_ds import __version__
-from hudi_ds.errors import HudiDsError, UnsupportedTableError
+from hudi_ds.config.writable import check_timeline_writable
+from hudi_ds.errors import HudiDsError
 from hudi_ds.table import HudiTable
 from hudi_ds.timeline import normalize_instant_time
 
@@ -131,25 +132,37 @@ def _count(minimum: int) -> Callable[[str], int]:
 
 # ---- commands -----------------------------------------------------------------------------------------------
 
+def _option(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (for example clean.retain_commits=5)")
+    return key.strip(), value.strip()
+
+
+def _table(args: argparse.Namespace) -> HudiTable:
+    """The table, opened with the command's --option settings (any key of docs/options.md)."""
+    return HudiTable(args.path, options=dict(args.option or []))
+
+
 def cmd_info(args: argparse.Namespace) -> int:
-    _emit(args, report.info(args.path), render.info)
+    _emit(args, report.info(_table(args)), render.info)
     return 0
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
-    data = report.timeline(args.path, args.all)
+    data = report.timeline(_table(args), args.all)
     _emit(args, data, render.timeline)
     return 1 if any("error" in i for i in data["instants"]) else 0
 
 
 def cmd_files(args: argparse.Namespace) -> int:
-    _emit(args, report.files(args.path, args.partition), render.files)
+    _emit(args, report.files(_table(args), args.partition), render.files)
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     with _busy(args, "reading..."):
-        data = report.show(args.path, args.as_of, args.where, args.columns, args.limit, args.read_optimized,
+        data = report.show(_table(args), args.as_of, args.where, args.columns, args.limit, args.read_optimized,
                            args.meta)
     _emit(args, data, render.show)
     return 0
@@ -157,7 +170,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     with _busy(args, "validating..."):
-        data = validate(args.path)
+        data = validate(_table(args))
     _emit(args, data, render.validate)
     return 0 if data["ok"] else 1
 
@@ -173,18 +186,15 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _writable(path: str) -> HudiTable:
-    """The table, if hudi_ds may change it (version 6, timeline layout 1: README, Compatibility)."""
-    table = HudiTable(path)
-    if table.config.version != 6 or table.config.layout_version != 1:
-        raise UnsupportedTableError(
-            f"{table.path} is a version-{table.config.version} table; hudi_ds changes only version-6 tables "
-            "(rollback, compact, clean, archive): use Apache Hudi 1.x for this table")
+def _writable(args: argparse.Namespace) -> HudiTable:
+    """The table, if hudi_ds may change it (README, Compatibility)."""
+    table = _table(args)
+    check_timeline_writable(table.config)
     return table
 
 
 def _service(args: argparse.Namespace, method: str, verb: str, kwargs: dict[str, Any]) -> int:
-    table = _writable(args.path)
+    table = _writable(args)
     fn = getattr(table, method, None)
     if fn is None:
         raise CliError(f"this hudi_ds has no HudiTable.{method}(); upgrade hudi_ds to a version with table services")
@@ -201,7 +211,7 @@ def _service(args: argparse.Namespace, method: str, verb: str, kwargs: dict[str,
 
 
 def cmd_rollback(args: argparse.Namespace) -> int:
-    table = _writable(args.path)
+    table = _writable(args)
     with _busy(args, f"rolling back {args.instant}..."):
         rollback_instant = table.rollback(args.instant)
     message = f"rolled back {args.instant}" + (f" (rollback instant {rollback_instant})" if rollback_instant else "")
@@ -230,6 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print machine-readable JSON instead of tables")
+    common.add_argument("-o", "--option", type=_option, action="append", metavar="KEY=VALUE",
+                        help="a table option (docs/options.md), repeatable; e.g. -o clean.retain_commits=5")
     parser = argparse.ArgumentParser(
         prog=PROG, allow_abbrev=False,
         description="Inspect and maintain Apache Hudi tables (hudi_ds).",

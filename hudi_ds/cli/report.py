@@ -45,9 +45,10 @@ class Opened:
         return self.snap.view(vis, None if partition is None else (lambda p: p == partition))
 
 
-def open_table(path: str) -> Opened:
-    table = HudiTable(path)
-    return Opened(table, table._snapshot())
+def open_table(table: str | HudiTable) -> Opened:
+    """The table (a path, or a HudiTable opened with options) and its current snapshot."""
+    opened = table if isinstance(table, HudiTable) else HudiTable(table)
+    return Opened(opened, opened.snapshot())
 
 
 def uses_bucket_index(config: TableConfig) -> bool:
@@ -97,7 +98,7 @@ def schema_rows(schema: pa.Schema) -> list[dict[str, Any]]:
     return [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in schema]
 
 
-def info(path: str) -> dict[str, Any]:
+def info(path: str | HudiTable) -> dict[str, Any]:
     o = open_table(path)
     tl = o.timeline
     schema = o.snap.data_schema()
@@ -156,7 +157,7 @@ def _instant_row(tl: Timeline, inst: Instant) -> dict[str, Any]:
     return row
 
 
-def timeline(path: str, include_all: bool) -> dict[str, Any]:
+def timeline(path: str | HudiTable, include_all: bool) -> dict[str, Any]:
     """Commit-like instants (completed and pending); with include_all also clean, rollback, indexing..."""
     o = open_table(path)
     tl = o.timeline
@@ -188,7 +189,7 @@ def _group_row(config: TableConfig, slices: list[FileSlice]) -> dict[str, Any]:
     }
 
 
-def files(path: str, partition: str | None) -> dict[str, Any]:
+def files(path: str | HudiTable, partition: str | None) -> dict[str, Any]:
     o = open_table(path)
     if partition is not None:
         partition = partition.strip("/")
@@ -231,9 +232,9 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def show(path: str, as_of: str | None, filters: Sequence[tuple[str, str, Any]], columns: Sequence[str] | None,
+def show(path: str | HudiTable, as_of: str | None, filters: Sequence[tuple[str, str, Any]], columns: Sequence[str] | None,
          limit: int, read_optimized: bool, meta: bool) -> dict[str, Any]:
-    table = HudiTable(path)
+    table = open_table(path).table
     data = table.to_arrow(as_of=as_of, filters=list(filters) or None, columns=columns,
                           read_optimized=read_optimized)
     if columns is None and not meta:

@@ -14,13 +14,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.errors import CorruptTableError, HudiDsError
+from hudi_ds.files.markers import marked_files
 from hudi_ds.files.naming import BaseFile, LogFile
 from hudi_ds.files.view import FileSystemView
 from hudi_ds.log.format import BlockType, read_blocks
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, decode_arrow_schema
 from hudi_ds.schema.avro import avro_to_arrow
 from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY, strip_meta
-from hudi_ds.services.rollback import HEARTBEAT_DIR, marked_files
+from hudi_ds.storage.layout import heartbeat_path
+from hudi_ds.table import HudiTable
 
 from .report import Opened, bucket_of, data_files, open_table, uses_bucket_index
 
@@ -253,14 +255,14 @@ def check_read(o: Opened, check: Check) -> None:
 def check_pending(o: Opened, check: Check) -> None:
     pending = o.timeline.pending()
     for inst in pending:
-        beat = "" if not o.table.storage.exists(f"{HEARTBEAT_DIR}/{inst.requested_time}") else ", has a heartbeat"
+        beat = "" if not o.table.storage.exists(heartbeat_path(inst.requested_time)) else ", has a heartbeat"
         check.warnings.append(
             f"pending {inst.action} {inst.requested_time} ({inst.state.value}{beat}): a running or failed write; "
             f"if its writer is gone, `hudi-py rollback PATH {inst.requested_time}` removes it")
     check.detail = f"{len(pending)} pending instants"
 
 
-def validate(path: str) -> dict[str, Any]:
+def validate(path: str | HudiTable) -> dict[str, Any]:
     o = open_table(path)
     view = o.view()
     checks = [

@@ -9,8 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hudi_ds.config import properties
 from hudi_ds.errors import CorruptTableError
+from hudi_ds.storage.layout import PROPS_PATH, WRITE_LAYOUT
 
-PROPS_PATH = ".hoodie/hoodie.properties"
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 EVENT_TIME_MERGER_ID = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 
@@ -36,7 +36,7 @@ class TableConfig(BaseModel):
     name: str
     table_type: TableType = "COPY_ON_WRITE"
     version: int = 6
-    layout_version: int = 1
+    layout_version: int = WRITE_LAYOUT
     record_key_fields: list[str] = Field(default_factory=list)
     ordering_field: str | None = None
     partition_fields: list[str] = Field(default_factory=list)
@@ -81,7 +81,7 @@ class TableConfig(BaseModel):
                 name=name,
                 table_type=props.get("hoodie.table.type", "COPY_ON_WRITE").upper(),  # type: ignore[arg-type]
                 version=int(props.get("hoodie.table.version", "0")),
-                layout_version=int(props.get("hoodie.timeline.layout.version", "1")),
+                layout_version=int(props.get("hoodie.timeline.layout.version", str(WRITE_LAYOUT))),
                 record_key_fields=_split(props.get("hoodie.table.recordkey.fields")),
                 ordering_field=next(iter(_split(ordering)), None),
                 partition_fields=_split(props.get("hoodie.table.partition.fields")),

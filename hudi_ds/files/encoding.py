@@ -5,7 +5,9 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-_LOW_CARDINALITY_META = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name")
+from hudi_ds.schema.meta import COMMIT_TIME, FILE_NAME, PARTITION_PATH
+
+_LOW_CARDINALITY_META = (COMMIT_TIME, PARTITION_PATH, FILE_NAME)
 
 
 def dictionary_columns(table: pa.Table, sample: int = 8192) -> list[str]:

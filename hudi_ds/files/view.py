@@ -203,8 +203,5 @@ class FileSystemView:
     def latest_slices(self) -> list[FileSlice]:
         return [slices[-1] for _, slices in sorted(self.groups.items())]
 
-    def group_ids(self, partition: str) -> list[str]:
-        return sorted(fid for (p, fid) in self.groups if p == partition)
-
     def slices_in(self, keys: Iterable[tuple[str, str]]) -> list[FileSlice]:
         return [self.groups[k][-1] for k in keys if k in self.groups]

@@ -141,7 +141,7 @@ def _first_rows(mask: np.ndarray, limit: int = 5) -> list[int]:
 def record_key_strings(
     table: pa.Table, key_fields: Sequence[str], *, single_field_prefixed: bool = False
 ) -> pa.Array:
-    """The ``_hoodie_record_key`` value of every row (pa.string()).
+    """The record key meta column of every row (pa.string()).
 
     One field: the bare value (Simple/Nonpartitioned key generators); with ``single_field_prefixed`` the
     ``field:value`` form of 0.14.0 / 1.1 ComplexKeyGenerator. Several fields: ``f1:v1,f2:v2``.

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-KEY = "_hoodie_record_key"
+from hudi_ds.schema.meta import RECORD_KEY
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def _versions_table(
         n = data.table.num_rows
         ordv = pc.cast(data.table[ordering_field], ord_type) if ordering_field else pa.nulls(n, ord_type)
         parts.append(pa.table({
-            "key": data.table[KEY],
+            "key": data.table[RECORD_KEY],
             "ord": ordv,
             "natural": pa.array(np.zeros(n, dtype=bool)),
             "is_delete": pa.array(np.zeros(n, dtype=bool)),
@@ -129,10 +129,10 @@ def merge_slice(
     out: list[pa.Table] = []
     keep_log = pc.invert(winners["is_delete"])
     if base_keys_only:
-        own = base[KEY].combine_chunks() if base is not None else pa.array([], pa.string())
+        own = base[RECORD_KEY].combine_chunks() if base is not None else pa.array([], pa.string())
         keep_log = pc.and_(keep_log, pc.is_in(winners["key"], value_set=own))
     if base is not None and base.num_rows:
-        idx = pc.index_in(base[KEY], value_set=winners["key"])
+        idx = pc.index_in(base[RECORD_KEY], value_set=winners["key"])
         base_keep = pc.is_null(idx)
         if ordering_field is not None:
             w_ord = pc.take(winners["ord"], idx)
@@ -143,7 +143,7 @@ def merge_slice(
             )
             base_keep = pc.or_(base_keep, base_wins)
             if pc.any(base_wins).as_py():
-                beaten = pc.is_in(winners["key"], value_set=pc.filter(base[KEY], base_wins))
+                beaten = pc.is_in(winners["key"], value_set=pc.filter(base[RECORD_KEY], base_wins))
                 keep_log = pc.and_(keep_log, pc.invert(beaten))
         out.append(base.filter(base_keep))
     if data is not None:

@@ -15,20 +15,18 @@ import pyarrow.compute as pc
 
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.read.query import READ_THREADS, TableSnapshot, commits_between
-from hudi_ds.schema.meta import META_COLUMNS
+from hudi_ds.schema.meta import COMMIT_TIME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_ds.timeline import Instant
 
 CHANGE_TYPE = "_change_type"
-COMMIT_TIME = "_commit_time"
-KEY = "_hoodie_record_key"
-PARTITION = "_hoodie_partition_path"
+CHANGE_COMMIT_TIME = "_commit_time"  # the change feed's commit column: orders changes, never stored
 NO_DATA_OPERATIONS = {"COMPACT", "CLUSTER", "LOG_COMPACT"}
 
 
 def change_schema(snap: TableSnapshot) -> pa.Schema:
     data = [f for f in snap.full_schema() if f.name not in META_COLUMNS]
-    return pa.schema([pa.field(KEY, pa.string()), pa.field(PARTITION, pa.string()), *data,
-                      pa.field(CHANGE_TYPE, pa.string()), pa.field(COMMIT_TIME, pa.string())])
+    return pa.schema([pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string()), *data,
+                      pa.field(CHANGE_TYPE, pa.string()), pa.field(CHANGE_COMMIT_TIME, pa.string())])
 
 
 def _groups_touched(snap: TableSnapshot, inst: Instant) -> set[tuple[str, str]]:
@@ -61,14 +59,14 @@ class _State:
 
 
 def _ident(t: pa.Table) -> pa.Array:
-    joined = pc.binary_join_element_wise(pc.fill_null(t[PARTITION], ""), pc.fill_null(t[KEY], ""), "\x00")
+    joined = pc.binary_join_element_wise(pc.fill_null(t[PARTITION_PATH], ""), pc.fill_null(t[RECORD_KEY], ""), "\x00")
     return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
 
 
 def _tag(t: pa.Table, kind: str, commit: str, out: pa.Schema) -> pa.Table:
     n = t.num_rows
     cols = [t[f.name] if f.name in t.column_names else pa.nulls(n, f.type) for f in out
-            if f.name not in (CHANGE_TYPE, COMMIT_TIME)]
+            if f.name not in (CHANGE_TYPE, CHANGE_COMMIT_TIME)]
     cols += [pa.array([kind] * n, pa.string()), pa.array([commit] * n, pa.string())]
     return pa.Table.from_arrays(cols, schema=out)
 
@@ -77,7 +75,7 @@ def _commit_changes(before: pa.Table, after: pa.Table, commit: str, out: pa.Sche
     """Rows the commit wrote are inserts or post-images (hash sets built on that small side). A row it did
     not write can still appear (a base version that outranks a re-insert after a delete: an insert) or
     vanish (a delete); the whole states are compared for deletes only when the row counts say so."""
-    now = pc.equal(after["_hoodie_commit_time"], commit)
+    now = pc.equal(after[COMMIT_TIME], commit)
     changed, kept = after.filter(now), after.filter(pc.invert(now))
     changed_id, b_id = _ident(changed), _ident(before)
     pre = before.filter(pc.is_in(b_id, value_set=changed_id))

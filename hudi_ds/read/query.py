@@ -18,7 +18,7 @@ from hudi_ds.read import filters as flt
 from hudi_ds.read.schema_resolver import resolve_schema
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.read.splits import SlicePart, split_slice
-from hudi_ds.schema.meta import with_meta
+from hudi_ds.schema.meta import COMMIT_TIME, with_meta
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
 
@@ -95,7 +95,7 @@ class ReadPlan:
     def read_part(self, part: SlicePart) -> pa.Table:
         t = self.reader.read_part(part, self.include_logs)
         if self.commit_times is not None:
-            t = t.filter(pc.is_in(t["_hoodie_commit_time"], value_set=self.commit_times))
+            t = t.filter(pc.is_in(t[COMMIT_TIME], value_set=self.commit_times))
         if self.filter_expr is not None:
             t = t.filter(self.filter_expr)
         return t.select(self.columns) if self.columns is not None else t

@@ -14,13 +14,12 @@ from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.log.blocks import decode_avro_data_block, decode_delete_block, decode_parquet_data_block
 from hudi_ds.log.format import BlockType, LogBlock, read_blocks
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
-from hudi_ds.merge.slice_merge import KEY
 from hudi_ds.read.conform import conform
 from hudi_ds.read.splits import SlicePart
-from hudi_ds.schema.meta import META_COLUMNS
+from hudi_ds.schema.meta import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_ds.storage import Storage
 
-_DICTIONARY_COLUMNS = ["_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name"]
+_DICTIONARY_COLUMNS = [COMMIT_TIME, PARTITION_PATH, FILE_NAME]
 
 
 @dataclass
@@ -63,7 +62,7 @@ class SliceReader:
             raise CorruptTableError(f"base file {path} is missing: the table lost a committed file") from exc
         except (OSError, pa.ArrowException) as exc:
             raise CorruptTableError(f"base file {path} is unreadable: {exc}") from exc
-        if self.synthesize_meta and "_hoodie_commit_time" not in table.column_names:
+        if self.synthesize_meta and COMMIT_TIME not in table.column_names:
             table = self._with_synthetic_meta(table, sl)
         return conform(table, self.schema, path)
 
@@ -78,11 +77,11 @@ class SliceReader:
         n = table.num_rows
         assert sl.base_file is not None
         values = {
-            "_hoodie_commit_time": sl.base_file.instant,
-            "_hoodie_commit_seqno": None,
-            "_hoodie_record_key": None,
-            "_hoodie_partition_path": sl.partition,
-            "_hoodie_file_name": sl.base_file.name,
+            COMMIT_TIME: sl.base_file.instant,
+            COMMIT_SEQNO: None,
+            RECORD_KEY: None,
+            PARTITION_PATH: sl.partition,
+            FILE_NAME: sl.base_file.name,
         }
         for name in reversed(META_COLUMNS):
             table = table.add_column(0, name, pa.array([values[name]] * n, pa.string()))
@@ -183,7 +182,7 @@ class SliceReader:
         if part.log_only:
             data, deletes = self.read_logs(sl)
             merged = merge_slice(None, data, deletes, self.ordering_field, self.schema)
-            return merged.filter(pc.invert(pc.is_in(merged[KEY], value_set=self._base_keys(sl))))
+            return merged.filter(pc.invert(pc.is_in(merged[RECORD_KEY], value_set=self._base_keys(sl))))
         base = self.read_base(sl, part.row_groups)
         if not include_logs or not sl.log_files:
             return base if base is not None else self.schema.empty_table()
@@ -193,7 +192,7 @@ class SliceReader:
     def _base_keys(self, sl: FileSlice) -> pa.Array:
         assert sl.base_file is not None
         with self.storage.open_input(sl.base_file.path) as f:
-            keys = pq.read_table(f, columns=[KEY])[KEY]
+            keys = pq.read_table(f, columns=[RECORD_KEY])[RECORD_KEY]
         return keys.combine_chunks().cast(pa.string())
 
 

@@ -24,17 +24,20 @@ import json
 import posixpath
 import struct
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import fastavro
 
+from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.log.blocks import CONTENT_VERSION
 from hudi_ds.log.format import BlockType, HeaderKey, encode_block, read_blocks
+from hudi_ds.recovery.heartbeat import stop_heartbeat
 from hudi_ds.services.archive_schema import ARCHIVED_META_ENTRY, ENTRY_FIELDS
-from hudi_ds.services.rollback import HEARTBEAT_DIR
+from hudi_ds.services.target import ServiceTarget
 from hudi_ds.storage import Storage
+from hudi_ds.storage.layout import HOODIE_DIR, WRITE_LAYOUT, temp_dir
 from hudi_ds.timeline import CommitMetadata, Instant, State, Timeline, parse_instant_file_name
 from hudi_ds.timeline.avro_models import (
     CLEAN_METADATA,
@@ -47,11 +50,6 @@ from hudi_ds.timeline.avro_models import (
 )
 from hudi_ds.timeline.avro_schemas import COMMIT_METADATA
 from hudi_ds.timeline.instant import action_family
-from hudi_ds.timeline.timeline import HOODIE_DIR
-from hudi_ds.write.commit import check_writable
-
-if TYPE_CHECKING:
-    from hudi_ds.table import HudiTable
 
 __all__ = ["ARCHIVE_FOLDER", "archive", "read_archived"]
 
@@ -227,7 +225,7 @@ def read_archived(storage: Storage) -> Iterator[dict[str, Any]]:
 # --- archive -----------------------------------------------------------------------------------------------
 
 
-def archive(table: HudiTable, *, min_commits: int = 20, max_commits: int = 30) -> list[str]:
+def archive(table: ServiceTarget, *, min_commits: int = 20, max_commits: int = 30) -> list[str]:
     """Archive the oldest instants when more than `max_commits` completed commits are active, keeping at
     least `min_commits`; returns the requested times of the archived instants (oldest first)."""
     if not 1 <= min_commits < max_commits:
@@ -236,13 +234,13 @@ def archive(table: HudiTable, *, min_commits: int = 20, max_commits: int = 30) -
             f"max_commits={max_commits} (Hudi's hoodie.keep.min.commits / hoodie.keep.max.commits)")
     storage = table.storage
     check_writable(table.config)
-    timeline = Timeline.load(storage, 1)
+    timeline = Timeline.load(storage, WRITE_LAYOUT)
     boundary = archive_boundary(storage, timeline, min_commits, max_commits)
     if boundary is None:
         return []
     files: list[tuple[Instant, str]] = []
     for entry in storage.list(HOODIE_DIR):
-        inst = None if entry.is_dir else parse_instant_file_name(entry.name, 1)
+        inst = None if entry.is_dir else parse_instant_file_name(entry.name, WRITE_LAYOUT)
         if inst is not None and inst.requested_time < boundary:
             files.append((inst, entry.name))
     if not files:
@@ -254,6 +252,6 @@ def archive(table: HudiTable, *, min_commits: int = 20, max_commits: int = 30) -
         storage.delete(posixpath.join(HOODIE_DIR, name))
     times = sorted({inst.requested_time for inst, _ in files})
     for ts in times:
-        storage.delete_dir(f".hoodie/.temp/{ts}")
-        storage.delete(f"{HEARTBEAT_DIR}/{ts}")
+        storage.delete_dir(temp_dir(ts))
+        stop_heartbeat(storage, ts)
     return times

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from typing import TYPE_CHECKING
 
+from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError
+from hudi_ds.files.compaction_plan import pending_operations
+from hudi_ds.files.markers import marked_files
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
-from hudi_ds.services.compaction_plan import pending_operations
-from hudi_ds.services.rollback import marked_files
+from hudi_ds.services.target import ServiceTarget
 from hudi_ds.storage import Storage
+from hudi_ds.storage.layout import WRITE_LAYOUT
 from hudi_ds.timeline import Instant, State, Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.avro_models import (
     CLEAN_METADATA,
@@ -35,10 +37,6 @@ from hudi_ds.timeline.avro_models import (
     encode_avro_instant,
 )
 from hudi_ds.timeline.instant import PENDING_COMMIT_ACTIONS
-from hudi_ds.write.commit import check_writable
-
-if TYPE_CHECKING:
-    from hudi_ds.table import HudiTable
 
 __all__ = ["POLICY", "clean", "earliest_commit_to_retain", "plan_clean"]
 
@@ -125,7 +123,7 @@ def _execute(storage: Storage, instant: str, plan: dict, started: float) -> None
     earliest = (plan.get("earliestInstantToRetain") or {}).get("timestamp") or ""
     meta = clean_metadata(instant, earliest, parts, plan.get("lastCompletedCommitTimestamp") or "",
                           int((time.time() - started) * 1000))
-    TimelineWriter(storage, 1).complete(instant, "clean", encode_avro_instant(meta, CLEAN_METADATA))
+    TimelineWriter(storage, WRITE_LAYOUT).complete(instant, "clean", encode_avro_instant(meta, CLEAN_METADATA))
 
 
 def _relative(storage: Storage, path: str) -> str:
@@ -146,14 +144,14 @@ def _finish_pending(storage: Storage, timeline: Timeline) -> str | None:
         started = time.time()
         plan = timeline.read_avro(inst, State.REQUESTED)
         if inst.state is State.REQUESTED:
-            TimelineWriter(storage, 1).transition_to_inflight(
+            TimelineWriter(storage, WRITE_LAYOUT).transition_to_inflight(
                 inst.requested_time, "clean", encode_avro_instant(plan, CLEANER_PLAN))
         _execute(storage, inst.requested_time, plan, started)
         last = inst.requested_time
     return last
 
 
-def clean(table: HudiTable, *, retain_commits: int = 10) -> str | None:
+def clean(table: ServiceTarget, *, retain_commits: int = 10) -> str | None:
     """Delete the file slices that no query on the last `retain_commits` completed commits needs;
     returns the clean instant, or None if there was nothing to delete."""
     if retain_commits < 1:
@@ -161,14 +159,14 @@ def clean(table: HudiTable, *, retain_commits: int = 10) -> str | None:
     storage, config = table.storage, table.config
     check_writable(config)
     started = time.time()
-    timeline = Timeline.load(storage, 1)
+    timeline = Timeline.load(storage, WRITE_LAYOUT)
     finished = _finish_pending(storage, timeline)
     if finished is not None:
-        timeline = Timeline.load(storage, 1)
+        timeline = Timeline.load(storage, WRITE_LAYOUT)
     earliest = earliest_commit_to_retain(timeline, retain_commits)
     if earliest is None:
         return finished
-    view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, 1))
+    view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
     files = plan_clean(storage, timeline, view, earliest.requested_time)
     if not files:
         return finished
@@ -179,7 +177,7 @@ def clean(table: HudiTable, *, retain_commits: int = 10) -> str | None:
         last_commit.requested_time if last_commit else "",
     )
     content = encode_avro_instant(plan, CLEANER_PLAN)
-    writer = TimelineWriter(storage, 1)
+    writer = TimelineWriter(storage, WRITE_LAYOUT)
     last = timeline.last_instant_time()
     while True:
         instant = new_instant_time(after=last)

@@ -27,12 +27,26 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hudi_ds.config import TableConfig
+from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import CommitConflictError, ConfigError, InstantNotFoundError
+from hudi_ds.files.compaction_plan import (
+    PENDING_ACTION,
+    CompactionOperation,
+    pending_compactions,
+    pending_operations,
+    read_plan,
+)
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.read.query import TableSnapshot
+from hudi_ds.recovery.heartbeat import (
+    DEFAULT_HEARTBEAT_TIMEOUT_S,
+    heartbeat_age,
+    stop_heartbeat,
+    touch_heartbeat,
+)
 from hudi_ds.schema.avro import arrow_to_avro
 from hudi_ds.schema.meta import strip_meta
 from hudi_ds.services.compaction_exec import (
@@ -44,20 +58,11 @@ from hudi_ds.services.compaction_exec import (
     revert_attempt,
     schema_metadata,
 )
-from hudi_ds.services.compaction_plan import (
-    PENDING_ACTION,
-    CompactionOperation,
-    pending_compactions,
-    pending_operations,
-    read_plan,
-)
-from hudi_ds.services.rollback import (
-    DEFAULT_HEARTBEAT_TIMEOUT_S,
-    HEARTBEAT_DIR,
-    touch_heartbeat,
-)
+from hudi_ds.services.target import ServiceTarget
 from hudi_ds.storage import Storage
+from hudi_ds.storage.layout import WRITE_LAYOUT, temp_dir
 from hudi_ds.timeline import (
+    COMMIT_ACTIONS,
     CommitMetadata,
     State,
     Timeline,
@@ -71,10 +76,6 @@ from hudi_ds.timeline.avro_models import (
     compaction_plan,
     encode_avro_instant,
 )
-from hudi_ds.write.commit import check_writable
-
-if TYPE_CHECKING:
-    from hudi_ds.table import HudiTable
 
 __all__ = ["CompactionRunner", "compact", "run_compaction", "schedule_compaction"]
 
@@ -83,7 +84,6 @@ _DEFAULT_BASE_FILE_BYTES = 120 * 1024 * 1024  # hoodie.parquet.max.file.size: th
 _MB = 1024 * 1024
 _THREADS = 2
 _ATTEMPTS = 3
-_WRITE_ACTIONS = frozenset({"commit", "deltacommit", "replacecommit"})
 _run_locks: dict[str, threading.Lock] = {}
 _run_locks_guard = threading.Lock()
 
@@ -102,21 +102,14 @@ def _check_mor(config: TableConfig) -> None:
             "compact")
 
 
-def _heartbeat_age(storage: Storage, instant: str) -> float | None:
-    try:
-        return time.time() - float(storage.read_bytes(f"{HEARTBEAT_DIR}/{instant}").decode() or 0)
-    except (FileNotFoundError, ValueError):
-        return None
-
-
 def _live_writes(storage: Storage, timeline: Timeline, before: str | None = None) -> list[str]:
     """Pending writes whose writer may still be running: heartbeat fresh, or not written yet. (Writers
     roll back dead ones before they commit; the services never do, since a writer between claiming its
     instant and its first heartbeat looks dead.)"""
     out = []
     for i in timeline.pending():
-        if i.action in _WRITE_ACTIONS and (before is None or i.requested_time < before):
-            age = _heartbeat_age(storage, i.requested_time)
+        if i.action in COMMIT_ACTIONS and (before is None or i.requested_time < before):
+            age = heartbeat_age(storage, i.requested_time)
             if age is None or age < DEFAULT_HEARTBEAT_TIMEOUT_S:
                 out.append(i.requested_time)
     return out
@@ -128,7 +121,7 @@ def _wait_for(storage: Storage, instants: Iterable[str], wait_s: float) -> bool:
     deadline = time.monotonic() + wait_s
     delay = 0.02
     while wanted:
-        timeline = Timeline.load(storage, 1)
+        timeline = Timeline.load(storage, WRITE_LAYOUT)
         wanted = {t for t in wanted if (i := timeline.find(t)) is not None and not i.is_completed}
         if not wanted:
             break
@@ -160,7 +153,7 @@ def _metrics(sl: FileSlice) -> dict[str, float]:
             "TOTAL_IO_WRITE_MB": float(write_mb)}
 
 
-def schedule_compaction(table: HudiTable, *, min_delta_commits: int = 1, wait_s: float = 60.0) -> str | None:
+def schedule_compaction(table: ServiceTarget, *, min_delta_commits: int = 1, wait_s: float = 60.0) -> str | None:
     """Plan a compaction of every file group whose latest slice has log files; returns its instant C.
 
     Returns None (and writes nothing) when there is nothing to compact, when fewer than
@@ -171,10 +164,10 @@ def schedule_compaction(table: HudiTable, *, min_delta_commits: int = 1, wait_s:
     """
     storage, config = table.storage, table.config
     _check_mor(config)
-    timeline = Timeline.load(storage, 1)
+    timeline = Timeline.load(storage, WRITE_LAYOUT)
     if _live_writes(storage, timeline) or _delta_commits_since_compaction(timeline) < min_delta_commits:
         return None
-    view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, 1))
+    view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
     busy = pending_operations(timeline)
     ops = []
     for sl in view.latest_slices():
@@ -186,7 +179,7 @@ def schedule_compaction(table: HudiTable, *, min_delta_commits: int = 1, wait_s:
     if not ops:
         return None
     content = encode_avro_instant(compaction_plan(ops), COMPACTION_PLAN)
-    writer = TimelineWriter(storage, 1)
+    writer = TimelineWriter(storage, WRITE_LAYOUT)
     last = timeline.last_instant_time()
     while True:
         instant = new_instant_time(after=last)
@@ -195,27 +188,27 @@ def schedule_compaction(table: HudiTable, *, min_delta_commits: int = 1, wait_s:
         last = instant
     # A writer that claimed its instant before the plan existed may not have seen it: let it finish, its
     # logs then belong to the slice the executor reads (and the executor re-checks before publishing).
-    _wait_for(storage, _live_writes(storage, Timeline.load(storage, 1)), wait_s)
+    _wait_for(storage, _live_writes(storage, Timeline.load(storage, WRITE_LAYOUT)), wait_s)
     return instant
 
 
 # --- execution ---------------------------------------------------------------------------------------------
 
 
-def _attempt(table: HudiTable, instant: str, attempt: int, options: ExecOptions) -> bool:
+def _attempt(table: ServiceTarget, instant: str, attempt: int, options: ExecOptions) -> bool:
     """One execution of plan `instant`; False if a compacted slice changed meanwhile (output discarded)."""
     storage, config = table.storage, table.config
-    timeline = Timeline.load(storage, 1)
+    timeline = Timeline.load(storage, WRITE_LAYOUT)
     inst = timeline.get(instant)
     if inst.is_completed:
         return True
     if inst.state is State.INFLIGHT:
         revert_attempt(storage, timeline, inst)
-    TimelineWriter(storage, 1).transition_to_inflight(instant, PENDING_ACTION)
+    TimelineWriter(storage, WRITE_LAYOUT).transition_to_inflight(instant, PENDING_ACTION)
     touch_heartbeat(storage, instant)
     snap = TableSnapshot(storage, config, timeline)
     schema = snap.full_schema()
-    vis = Visibility.of(timeline, None, 1)
+    vis = Visibility.of(timeline, None, WRITE_LAYOUT)
     view = snap.view(vis)
     reader = snap.reader(vis, schema, view.committed_paths())
     avro = arrow_to_avro(schema, config.name)
@@ -229,7 +222,7 @@ def _attempt(table: HudiTable, instant: str, attempt: int, options: ExecOptions)
     with ThreadPoolExecutor(_THREADS) as pool:
         results = list(pool.map(one, enumerate(work)))
     if inputs_changed(storage, instant, [inputs for _, inputs in results]):
-        now = Timeline.load(storage, 1)
+        now = Timeline.load(storage, WRITE_LAYOUT)
         revert_attempt(storage, now, now.get(instant))
         return False
     stats: dict[str, list[WriteStat]] = {}
@@ -237,13 +230,13 @@ def _attempt(table: HudiTable, instant: str, attempt: int, options: ExecOptions)
         stats.setdefault(stat.partition_path or "", []).append(stat)
     meta = CommitMetadata(partition_to_write_stats=stats, compacted=True, operation_type="COMPACT",
                           extra_metadata=schema_metadata(timeline, strip_meta(schema), config.name))
-    TimelineWriter(storage, 1).complete(instant, PENDING_ACTION, meta.to_json_bytes())
-    storage.delete_dir(f".hoodie/.temp/{instant}")
-    storage.delete(f"{HEARTBEAT_DIR}/{instant}")
+    TimelineWriter(storage, WRITE_LAYOUT).complete(instant, PENDING_ACTION, meta.to_json_bytes())
+    storage.delete_dir(temp_dir(instant))
+    stop_heartbeat(storage, instant)
     return True
 
 
-def run_compaction(table: HudiTable, instant: str | None = None, *, row_group_rows: int | None = None,
+def run_compaction(table: ServiceTarget, instant: str | None = None, *, row_group_rows: int | None = None,
                    row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES, compression: str = "snappy",
                    wait_s: float = 60.0,
                    heartbeat_timeout_s: float = DEFAULT_HEARTBEAT_TIMEOUT_S) -> list[str]:
@@ -260,7 +253,7 @@ def run_compaction(table: HudiTable, instant: str | None = None, *, row_group_ro
     options = ExecOptions(row_group_rows, row_group_bytes, compression)
     done: list[str] = []
     with _run_lock(storage):
-        timeline = Timeline.load(storage, 1)
+        timeline = Timeline.load(storage, WRITE_LAYOUT)
         plans = pending_compactions(timeline)
         if instant is not None:
             target = timeline.find(instant)
@@ -269,7 +262,7 @@ def run_compaction(table: HudiTable, instant: str | None = None, *, row_group_ro
                     f"no compaction {instant} on the timeline; see HudiTable.timeline()")
             plans = [p for p in plans if p.requested_time == instant]
         for inst in plans:
-            age = _heartbeat_age(storage, inst.requested_time)
+            age = heartbeat_age(storage, inst.requested_time)
             if inst.state is State.INFLIGHT and age is not None and age < heartbeat_timeout_s:
                 continue  # another process is executing it
             if not _wait_for(storage, _live_writes(storage, timeline, before=inst.requested_time), wait_s):
@@ -284,13 +277,13 @@ def run_compaction(table: HudiTable, instant: str | None = None, *, row_group_ro
                         "(writes that did not see the plan); its output was discarded and the plan is still "
                         "pending: run it again")
             except BaseException:
-                storage.delete(f"{HEARTBEAT_DIR}/{inst.requested_time}")  # not alive: a re-run may take over
+                stop_heartbeat(storage, inst.requested_time)  # not alive: a re-run may take over
                 raise
             done.append(inst.requested_time)
     return done
 
 
-def compact(table: HudiTable, *, min_delta_commits: int = 1, row_group_rows: int | None = None,
+def compact(table: ServiceTarget, *, min_delta_commits: int = 1, row_group_rows: int | None = None,
             row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES) -> list[str]:
     """Schedule a compaction (if due) and execute every pending plan; returns the completed instants."""
     schedule_compaction(table, min_delta_commits=min_delta_commits)
@@ -307,7 +300,7 @@ class CompactionRunner:
     blocks until the runner is idle.
     """
 
-    def __init__(self, table: HudiTable, *, on_error: Callable[[BaseException], None] | None = None,
+    def __init__(self, table: ServiceTarget, *, on_error: Callable[[BaseException], None] | None = None,
                  **options: Any) -> None:
         self.table = table
         self.options = options

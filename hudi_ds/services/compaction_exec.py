@@ -6,7 +6,6 @@ runs operations in parallel and publishes the commit.
 
 from __future__ import annotations
 
-import io
 import json
 import time
 from dataclasses import dataclass
@@ -14,24 +13,25 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
+from hudi_ds import faults
 from hudi_ds.errors import CorruptTableError
+from hudi_ds.files.base_file import write_base_file
+from hudi_ds.files.compaction_plan import CompactionOperation
 from hudi_ds.files.encoding import dictionary_columns
+from hudi_ds.files.markers import marked_files
 from hudi_ds.files.naming import base_file_name, join, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.log.format import BlockType, read_blocks
 from hudi_ds.merge import merge_slice
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY
 from hudi_ds.read.slice_reader import SliceReader
+from hudi_ds.recovery.rollback import record_rollback
 from hudi_ds.schema.avro import arrow_to_avro
-from hudi_ds.schema.meta import FILE_NAME, META_COLUMNS, RECORD_KEY
-from hudi_ds.services.compaction_plan import CompactionOperation
-from hudi_ds.services.rollback import _record, marked_files
+from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
+from hudi_ds.storage.layout import WRITE_LAYOUT, temp_dir
 from hudi_ds.timeline import Instant, State, Timeline, WriteStat
-from hudi_ds.write import faults
-from hudi_ds.write.group_writer import marker_path
 
 
 @dataclass(frozen=True)
@@ -82,28 +82,15 @@ def _block_stats(storage: Storage, sl: FileSlice, vis: Visibility) -> tuple[int,
 
 def _write_base(storage: Storage, instant: str, partition: str, name: str, records: pa.Table,
                 avro: dict[str, Any], options: ExecOptions, merge: bool) -> int:
-    """One parquet base file (marker first), rolled into row groups of the target size; returns its size."""
-    storage.write_bytes(marker_path(instant, partition, name, "MERGE" if merge else "CREATE"), b"")
-    n = records.num_rows
-    records = records.set_column(META_COLUMNS.index(FILE_NAME), FILE_NAME, pa.repeat(pa.scalar(name), n))
-    kv = {"parquet.avro.schema": json.dumps(avro), "writer.model.name": "avro"}
-    if n:
-        mm = pc.min_max(records[RECORD_KEY])
-        kv["hoodie_min_record_key"] = mm["min"].as_py()
-        kv["hoodie_max_record_key"] = mm["max"].as_py()
+    """One base file, rolled into row groups of the target size; returns its size."""
     rows = options.row_group_rows
     if rows is None:
+        n = records.num_rows
         rows = max(1, options.row_group_bytes * n // max(1, records.nbytes)) if n else 1
-    sink = io.BytesIO()
-    with pq.ParquetWriter(sink, records.schema, compression=options.compression, store_schema=False,
-                          use_dictionary=dictionary_columns(records)) as writer:
-        writer.write_table(records, row_group_size=max(1, rows))
-        writer.add_key_value_metadata(kv)  # Hudi's footer keys (not Arrow's schema)
-    data = sink.getvalue()
-    storage.write_bytes(join(partition, name), data)
-    faults.file_written()
+    size = write_base_file(storage, instant, partition, name, records, avro, compression=options.compression,
+                           dictionary=dictionary_columns(records), merge=merge, row_group_rows=rows)
     faults.pause_point("compaction_file_written")
-    return len(data)
+    return size
 
 
 def compact_slice(storage: Storage, reader: SliceReader, op: CompactionOperation, sl: FileSlice, token: str,
@@ -150,7 +137,7 @@ def compact_slice(storage: Storage, reader: SliceReader, op: CompactionOperation
 def inputs_changed(storage: Storage, instant: str, inputs: list[SliceInputs]) -> bool:
     """Whether a write changed a compacted slice while we read it: a log file added or grown there, or a
     block we skipped as uncommitted that has committed since."""
-    timeline = Timeline.load(storage, 1)
+    timeline = Timeline.load(storage, WRITE_LAYOUT)
     listings: dict[str, list[tuple[str, int]]] = {}
     for inp in inputs:
         partition, file_id = inp.key
@@ -185,8 +172,8 @@ def revert_attempt(storage: Storage, timeline: Timeline, inst: Instant) -> None:
             storage.delete(rel)
             entry["deleted"].append(rel)
     if removed:
-        _record(storage, timeline, inst, removed, started)
+        record_rollback(storage, timeline, inst, removed, started)
     storage.delete(timeline.file_path(inst, State.INFLIGHT))
-    storage.delete_dir(f".hoodie/.temp/{inst.requested_time}")
+    storage.delete_dir(temp_dir(inst.requested_time))
 
 

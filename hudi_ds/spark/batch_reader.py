@@ -18,16 +18,15 @@ from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 from pyspark.sql.types import StructType
 
 from hudi_ds.config import TableConfig
+from hudi_ds.config.options import HudiOptions
 from hudi_ds.errors import ConfigError
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.read import filters as core_filters
 from hudi_ds.read import query
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.read.splits import SlicePart, pack, split_slice
-from hudi_ds.schema.meta import COMMIT_TIME
-from hudi_ds.schema.meta import RECORD_KEY as KEY
+from hudi_ds.schema.meta import COMMIT_TIME, RECORD_KEY
 from hudi_ds.spark import pushdown, types
-from hudi_ds.spark.options import HudiOptions
 from hudi_ds.timeline import Timeline, normalize_instant_time
 
 # pyspark 4.1-4.3 store the read plan of a filter pushdown on the relation (PythonDataSourceV2.readInfo) and
@@ -77,7 +76,7 @@ class HudiInputPartition(InputPartition):
     def read_part(self, part: SlicePart) -> pa.Table:
         table = self.reader.read_part(part, self.include_logs)
         if self.commit_times is not None:
-            table = table.filter(pc.is_in(table["_hoodie_commit_time"],
+            table = table.filter(pc.is_in(table[COMMIT_TIME],
                                           value_set=pa.array(self.commit_times, pa.string())))
         return self.row_filter.apply(table)
 
@@ -158,7 +157,7 @@ class HudiBatchReader(DataSourceReader):
     def _columns_to_read(self, plan: _Plan, filters: list[pushdown.Triple]) -> pa.Schema:
         """The table columns Spark asked for (a `.schema(...)` given to the read names fewer) and what merging,
         the incremental range and the filters need: the Python data source API has no column pruning."""
-        needed = set(self.target.names) | {f[0] for f in filters} | {KEY, COMMIT_TIME}
+        needed = set(self.target.names) | {f[0] for f in filters} | {RECORD_KEY, COMMIT_TIME}
         ordering = plan.snap.ordering_field()
         if ordering:
             needed.add(ordering)

@@ -1,11 +1,11 @@
-"""Batch writes: HudiTable.write's sequence spread over Spark's driver and executors.
+"""Batch writes: the write client's sequence (hudi_ds.write.client) spread over Spark's driver and executors.
 
-writer() (driver):  validate options, create or check the table, evolve the schema, roll back crashed writers,
-                    Coordinator.begin -> a WritePlan, pickled inside the writer to every task.
+writer() (driver):  open or create the table, prepare (operation, columns, schema), begin -> a WritePlan,
+                    pickled inside the writer to every task.
 write() (executor): a TaskWriter per task fed with every Arrow batch; its TaskResult is the commit message.
-commit() (driver, another process): Coordinator.commit (drops files of failed task attempts, merges copy-on-write
-                    file groups several tasks changed, publishes).
-abort() (driver):   Coordinator.abort rolls back everything the instant wrote (markers).
+commit() (driver, another process): the client's commit (drops files of failed task attempts, merges
+                    copy-on-write file groups several tasks changed, publishes), then the table services inline.
+abort() (driver):   the client's abort rolls back everything the instant wrote (markers).
 """
 
 from __future__ import annotations
@@ -19,21 +19,27 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from hudi_ds.config import TableConfig
-from hudi_ds.config.table_config import PROPS_PATH
+from hudi_ds.config.options import HudiOptions
 from hudi_ds.errors import ConfigError, InvalidDataError, SchemaError
-from hudi_ds.services.rollback import rollback_failed_writes, touch_heartbeat
+from hudi_ds.read.changes import CHANGE_COMMIT_TIME
+from hudi_ds.recovery.heartbeat import touch_heartbeat
+from hudi_ds.services.post_commit import TableServices
 from hudi_ds.spark import types
-from hudi_ds.spark.options import HudiOptions, default_table_name
 from hudi_ds.storage import Storage
-from hudi_ds.write.commit import Coordinator, check_writable
-from hudi_ds.write.input import data_schema_of, evolve
+from hudi_ds.write.client import (
+    PreparedWrite,
+    WriteClient,
+    create_table,
+    key_columns,
+    open_existing,
+    require_columns,
+    resolve_operation,
+)
 from hudi_ds.write.messages import TaskResult
-from hudi_ds.write.plan import WritePlan, check_operation, default_operation
+from hudi_ds.write.plan import WritePlan
 from hudi_ds.write.routing import DELETE
 from hudi_ds.write.task import TaskWriter
 
-COMMIT_TIME = "_commit_time"  # the change feed's commit column: orders changes, never stored
 UPSERT_KINDS = ("insert", "update_postimage", "c", "r", "u", "+i", "+u")
 PRE_IMAGE_KINDS = ("update_preimage", "-u")
 DELETE_KINDS = ("delete", "d", "-d")
@@ -62,68 +68,27 @@ def _changelog_column(opts: HudiOptions, incoming: pa.Schema) -> str | None:
     return col
 
 
-def _check_against_table(opts: HudiOptions, config: TableConfig, path: str) -> None:
-    """Settings given for an existing table must match it: name both values."""
-    checks = [
-        ("record_key", "hoodie.datasource.write.recordkey.field", opts.record_key, config.record_key_fields),
-        ("partition_fields", "hoodie.datasource.write.partitionpath.field", opts.partition_fields,
-         config.partition_fields),
-        ("table_type", "hoodie.datasource.write.table.type", opts.table_type, config.table_type),
-        ("num_buckets", "hoodie.bucket.index.num.buckets", opts.num_buckets, config.num_buckets),
-        ("ordering_field", "hoodie.datasource.write.precombine.field", opts.ordering_field, config.ordering_field),
-        ("hive_style", "hoodie.datasource.write.hive_style_partitioning", opts.hive_style, config.hive_style),
-        ("url_encode", "hoodie.datasource.write.partitionpath.urlencode", opts.url_encode, config.url_encode),
-        ("table_name", "hoodie.table.name", opts.table_name, config.name),
-    ]
-    if opts.record_key and not config.record_key_fields:
-        raise ConfigError(
-            f"hoodie.datasource.write.recordkey.field={','.join(opts.record_key)!r} but the existing table at {path} "
-            "has no record key (its rows get generated keys; the key is fixed when a table is created); drop the "
-            "option, or write to a new table to get one with a record key")
-    for name, key, given, have in checks:
-        if opts.is_set(name) and given != have:
-            show = (lambda v: ",".join(v) if isinstance(v, list) else v)  # noqa: E731
-            raise ConfigError(
-                f"{key}={show(given)!r} contradicts the existing table at {path}, which has {show(have)!r}; "
-                f"drop the option or set it to {show(have)!r} (these settings are fixed when a table is created)")
-
-
-def _require(schema: pa.Schema, columns: list[tuple[str, str]], operation: str) -> None:
-    for role, col in columns:
-        if col not in schema.names:
-            raise SchemaError(
-                f"{operation}: the {role} column {col!r} is missing from the DataFrame; columns: {schema.names}")
-
-
 @dataclass(frozen=True)
-class PreparedWrite:
-    """A write validated on the driver: the table exists and agrees with the options; nothing begun yet."""
+class PreparedSparkWrite:
+    """A Spark write validated on the driver: the table exists and agrees with the options; nothing begun yet."""
 
-    path: str
-    config: TableConfig
-    operation: str
-    new_schema: pa.Schema  # table data schema after this write
+    client: WriteClient
+    prepared: PreparedWrite
     input_schema: pa.Schema  # Arrow schema of the incoming Spark batches
     changelog: str | None  # change-kind column of changelog input
 
 
-def prepare_table(opts: HudiOptions, schema: StructType, overwrite: bool) -> PreparedWrite:
-    """Validate options, create the table if missing (or check it), evolve the schema (shared with streaming).
-
-    Without a record key option a new table is created key-less (append-only, generated keys), as Apache Hudi
-    0.14+ does; the default operation is then insert."""
-    from hudi_ds.table import HudiTable
-
+def prepare_table(opts: HudiOptions, schema: StructType, overwrite: bool, *, allow_async_services: bool = False
+                  ) -> PreparedSparkWrite:
+    """Open the table (a first write creates it: without a record key option a key-less one, as Apache Hudi 0.14+
+    does) and prepare the write with the write client; shared by batch writes and the streaming sink."""
     path = opts.path
     if not path:
         raise ConfigError("no table path: call .save(path) (or set option 'path')")
-    table = HudiTable(path) if Storage(path).exists(PROPS_PATH) else None
-    if table is not None:
-        _check_against_table(opts, table.config, path)
-    keys = table.config.record_key_fields if table is not None else opts.record_key
-    operation = opts.operation if opts.is_set("operation") else default_operation(keys)
-    if overwrite:
-        operation = "insert_overwrite" if operation == "insert_overwrite" else "insert_overwrite_table"
+    storage = Storage(path)
+    config = open_existing(storage, opts)
+    keys = config.record_key_fields if config is not None else opts.record_key
+    operation = resolve_operation(opts, keys, overwrite=overwrite)
     incoming = types.arrow_schema(schema)
     changelog = _changelog_column(opts, incoming)
     if changelog is not None and not keys:
@@ -132,39 +97,21 @@ def prepare_table(opts: HudiOptions, schema: StructType, overwrite: bool) -> Pre
     if changelog is not None and operation != "upsert":
         raise ConfigError(f"changelog input is written as upserts and deletes; it cannot be used with "
                           f"operation {operation!r} (drop hoodie.datasource.write.operation or set it to upsert)")
-    check_operation(operation, keys)
-    data_in = pa.schema([f for f in incoming if f.name not in (changelog, COMMIT_TIME)]) if changelog \
+    data_in = pa.schema([f for f in incoming if f.name not in (changelog, CHANGE_COMMIT_TIME)]) if changelog \
         else incoming
-    if table is None:
-        roles = [("record key", c) for c in opts.record_key] + [("partition", c) for c in opts.partition_fields]
-        if opts.ordering_field:
-            roles.append(("ordering (precombine)", opts.ordering_field))
-        _require(data_in, roles, operation)
-        table = HudiTable.create(
-            path, table_name=opts.table_name or default_table_name(path), record_key=opts.record_key,
-            ordering_field=opts.ordering_field, partition_by=opts.partition_fields, table_type=opts.table_type,
-            buckets=opts.num_buckets, hive_style_partitioning=opts.hive_style, url_encode_partitions=opts.url_encode)
-    config = table.config
-    check_writable(config)
-    roles = [("record key", c) for c in config.record_key_fields] + [("partition", c) for c in config.partition_fields]
-    if config.ordering_field and operation != "delete":
-        roles.append(("ordering (precombine)", config.ordering_field))
-    _require(data_in, roles, operation)
-    current = table.schema if table.timeline() and len(table.schema) else None
-    if operation == "delete":
-        new_schema = current if current is not None else data_schema_of(data_in)
-    else:
-        new_schema = evolve(current, data_in)
-    return PreparedWrite(path, config, operation, new_schema, incoming, changelog)
+    if config is None:
+        require_columns(data_in, key_columns(opts.record_key, opts.partition_fields, opts.ordering_field, operation),
+                        operation)
+        config = create_table(storage, opts)
+    hooks = [TableServices(opts, allow_async=allow_async_services)]
+    client = WriteClient(path, config, opts, hooks)
+    return PreparedSparkWrite(client, client.prepare(operation, data_in), incoming, changelog)
 
 
 def prepare_writer(opts: HudiOptions, schema: StructType, overwrite: bool) -> HudiBatchWriter:
-    prepared = prepare_table(opts, schema, overwrite)
-    rollback_failed_writes(Storage(prepared.path), prepared.config)
-    plan = Coordinator(prepared.path, prepared.config).begin(
-        prepared.operation, prepared.new_schema, log_block_format=opts.log_block_format,
-        parquet_compression=opts.parquet_compression)
-    return HudiBatchWriter(plan, prepared.input_schema, prepared.changelog)
+    spark_write = prepare_table(opts, schema, overwrite)
+    plan = spark_write.client.begin(spark_write.prepared)
+    return HudiBatchWriter(spark_write.client, plan, spark_write.input_schema, spark_write.changelog)
 
 
 def apply_changelog(table: pa.Table, column: str) -> pa.Table:
@@ -182,30 +129,34 @@ def apply_changelog(table: pa.Table, column: str) -> pa.Table:
     kinds = kinds.filter(keep)
     is_delete = pc.is_in(kinds, value_set=pa.array(DELETE_KINDS))
     table = table.drop_columns([column]).append_column(DELETE, is_delete)
-    if COMMIT_TIME in table.column_names:
+    if CHANGE_COMMIT_TIME in table.column_names:
         # a hudi-py change feed: apply each key's changes in commit order (ties resolve to the later row)
-        order = pc.sort_indices(table, sort_keys=[(COMMIT_TIME, "ascending")])
-        table = table.take(order).drop_columns([COMMIT_TIME])
+        order = pc.sort_indices(table, sort_keys=[(CHANGE_COMMIT_TIME, "ascending")])
+        table = table.take(order).drop_columns([CHANGE_COMMIT_TIME])
+    return table
+
+
+def shape_input(rows: pa.Table, plan: WritePlan, input_schema: pa.Schema, changelog_column: str | None) -> pa.Table:
+    """A Spark batch as the core writer takes it: Spark's types normalised, changelog rows turned into upserts
+    and deletes, deletes given a null ordering value (Hudi's natural delete) when the input has none."""
+    table = types.normalize_input(rows, input_schema)
+    if changelog_column is not None:
+        table = apply_changelog(table, changelog_column)
+    ordering = plan.config.ordering_field
+    if plan.operation == "delete" and ordering and ordering not in table.column_names:
+        table = table.append_column(ordering, pa.nulls(table.num_rows, plan.schema.field(ordering).type))
     return table
 
 
 class HudiBatchWriter(DataSourceArrowWriter):
     """Pickled to every task and to the commit process; holds only the plan and input shape."""
 
-    def __init__(self, plan: WritePlan, input_schema: pa.Schema, changelog_column: str | None) -> None:
+    def __init__(self, client: WriteClient, plan: WritePlan, input_schema: pa.Schema,
+                 changelog_column: str | None) -> None:
+        self.client = client
         self.plan = plan
         self.input_schema = input_schema
         self.changelog_column = changelog_column
-
-    def _prepare(self, rows: pa.Table) -> pa.Table:
-        table = types.normalize_input(rows, self.input_schema)
-        if self.changelog_column is not None:
-            table = apply_changelog(table, self.changelog_column)
-        ordering = self.plan.config.ordering_field
-        if self.plan.operation == "delete" and ordering and ordering not in table.column_names:
-            # deletes without an ordering value always delete (Hudi's natural delete)
-            table = table.append_column(ordering, pa.nulls(table.num_rows, self.plan.schema.field(ordering).type))
-        return table
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> HudiCommitMessage:
         from pyspark import TaskContext
@@ -217,7 +168,7 @@ class HudiBatchWriter(DataSourceArrowWriter):
         last_beat = time.monotonic()
         try:
             for chunk in types.input_chunks(iterator):
-                task.write(self._prepare(chunk))
+                task.write(shape_input(chunk, self.plan, self.input_schema, self.changelog_column))
                 if time.monotonic() - last_beat > HEARTBEAT_EVERY_S:
                     self._heartbeat()
                     last_beat = time.monotonic()
@@ -233,11 +184,11 @@ class HudiBatchWriter(DataSourceArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         results = [m.result for m in messages if isinstance(m, HudiCommitMessage)]
-        Coordinator(self.plan.base_uri, self.plan.config).commit(self.plan, results)
+        self.client.commit(self.plan, results)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        Coordinator(self.plan.base_uri, self.plan.config).abort(self.plan)
+        self.client.abort(self.plan)
 
 
-__all__ = ["HudiBatchWriter", "HudiCommitMessage", "PreparedWrite", "apply_changelog", "prepare_table",
-           "prepare_writer"]
+__all__ = ["HudiBatchWriter", "HudiCommitMessage", "PreparedSparkWrite", "apply_changelog", "prepare_table",
+           "prepare_writer", "shape_input"]

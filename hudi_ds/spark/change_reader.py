@@ -9,11 +9,11 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
+from hudi_ds.config.options import HudiOptions
 from hudi_ds.read import changes as feed
 from hudi_ds.read import query
 from hudi_ds.spark import types
 from hudi_ds.spark.batch_reader import instant_option, load_snapshot
-from hudi_ds.spark.options import HudiOptions
 
 
 class _CommitGroup(InputPartition):

@@ -95,10 +95,10 @@ def _config_of(target: str | Mapping[str, str] | TableConfig) -> tuple[list[str]
                 "there is nothing to cluster by. Write the DataFrame as it is")
         return list(target.record_key_fields), list(target.partition_fields), int(target.num_buckets or 1)
     from hudi_ds.config.table_config import PROPS_PATH
-    from hudi_ds.spark.options import parse_options
+    from hudi_ds.spark.options import parse_spark_options
     from hudi_ds.storage import Storage
 
-    opts = parse_options(target)
+    opts = parse_spark_options(target)
     if opts.path and Storage(opts.path).exists(PROPS_PATH):
         return _config_of(opts.path)
     if not opts.record_key:

@@ -11,6 +11,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from hudi_ds.config.options import HudiOptions
 from hudi_ds.errors import ConfigError
 from hudi_ds.spark import types
 from hudi_ds.spark.batch_reader import (
@@ -23,7 +24,7 @@ from hudi_ds.spark.batch_reader import (
 )
 from hudi_ds.spark.batch_writer import prepare_writer
 from hudi_ds.spark.change_reader import ChangeFeedReader
-from hudi_ds.spark.options import HudiOptions, parse_options
+from hudi_ds.spark.options import parse_spark_options
 from hudi_ds.spark.stream_reader import HudiStreamReader, stream_schema
 from hudi_ds.spark.stream_writer import HudiStreamWriter
 
@@ -41,7 +42,7 @@ class HudiDataSource(DataSource):
     def hudi_options(self) -> HudiOptions:
         opts = self.__dict__.get("_hudi_options")
         if opts is None:
-            opts = parse_options(self.options)
+            opts = parse_spark_options(self.options)
             self.__dict__["_hudi_options"] = opts
         return opts
 

@@ -24,13 +24,13 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
+from hudi_ds.config.options import HudiOptions
 from hudi_ds.errors import CleanedInstantsError, HudiDsError
 from hudi_ds.read import changes as feed
 from hudi_ds.read import query
 from hudi_ds.read.splits import pack
 from hudi_ds.spark import types
 from hudi_ds.spark.batch_reader import instant_option, load_snapshot
-from hudi_ds.spark.options import HudiOptions
 
 try:  # admission control and Trigger.AvailableNow arrived in pyspark 4.2
     from pyspark.sql.streaming.datasource import (
@@ -166,7 +166,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         if begin == "0" and not self.cdc or not self._check_retained(snap, begin):
             return self._plan_splits(query.plan_snapshot(snap, as_of=last))
         if self.cdc:
-            splits = []
+            splits: list[_Split] = []
             for ts in in_range:
                 groups = sorted(feed.touched_groups(snap, [ts]))
                 for chunk in (groups[i::self._parallelism()] for i in range(min(len(groups), self._parallelism()))):

@@ -2,7 +2,7 @@
 
 Exactly-once, whatever crashes when:
 - Tasks of one micro-batch share one instant: the first task with rows begins it and publishes the plan
-  under `.hoodie/.aux/hudi_ds/streaming/<identifier>/<runId>-<batchId>.plan` (create-if-absent); the others
+  as `<runId>-<batchId>.plan` in the writer's streaming plan folder (create-if-absent); the others
   read it. A restarted query has a new runId, so a replayed batch gets a fresh instant.
 - `commit(messages, batchId)` first rolls back this writer's other pending instants (a crash's leftovers;
   they must be gone before a later commit completes, for hudi-rs), then skips the batch — rolling back its
@@ -17,7 +17,6 @@ thread when `compaction.async.enabled=true`).
 from __future__ import annotations
 
 import pickle
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -25,17 +24,15 @@ import pyarrow as pa
 from pyspark.sql.datasource import WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from hudi_ds.services import compaction
-from hudi_ds.services.compaction import CompactionRunner
-from hudi_ds.services.rollback import rollback_pending
+from hudi_ds import faults
+from hudi_ds.config.options import HudiOptions
+from hudi_ds.recovery.rollback import rollback_pending
 from hudi_ds.spark import types
-from hudi_ds.spark.batch_writer import HudiBatchWriter, prepare_table
-from hudi_ds.spark.options import HudiOptions
+from hudi_ds.spark.batch_writer import prepare_table, shape_input
 from hudi_ds.storage import Storage
+from hudi_ds.storage.layout import WRITE_LAYOUT, streaming_plan_dir
 from hudi_ds.timeline import Timeline
-from hudi_ds.write import faults
 from hudi_ds.write.checkpoint import checkpoint_metadata, last_committed_batch, pending_instants_of
-from hudi_ds.write.commit import Coordinator
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import WritePlan
 from hudi_ds.write.task import TaskWriter
@@ -45,11 +42,10 @@ try:  # pyspark >= 4.1 hands Arrow batches to stream writers
 
     ARROW_STREAM_WRITER = True
 except ImportError:  # pragma: no cover - pyspark 4.0
-    from pyspark.sql.datasource import DataSourceStreamWriter as _StreamWriterBase
+    from pyspark.sql.datasource import DataSourceStreamWriter as _StreamWriterBase  # type: ignore[assignment]
 
     ARROW_STREAM_WRITER = False
 
-PLAN_DIR = ".hoodie/.aux/hudi_ds/streaming"
 
 
 @dataclass(frozen=True)
@@ -59,21 +55,20 @@ class StreamCommitMessage(WriterCommitMessage):
 
 
 def _plan_path(identifier: str, run_id: str, batch_id: int, attempt: int) -> str:
-    return f"{PLAN_DIR}/{identifier}/{run_id}-{batch_id}-{attempt:04d}.plan"
+    return f"{streaming_plan_dir(identifier)}/{run_id}-{batch_id}-{attempt:04d}.plan"
 
 
 class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
     """Made on the driver for each micro-batch (twice: tasks' copy and commit copy); holds no instant."""
 
     def __init__(self, opts: HudiOptions, schema: StructType) -> None:
-        prepared = prepare_table(opts, schema, overwrite=False)
-        self.opts = opts
-        self.path = prepared.path
-        self.config = prepared.config
-        self.schema = prepared.new_schema
-        self.operation = prepared.operation
-        self.input_schema = prepared.input_schema
-        self.changelog = prepared.changelog
+        spark_write = prepare_table(opts, schema, overwrite=False, allow_async_services=True)
+        self.client = spark_write.client
+        self.prepared = spark_write.prepared
+        self.path = spark_write.client.path
+        self.config = spark_write.client.config
+        self.input_schema = spark_write.input_schema
+        self.changelog = spark_write.changelog
         self.identifier = opts.streaming_identifier
 
     # ---- tasks ---------------------------------------------------------------------------------------
@@ -82,10 +77,10 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
         pending (a crashed attempt's, rolled back or even completed) are never reused: the k-th live plan
         is claimed at `<run>-<batch>-<k>.plan`, k counting the stale ones, so racing tasks agree."""
         storage = Storage(self.path)
-        timeline = Timeline.load(storage, 1)
+        timeline = Timeline.load(storage, WRITE_LAYOUT)
         prefix = f"{run_id}-{batch_id}-"
         stale = 0
-        for entry in sorted(storage.list(f"{PLAN_DIR}/{self.identifier}"), key=lambda e: e.name):
+        for entry in sorted(storage.list(streaming_plan_dir(self.identifier)), key=lambda e: e.name):
             if not entry.name.startswith(prefix):
                 continue
             plan: WritePlan = pickle.loads(storage.read_bytes(entry.path))
@@ -94,10 +89,7 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
                 return plan
             stale += 1
         rel = _plan_path(self.identifier, run_id, batch_id, stale)
-        extra = checkpoint_metadata(self.identifier, batch_id)
-        plan = Coordinator(self.path, self.config).begin(
-            self.operation, self.schema, extra=extra, log_block_format=self.opts.log_block_format,
-            parquet_compression=self.opts.parquet_compression)
+        plan = self.client.begin(self.prepared, extra=checkpoint_metadata(self.identifier, batch_id))
         if storage.put_if_absent(rel, pickle.dumps(plan)):
             return plan
         rollback_pending(storage, self.config, plan.instant)  # another task won the race: use its instant
@@ -111,16 +103,14 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
         batch_id = int(ctx.getLocalProperty("streaming.sql.batchId") or -1) if ctx else -1
         run_id = (ctx.getLocalProperty("sql.streaming.runId") if ctx else None) or "local"
         part, stage, attempt = (ctx.partitionId(), ctx.stageId(), ctx.attemptNumber()) if ctx else (0, 0, 0)
-        shaper = HudiBatchWriter(None, self.input_schema, self.changelog)  # type: ignore[arg-type]
         plan: WritePlan | None = None
         task: TaskWriter | None = None
         try:
             for chunk in types.input_chunks(_as_arrow(iterator, self.input_schema)):
-                if task is None:
+                if plan is None or task is None:
                     plan = self._plan_for(batch_id, run_id)
-                    shaper.plan = plan
                     task = TaskWriter(plan, task_id=part, stage_id=stage, attempt=attempt)
-                task.write(shaper._prepare(chunk))
+                task.write(shape_input(chunk, plan, self.input_schema, self.changelog))
             result = task.finish() if task is not None else None
             if result is not None and result.files:
                 faults.pause_point("task_files_written")
@@ -135,7 +125,7 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
         storage = Storage(self.path)
         done = [m for m in messages if isinstance(m, StreamCommitMessage) and m.plan is not None]
         plan = done[0].plan if done else None
-        timeline = Timeline.load(storage, 1)
+        timeline = Timeline.load(storage, WRITE_LAYOUT)
         for instant, _ in pending_instants_of(timeline, self.identifier):
             if plan is None or instant != plan.instant:
                 rollback_pending(storage, self.config, instant)
@@ -148,12 +138,12 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
         mine = timeline.find(plan.instant)
         if committed is not None and committed >= batchId:
             if mine is not None and not mine.is_completed:
-                Coordinator(self.path, self.config).abort(plan)  # a replay of a committed batch: change nothing
+                self.client.abort(plan)  # a replay of a committed batch: change nothing
         else:
-            Coordinator(self.path, self.config).commit(plan, results, checkpoint_metadata(self.identifier, batchId))
+            # publishes, then runs the table services (compaction inline or in the background, clean, archive)
+            self.client.commit(plan, results, checkpoint_metadata(self.identifier, batchId))
         faults.pause_point("after_commit")
         _forget_plans(storage, self.identifier, batchId)
-        run_table_services(self.path, self.opts)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         storage = Storage(self.path)
@@ -179,45 +169,10 @@ def _as_arrow(iterator: Iterator[object], schema: pa.Schema) -> Iterator[pa.Reco
 
 
 def _forget_plans(storage: Storage, identifier: str, upto_batch: int) -> None:
-    for entry in storage.list(f"{PLAN_DIR}/{identifier}"):
+    for entry in storage.list(streaming_plan_dir(identifier)):
         try:
             batch = int(entry.name.rsplit("-", 2)[-2])
         except (ValueError, IndexError):
             continue
         if batch <= upto_batch:
             storage.delete(entry.path)
-
-
-_async_lock = threading.Lock()
-_async_runners: dict[str, CompactionRunner] = {}
-
-
-def run_table_services(path: str, opts: HudiOptions) -> None:
-    """After a micro-batch commit: schedule a compaction every `compaction.delta_commits` delta commits and run
-    it inline, or hand it to one background runner per table (`compaction.async.enabled`); then clean and
-    archive. Writes go on while a compaction is pending: their logs land in the new file slices."""
-    from hudi_ds.table import HudiTable
-
-    table = HudiTable(path)
-    if table.config.is_mor and opts.compaction_enabled:
-        # never wait on other writers here: a plan that cannot run now runs after a later micro-batch
-        scheduled = compaction.schedule_compaction(table, min_delta_commits=opts.compaction_delta_commits,
-                                                   wait_s=0)
-        if opts.compaction_async:
-            with _async_lock:
-                runner = _async_runners.get(path)
-                if runner is None:
-                    runner = _async_runners[path] = CompactionRunner(table, wait_s=0)
-            if runner.errors:
-                raise runner.errors[0]
-            runner.trigger()
-        else:
-            if scheduled:
-                faults.pause_point("compaction_scheduled")
-            # inline, this writer is the table's only compaction executor: a plan left pending by a crashed
-            # run of it is taken over at once instead of waiting for its heartbeat to expire
-            compaction.run_compaction(table, wait_s=0, heartbeat_timeout_s=0)
-    if opts.clean_enabled:
-        table.clean(retain_commits=opts.clean_retain_commits)
-    if opts.archive_enabled:
-        table.archive(min_commits=opts.archive_min_commits, max_commits=opts.archive_max_commits)

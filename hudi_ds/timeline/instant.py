@@ -33,12 +33,13 @@ class Action(str, Enum):
 
 
 # Actions whose completed instants add or replace data files (Java's "commits timeline").
-COMMIT_ACTIONS: frozenset[str] = frozenset({"commit", "deltacommit", "replacecommit"})
+COMMIT_ACTIONS: frozenset[str] = frozenset(
+    {Action.COMMIT.value, Action.DELTA_COMMIT.value, Action.REPLACE_COMMIT.value})
 # Pending-only actions and the action their completed file carries.
 COMPLETED_ACTION_OF: dict[str, str] = {
-    "compaction": "commit",
-    "logcompaction": "deltacommit",
-    "clustering": "replacecommit",
+    Action.COMPACTION.value: Action.COMMIT.value,
+    Action.LOG_COMPACTION.value: Action.DELTA_COMMIT.value,
+    Action.CLUSTERING.value: Action.REPLACE_COMMIT.value,
 }
 # Pending actions that will become commit-like once completed.
 PENDING_COMMIT_ACTIONS: frozenset[str] = COMMIT_ACTIONS | frozenset(COMPLETED_ACTION_OF)
@@ -103,9 +104,6 @@ class Instant:
 
     def __ge__(self, other: Instant) -> bool:
         return self._key() >= other._key()
-
-    def with_state(self, state: State, completion_time: str | None = None) -> Instant:
-        return Instant(self.requested_time, self.action, state, completion_time)
 
     def file_name(self, layout: int, state: State | None = None) -> str:
         """The timeline file name of this instant in `state` (default: its own state)."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from hudi_ds.errors import CommitConflictError, CorruptTableError, InstantNotFoundError, UnsupportedTableError
 from hudi_ds.storage import Storage
+from hudi_ds.storage.layout import HOODIE_DIR
 from hudi_ds.timeline.avro_models import AVRO_MAGIC, decode_avro_instant, encode_avro_instant
 from hudi_ds.timeline.avro_schemas import (
     CLEAN_METADATA,
@@ -42,7 +43,6 @@ _COMPLETED_METADATA: OrderedDict[tuple[str, int, int | None], CommitMetadata] = 
 _COMPLETED_METADATA_MAX = 8192
 _completed_metadata_lock = threading.Lock()
 
-HOODIE_DIR = ".hoodie"
 DEFAULT_TIMELINE_PATH = "timeline"  # hoodie.timeline.path (layout 2), relative to .hoodie/
 DEFAULT_HISTORY_PATH = "history"  # hoodie.timeline.history.path, relative to the timeline folder
 DEFAULT_ARCHIVE_PATH = "archived"  # hoodie.archivelog.folder (layout 1), relative to .hoodie/

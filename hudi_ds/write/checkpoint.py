@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 
-from hudi_ds.timeline import Timeline
+from hudi_ds.timeline import COMMIT_ACTIONS, Timeline
 
 SINK_CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"
-DEFAULT_IDENTIFIER = "default_single_writer"
 WRITER_KEY = "hudi_ds.streaming.writer"
 BATCH_KEY = "hudi_ds.streaming.batch"
 
@@ -51,7 +50,7 @@ def pending_instants_of(timeline: Timeline, identifier: str) -> list[tuple[str, 
     """(instant, batch id) of this writer's pending writes: leftovers of a crash to roll back."""
     out = []
     for inst in timeline.pending():
-        if inst.action not in ("commit", "deltacommit", "replacecommit"):
+        if inst.action not in COMMIT_ACTIONS:
             continue
         try:
             extra = timeline.commit_metadata(inst).extra_metadata or {}

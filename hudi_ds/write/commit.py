@@ -14,53 +14,39 @@ from dataclasses import replace
 
 import pyarrow as pa
 
+from hudi_ds import faults
 from hudi_ds.config import TableConfig
-from hudi_ds.errors import CommitConflictError, CommitStateUnknownError, ConfigError, UnsupportedTableError
+from hudi_ds.config.writable import check_writable
+from hudi_ds.errors import CommitConflictError, CommitStateUnknownError, ConfigError
+from hudi_ds.files.compaction_plan import log_targets
+from hudi_ds.files.markers import marked_files
 from hudi_ds.files.view import FileSystemView, Visibility
 from hudi_ds.index.bucket import bucket_of_file_id
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
+from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
+from hudi_ds.recovery.rollback import rollback_pending
 from hudi_ds.schema.avro import arrow_to_avro
-from hudi_ds.services.compaction_plan import log_targets
-from hudi_ds.services.rollback import HEARTBEAT_DIR, marked_files, rollback_pending, touch_heartbeat
 from hudi_ds.storage import Storage
+from hudi_ds.storage.layout import WRITE_LAYOUT, temp_dir
 from hudi_ds.timeline import Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
-from hudi_ds.write import faults
 from hudi_ds.write.messages import TaskResult
-from hudi_ds.write.plan import OPERATION_TYPES, OPERATIONS, GroupTarget, WritePlan, check_operation
+from hudi_ds.write.plan import (
+    OPERATION_TYPES,
+    OPERATIONS,
+    GroupTarget,
+    WritePlan,
+    check_operation,
+    write_action,
+)
 from hudi_ds.write.shared_groups import merge_shared_groups
-
-
-def check_timeline_writable(config: TableConfig) -> None:
-    """Refuse to change the timeline of tables whose format this version does not write."""
-    if config.version != 6 or config.layout_version != 1:
-        raise UnsupportedTableError(
-            f"table version {config.version} (timeline layout {config.layout_version}) is read-only in hudi_ds: "
-            "only version-6 tables can be written; read it, or write it with Apache Hudi"
-        )
-    if config.metadata_partitions:
-        raise UnsupportedTableError(
-            "the table has a metadata table (hoodie.table.metadata.partitions="
-            f"{','.join(config.metadata_partitions)}), which hudi_ds does not update; writing would make Java readers "
-            "miss files. Disable it from Apache Hudi (hoodie.metadata.enable=false) first"
-        )
-
-
-def check_writable(config: TableConfig) -> None:
-    """Refuse tables this version cannot write data into without corrupting them for other engines."""
-    check_timeline_writable(config)
-    if not config.num_buckets:
-        raise UnsupportedTableError(
-            "the table has no bucket index (hoodie.bucket.index.num.buckets is not in hoodie.properties); "
-            "hudi_ds writes bucket-index tables only"
-        )
 
 
 def _group_targets(view: FileSystemView) -> dict[tuple[str, int], GroupTarget]:
     # Compaction plans are read from a fresh listing (taken after this write claimed its instant): a plan
     # scheduled before that is always seen, and its file groups get their logs in the plan's new slice
     # (base instant C), so the compaction, which reads only the previous slice, never loses them.
-    fresh = Timeline.load(view.timeline.storage, 1)
+    fresh = Timeline.load(view.timeline.storage, WRITE_LAYOUT)
     compacting = log_targets(fresh, view.visibility.committed)
     targets: dict[tuple[str, int], GroupTarget] = {}
     for sl in view.latest_slices():
@@ -103,29 +89,28 @@ class Coordinator:
             raise ConfigError(f"unknown operation {operation!r}; use one of {', '.join(OPERATIONS)}")
         check_writable(self.config)
         check_operation(operation, self.config.record_key_fields)
-        timeline = Timeline.load(self.storage, 1)
-        writer = TimelineWriter(self.storage, 1)
-        action = "replacecommit" if operation.startswith("insert_overwrite") else (
-            "deltacommit" if self.config.is_mor else "commit")
+        timeline = Timeline.load(self.storage, WRITE_LAYOUT)
+        writer = TimelineWriter(self.storage, WRITE_LAYOUT)
+        action = write_action(operation, self.config.is_mor)
         last = max((i.requested_time for i in timeline.instants), default=None)
         while True:
             instant = new_instant_time(after=last)
             touch_heartbeat(self.storage, instant)  # alive before it exists: no writer may take it for dead
             if writer.create_requested(instant, action):
                 break
-            self.storage.delete(f"{HEARTBEAT_DIR}/{instant}")
+            stop_heartbeat(self.storage, instant)
             last = instant
         known = sorted(i.requested_time for i in timeline.commits())
         inflight = CommitMetadata(operation_type=OPERATION_TYPES[operation], extra_metadata=dict(extra or {}))
         writer.transition_to_inflight(instant, action, inflight.to_json_bytes())
-        view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, 1))
+        view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
         return WritePlan(
             base_uri=self.base_uri, instant=instant, operation=operation, config=self.config, schema=schema,
             groups=_group_targets(view), known_commits=tuple(known), **plan_options,  # type: ignore[arg-type]
         )
 
     def commit(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None = None) -> str:
-        timeline = Timeline.load(self.storage, 1)
+        timeline = Timeline.load(self.storage, WRITE_LAYOUT)
         mine = timeline.find(plan.instant)
         if mine is None or mine.is_completed:
             raise CommitStateUnknownError(
@@ -139,7 +124,7 @@ class Coordinator:
         self._check_conflicts(plan, timeline, {(f.partition, f.bucket) for f in files}, partitions)
         meta = self._metadata(plan, results, extra)
         if plan.is_overwrite:
-            view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, 1))
+            view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
             new_ids = {(f.partition, f.file_id) for f in files}
             replaced: dict[str, list[str]] = {}
             for (partition, file_id) in view.groups:
@@ -149,7 +134,7 @@ class Coordinator:
                     replaced.setdefault(partition, []).append(file_id)
             meta = replace(meta, partition_to_replace_file_ids=replaced)
         faults.pause_point("commit_publishing")
-        TimelineWriter(self.storage, 1).complete(plan.instant, plan.action, meta.to_json_bytes())
+        TimelineWriter(self.storage, WRITE_LAYOUT).complete(plan.instant, plan.action, meta.to_json_bytes())
         self._cleanup(plan.instant)
         return plan.instant
 
@@ -213,5 +198,5 @@ class Coordinator:
         self._cleanup(plan.instant)
 
     def _cleanup(self, instant: str) -> None:
-        self.storage.delete_dir(f".hoodie/.temp/{instant}")
-        self.storage.delete(f"{HEARTBEAT_DIR}/{instant}")
+        self.storage.delete_dir(temp_dir(instant))
+        stop_heartbeat(self.storage, instant)

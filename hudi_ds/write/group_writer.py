@@ -1,13 +1,11 @@
 """Writes one file group's share of a commit: a new base file, a log file, or (COW) a rewritten base.
 
-Every data file is announced by a marker under `.hoodie/.temp/<instant>/` before it is written, so
-a rollback can remove exactly what a failed instant wrote.
+Every data file is announced by a marker (files/markers.py) before it is written, so a rollback can remove
+exactly what a failed instant wrote.
 """
 
 from __future__ import annotations
 
-import io
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -16,23 +14,26 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_ds import faults
+from hudi_ds.files.base_file import constant_dictionary, constant_strings, write_base_file
 from hudi_ds.files.encoding import dictionary_columns
+from hudi_ds.files.markers import write_marker
 from hudi_ds.files.naming import PARTITION_METAFILE, base_file_name, join, log_file_name
 from hudi_ds.log.blocks import encode_avro_data_block, encode_delete_block, encode_parquet_data_block
 from hudi_ds.read.conform import conform
 from hudi_ds.schema.avro import arrow_to_avro
-from hudi_ds.schema.meta import META_COLUMNS, with_meta
+from hudi_ds.schema.meta import (
+    COMMIT_SEQNO,
+    COMMIT_TIME,
+    FILE_NAME,
+    META_COLUMNS,
+    PARTITION_PATH,
+    RECORD_KEY,
+    with_meta,
+)
 from hudi_ds.storage import Storage
-from hudi_ds.write import faults
 from hudi_ds.write.messages import WrittenFile
 from hudi_ds.write.plan import WritePlan
-
-KEY = "_hoodie_record_key"
-PARTITION = "_hoodie_partition_path"
-
-
-def marker_path(instant: str, partition: str, file_name: str, io_type: str) -> str:
-    return f".hoodie/.temp/{instant}/{join(partition, file_name)}.marker.{io_type}"
 
 
 def ensure_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
@@ -113,11 +114,11 @@ class GroupWriteContext:
         )
         const = constant_dictionary if dictionary else constant_strings
         meta = {
-            "_hoodie_commit_time": const(self.instant, n),
-            "_hoodie_commit_seqno": seq,
-            KEY: data[KEY],
-            PARTITION: const(partition, n),
-            "_hoodie_file_name": const(file_name, n),
+            COMMIT_TIME: const(self.instant, n),
+            COMMIT_SEQNO: seq,
+            RECORD_KEY: data[RECORD_KEY],
+            PARTITION_PATH: const(partition, n),
+            FILE_NAME: const(file_name, n),
         }
         cols = [meta[name] for name in META_COLUMNS]
         for column in self.schema:
@@ -140,51 +141,27 @@ class GroupWriteContext:
             self._dictionary[key] = chosen
         return chosen
 
-    def _mark(self, partition: str, name: str, io_type: str) -> None:
-        self.storage.write_bytes(marker_path(self.instant, partition, name, io_type), b"")
-
     def write_base(self, partition: str, file_id: str, bucket: int, records: pa.Table, prev_commit: str,
                    inserts: int, updates: int, is_merge: bool = False) -> WrittenFile:
         """A parquet base file with `records` (meta columns included) in the file group."""
         name = base_file_name(file_id, self.write_token, self.instant)
-        rel = join(partition, name)
-        self._mark(partition, name, "MERGE" if is_merge else "CREATE")
-        records = records.set_column(
-            META_COLUMNS.index("_hoodie_file_name"), "_hoodie_file_name", constant_dictionary(name, records.num_rows)
-        )
-        keys = records[KEY]
-        kv = {
-            "parquet.avro.schema": json.dumps(self.avro_schema),
-            "writer.model.name": "avro",
-        }
-        if records.num_rows:
-            mm = pc.min_max(keys)
-            kv["hoodie_min_record_key"] = mm["min"].as_py()
-            kv["hoodie_max_record_key"] = mm["max"].as_py()
-        sink = io.BytesIO()
-        # store_schema=False keeps Arrow's own schema out of the footer (hudi-rs types come from parquet);
-        # Hudi's footer keys are added explicitly, as that option also drops schema metadata
-        with pq.ParquetWriter(sink, records.schema, compression=self.compression, store_schema=False,
-                              use_dictionary=self.dictionary_columns(records)) as writer:
-            writer.write_table(records)
-            writer.add_key_value_metadata(kv)
-        data = sink.getvalue()
-        self.storage.write_bytes(rel, data)
-        faults.file_written()
-        return WrittenFile(partition, file_id, bucket, rel, False, prev_commit, name, 0,
-                           records.num_rows, inserts, updates, 0, len(data))
+        size = write_base_file(self.storage, self.instant, partition, name, records, self.avro_schema,
+                               compression=self.compression, dictionary=self.dictionary_columns(records),
+                               merge=is_merge)
+        return WrittenFile(partition, file_id, bucket, join(partition, name), False, prev_commit, name, 0,
+                           records.num_rows, inserts, updates, 0, size)
 
     def write_log(self, partition: str, file_id: str, bucket: int, slice_instant: str, base_file: str,
                   version: int, data: pa.Table | None, deletes: pa.Table | None) -> WrittenFile:
         """A new log file with a data block (records with meta columns) and/or a delete block."""
         name = log_file_name(file_id, slice_instant, version, self.write_token)
         rel = join(partition, name)
-        self._mark(partition, name, "APPEND")
+        write_marker(self.storage, self.instant, rel, "APPEND")
         blocks = []
         writes = 0
         if data is not None and data.num_rows:
             data = data.set_column(
-                META_COLUMNS.index("_hoodie_file_name"), "_hoodie_file_name", constant_strings(file_id, data.num_rows)
+                META_COLUMNS.index(FILE_NAME), FILE_NAME, constant_strings(file_id, data.num_rows)
             )
             if self.log_block_format == "avro":
                 blocks.append(encode_avro_data_block(data, self.avro_schema, self.instant))
@@ -201,7 +178,7 @@ class GroupWriteContext:
             )
             blocks.append(
                 encode_delete_block(
-                    deletes[KEY].to_pylist(), [partition] * n_del, ordering,
+                    deletes[RECORD_KEY].to_pylist(), [partition] * n_del, ordering,
                     self.ordering_avro_type, self.instant,
                 )
             )
@@ -212,12 +189,3 @@ class GroupWriteContext:
         return WrittenFile(partition, file_id, bucket, rel, True, slice_instant, base_name, version,
                            writes, 0, writes, n_del, len(payload), len(blocks))
 
-
-def constant_dictionary(value: str, n: int) -> pa.DictionaryArray:
-    """A dictionary-encoded string column holding one value n times."""
-    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value], pa.string()))
-
-
-def constant_strings(value: str, n: int) -> pa.Array:
-    """A string column holding one value, built without a Python list of n items."""
-    return constant_dictionary(value, n).cast(pa.string())

@@ -28,7 +28,7 @@ class DeferredRows:
     """A task's rows for a copy-on-write file group whose new base file another task of the write claimed.
 
     Two tasks must not both rewrite one base file, so the later one stages its rows (records with meta columns,
-    and the keys it deletes) as Arrow IPC files under `.hoodie/.temp/<instant>/` for the coordinator to merge."""
+    and the keys it deletes) as Arrow IPC files in the instant's temp folder for the coordinator to merge."""
 
     partition: str
     file_id: str

@@ -14,9 +14,11 @@ import pyarrow as pa
 
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import ConfigError
+from hudi_ds.timeline.instant import Action
 
 OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
 KEYED_OPERATIONS = ("upsert", "delete")  # they name existing records by key
+OVERWRITE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table")
 OPERATION_TYPES = {
     "upsert": "UPSERT",
     "insert": "INSERT",
@@ -41,6 +43,13 @@ def check_operation(operation: str, record_key_fields: Sequence[str]) -> None:
             "generated keys and are only appended); write with operation insert, bulk_insert or insert_overwrite, "
             "or create the table with a record key"
         )
+
+
+def write_action(operation: str, is_mor: bool) -> str:
+    """The timeline action of a write: overwrites replace file groups, other writes add to them."""
+    if operation in OVERWRITE_OPERATIONS:
+        return Action.REPLACE_COMMIT.value
+    return Action.DELTA_COMMIT.value if is_mor else Action.COMMIT.value
 
 
 @dataclass(frozen=True)
@@ -69,13 +78,11 @@ class WritePlan:
 
     @property
     def action(self) -> str:
-        if self.operation in ("insert_overwrite", "insert_overwrite_table"):
-            return "replacecommit"
-        return "deltacommit" if self.config.is_mor else "commit"
+        return write_action(self.operation, self.config.is_mor)
 
     @property
     def is_overwrite(self) -> bool:
-        return self.operation in ("insert_overwrite", "insert_overwrite_table")
+        return self.operation in OVERWRITE_OPERATIONS
 
     @property
     def ordering_field(self) -> str | None:

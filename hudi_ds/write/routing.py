@@ -12,9 +12,8 @@ from hudi_ds.index.bucket import bucket_ids_for_table
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.keys.keygen import record_key_strings
 from hudi_ds.keys.partition_path import partition_path_strings
+from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY
 
-KEY = "_hoodie_record_key"
-PARTITION = "_hoodie_partition_path"
 BUCKET = "__bucket"
 DELETE = "__delete"
 
@@ -44,7 +43,7 @@ def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | No
         keys = record_key_strings(table, config.record_key_fields)
         buckets = np.asarray(bucket_ids_for_table(table, config.record_key_fields, config.num_buckets or 1,
                                                   record_keys=keys), dtype=np.int32)
-    out = table.append_column(KEY, keys).append_column(PARTITION, partitions)
+    out = table.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, partitions)
     return out.append_column(BUCKET, pa.array(buckets))
 
 
@@ -53,18 +52,18 @@ def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
     they are the group's key (gathering strings row by row is the costly part of the split)."""
     if table.num_rows == 0:
         return {}
-    parts = pc.dictionary_encode(table[PARTITION]).combine_chunks()
+    parts = pc.dictionary_encode(table[PARTITION_PATH]).combine_chunks()
     codes = parts.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     buckets = table[BUCKET].to_numpy().astype(np.int64)
     group = codes * (int(buckets.max()) + 1) + buckets
     if group.min() == group.max():
-        return {(parts.dictionary[int(codes[0])].as_py(), int(buckets[0])): table.drop_columns([PARTITION, BUCKET])}
+        return {(parts.dictionary[int(codes[0])].as_py(), int(buckets[0])): table.drop_columns([PARTITION_PATH, BUCKET])}
     # a stable sort of small integers is a radix sort in numpy: far cheaper than a comparison sort
     narrow = np.int16 if group.max() < 2**15 else np.int32
     order = np.argsort(group.astype(narrow), kind="stable")
     sorted_groups = group[order]
     bounds = np.flatnonzero(np.diff(sorted_groups)) + 1
-    taken = table.drop_columns([PARTITION, BUCKET]).take(pa.array(order))
+    taken = table.drop_columns([PARTITION_PATH, BUCKET]).take(pa.array(order))
     out = {}
     starts = np.concatenate([[0], bounds])
     ends = np.concatenate([bounds, [len(order)]])
@@ -75,7 +74,7 @@ def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
     return out
 
 
-def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str = KEY) -> pa.Table:
+def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str = RECORD_KEY) -> pa.Table:
     """One row per record key: the highest ordering value, ties to the later row (Hudi's precombine).
 
     `key_field` may name the raw key column of a single-field key: its values map one-to-one to the
@@ -83,7 +82,7 @@ def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str =
     n = table.num_rows
     if n <= 1 or pc.count_distinct(table[key_field]).as_py() == n:
         return table
-    cols = {"k": table[KEY], "p": pa.array(np.arange(n, dtype=np.int64))}
+    cols = {"k": table[RECORD_KEY], "p": pa.array(np.arange(n, dtype=np.int64))}
     sort = [("k", "ascending", "at_start")]
     if ordering_field:
         cols["o"] = table[ordering_field]

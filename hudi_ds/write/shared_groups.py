@@ -3,7 +3,7 @@
 Spark hands the writer its partitions as they come, so rows of one bucket may reach several tasks; a
 copy-on-write file group must still get exactly one new base file per instant. The first task to claim the
 group rewrites its base file as usual (old base ⊕ its rows: the whole write when the input is clustered by
-bucket); every other task stages its rows under `.hoodie/.temp/<instant>/deferred/` (`stage_rows`). Before
+bucket); every other task stages its rows in the instant's temp folder (`stage_rows`). Before
 publishing, the coordinator (`merge_shared_groups`) builds the group's single new base file:
 
 - every task's *effect* on the old base is taken alone, the same way whichever task won the claim: the
@@ -28,15 +28,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_ds.files.naming import join
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
+from hudi_ds.schema.meta import COMMIT_TIME, RECORD_KEY
 from hudi_ds.storage import Storage
+from hudi_ds.storage.layout import staged_rows_stem
 from hudi_ds.write.group_writer import GroupWriteContext, read_base
 from hudi_ds.write.messages import DeferredRows, TaskResult, WrittenFile
 from hudi_ds.write.plan import WritePlan
 
-KEY = "_hoodie_record_key"
-COMMIT_TIME = "_hoodie_commit_time"
 _THREADS = 2
 _IPC = pa.ipc.IpcWriteOptions(compression="lz4")
 
@@ -45,12 +44,12 @@ def stage_rows(ctx: GroupWriteContext, partition: str, file_id: str, bucket: int
                deletes: pa.Table | None) -> DeferredRows:
     """Stage a task's rows for a group another task claimed: its records (meta columns filled, so they keep
     this task's sequence numbers) and the keys it deletes."""
-    stem = f".hoodie/.temp/{ctx.instant}/deferred/{join(partition, file_id)}_{ctx.write_token}"
+    stem = staged_rows_stem(ctx.instant, partition, file_id, ctx.write_token)
     rows_path = deletes_path = None
     if records.num_rows:
         rows_path = _write_ipc(ctx.storage, f"{stem}.rows.arrow", records)
     if deletes is not None and deletes.num_rows:
-        deletes_path = _write_ipc(ctx.storage, f"{stem}.deletes.arrow", deletes.select([KEY]))
+        deletes_path = _write_ipc(ctx.storage, f"{stem}.deletes.arrow", deletes.select([RECORD_KEY]))
     return DeferredRows(partition, file_id, bucket, rows_path, deletes_path)
 
 
@@ -105,20 +104,20 @@ def _merge(ctx: GroupWriteContext, plan: WritePlan, g: _Group) -> WrittenFile:
     schema = ctx.schema
     target = None if plan.is_overwrite else plan.groups.get((g.partition, g.bucket))
     base = read_base(ctx.storage, target.base_file, schema) if target is not None and target.base_file else None
-    base_keys = base[KEY] if base is not None else pa.chunked_array([], pa.string())
+    base_keys = base[RECORD_KEY] if base is not None else pa.chunked_array([], pa.string())
     effects: list[tuple[int, pa.Table, pa.ChunkedArray]] = []  # (task, rows it writes, old keys it deletes)
     if g.owner is not None:
         task, wf = g.owner
         written = read_base(ctx.storage, wf.path, schema)
         rows = written.filter(pc.equal(written[COMMIT_TIME], plan.instant))
-        gone = pc.filter(base_keys, pc.invert(pc.is_in(base_keys, value_set=written[KEY])))
+        gone = pc.filter(base_keys, pc.invert(pc.is_in(base_keys, value_set=written[RECORD_KEY])))
         effects.append((task, rows, gone))
     for task, d in g.staged:
         rows = _read_ipc(ctx.storage, d.rows_path) if d.rows_path else schema.empty_table()
         rows = _not_beaten(rows, base, plan.ordering_field)
         gone = pa.chunked_array([], pa.string())
         if d.deletes_path:
-            keys = _read_ipc(ctx.storage, d.deletes_path)[KEY]  # a ChunkedArray, as base_keys
+            keys = _read_ipc(ctx.storage, d.deletes_path)[RECORD_KEY]  # a ChunkedArray, as base_keys
             gone = pc.filter(keys, pc.is_in(keys, value_set=base_keys))
         effects.append((task, rows, gone))
     effects.sort(key=lambda e: e[0])
@@ -135,7 +134,7 @@ def _not_beaten(rows: pa.Table, base: pa.Table | None, ordering_field: str | Non
     would have written had it claimed the group."""
     if base is None or ordering_field is None or rows.num_rows == 0:
         return rows
-    idx = pc.index_in(rows[KEY], value_set=base[KEY])
+    idx = pc.index_in(rows[RECORD_KEY], value_set=base[RECORD_KEY])
     beaten = pc.greater(pc.take(base[ordering_field], idx), rows[ordering_field])
     return rows.filter(pc.invert(pc.fill_null(beaten, False)))
 
@@ -161,6 +160,6 @@ def _as_log(effects: list[tuple[int, pa.Table, pa.ChunkedArray]], plan: WritePla
 
 def _counts(merged: pa.Table, base_keys: pa.ChunkedArray, instant: str) -> tuple[int, int]:
     """(inserts, updates) among the merged file's rows written by this instant."""
-    written = merged.filter(pc.equal(merged[COMMIT_TIME], instant))[KEY]
+    written = merged.filter(pc.equal(merged[COMMIT_TIME], instant))[RECORD_KEY]
     updates = int(pc.sum(pc.is_in(written, value_set=base_keys)).as_py() or 0)
     return len(written) - updates, updates

@@ -21,13 +21,15 @@ import pyarrow.compute as pc
 from hudi_ds.index.bucket import new_bucket_file_id
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice, natural_deletes
-from hudi_ds.services.rollback import touch_heartbeat
+from hudi_ds.recovery.heartbeat import touch_heartbeat
+from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
+from hudi_ds.storage.layout import claim_path
 from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metadata, read_base
 from hudi_ds.write.input import cast_to
 from hudi_ds.write.messages import DeferredRows, TaskResult, WrittenFile
 from hudi_ds.write.plan import GroupTarget, WritePlan
-from hudi_ds.write.routing import DELETE, KEY, latest_per_key, require_columns, route, split_by_group
+from hudi_ds.write.routing import DELETE, latest_per_key, require_columns, route, split_by_group
 from hudi_ds.write.shared_groups import stage_rows
 
 _WRITER_THREADS = 2
@@ -39,7 +41,7 @@ def claim_group(storage: Storage, instant: str, partition: str, bucket: int, fil
     one): the first to claim it. The claim names the claiming Spark partition, so a retried attempt of that
     task (same partition id) takes its claim over instead of finding the bucket taken by its own failed attempt.
     Returns the group's file id and whether `task_id` owns it."""
-    rel = f".hoodie/.temp/{instant}/claims/{partition or '_'}/{bucket}.claim"
+    rel = claim_path(instant, partition, bucket)
     if storage.put_if_absent(rel, f"{task_id} {file_id}".encode()):
         return file_id, True
     owner, claimed = storage.read_bytes(rel).decode().split(" ", 1)
@@ -164,7 +166,7 @@ class TaskWriter:
         keys = plan.config.record_key_fields
         if keys:  # generated keys are unique: nothing to combine
             ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
-            rows = latest_per_key(rows, ordering, keys[0] if len(keys) == 1 else KEY)
+            rows = latest_per_key(rows, ordering, keys[0] if len(keys) == 1 else RECORD_KEY)
         if DELETE in rows.column_names:
             is_del = pc.fill_null(rows[DELETE], False)
             deletes = rows.filter(is_del)
@@ -213,13 +215,13 @@ class TaskWriter:
                                                                                else pa.int64())
             ordv = ordv.combine_chunks() if isinstance(ordv, pa.ChunkedArray) else ordv
             natural = np.full(n, self.ctx.natural_deletes) | natural_deletes(ordv)
-            dels = LogDeletes(deletes[KEY].combine_chunks(), ordv, natural,
+            dels = LogDeletes(deletes[RECORD_KEY].combine_chunks(), ordv, natural,
                               np.ones(n, dtype=np.int64), np.arange(n_data, n_data + n, dtype=np.int64))
         merged = merge_slice(
             base, LogVersions(records, np.ones(n_data, dtype=np.int64), np.arange(n_data, dtype=np.int64)),
             dels, self.plan.ordering_field, full,
         )
-        updates = 0 if base is None else int(pc.sum(pc.is_in(records[KEY], value_set=base[KEY])).as_py() or 0)
+        updates = 0 if base is None else int(pc.sum(pc.is_in(records[RECORD_KEY], value_set=base[RECORD_KEY])).as_py() or 0)
         wf = self.ctx.write_base(partition, target.file_id, bucket, merged, target.base_instant, n_data - updates,
                                  updates, is_merge=True)
         n_del = 0 if dels is None else (base.num_rows if base is not None else 0) + n_data - updates - merged.num_rows

@@ -164,7 +164,7 @@ def test_unclustered_cow_writes(spark, table_path, partitioned):
     model.delete([r for k, r in changes if k == "delete"])
     check(spark, table_path, model)
     one_base_file_per_group_and_commit(table_path)
-    stats = HudiTable(table_path)._timeline().commit_metadata(HudiTable(table_path).timeline()[-1]).write_stats()
+    stats = HudiTable(table_path).load_timeline().commit_metadata(HudiTable(table_path).timeline()[-1]).write_stats()
     assert sum(s.num_update_writes for s in stats) == 30 and sum(s.num_inserts for s in stats) == 20
     assert sum(s.num_deletes for s in stats) == 15 and len({s.file_id for s in stats}) == len(stats)
 

@@ -80,7 +80,7 @@ def test_appends_from_several_tasks_keep_every_row(spark, table_path, table_type
     assert multiset(ours) == multiset(first) + multiset(second) + multiset(first)
     c1, c2, c3 = (i.requested_time for i in t.timeline())
     assert tasks_of(ours, c1) == {0, 1, 2} and tasks_of(ours, c2) == {0, 1}
-    ops = [t._timeline().commit_metadata(i).operation_type for i in t.timeline()]
+    ops = [t.load_timeline().commit_metadata(i).operation_type for i in t.timeline()]
     assert ops == ["INSERT", "INSERT", "BULK_INSERT"]  # insert: the default operation without a record key
 
 

@@ -11,7 +11,7 @@ import pytest
 from tables import rows
 
 from hudi_ds import ConfigError, HudiTable
-from hudi_ds.spark.options import OPTION_SPECS, HudiOptions, parse_options
+from hudi_ds.config.options import OPTION_SPECS, HudiOptions, parse_options
 from hudi_ds.spark.pushdown import translate
 
 # ---- parsing (no Spark) ----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Rollback: remove exactly what an instant wrote, then record a rollback instant on the timeline.
 
-Files of a pending instant are found through its markers (`.hoodie/.temp/<instant>/…marker.*`,
-written before each data file); files of a completed instant through its commit metadata. A log
+Files of a pending instant are found through its markers (files/markers.py, written before each data
+file); files of a completed instant through its commit metadata. A log
 file that also holds blocks of other instants (Java appends to logs on some file systems) is not
 deleted: a rollback command block masks the instant instead.
 """
@@ -13,40 +13,20 @@ from collections.abc import Iterable
 
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import HudiDsError, InstantNotFoundError
+from hudi_ds.files.markers import marked_files
 from hudi_ds.files.naming import join, log_file_name, parse_log_file
 from hudi_ds.log.blocks import encode_rollback_block
 from hudi_ds.log.format import read_blocks
+from hudi_ds.recovery.heartbeat import DEFAULT_HEARTBEAT_TIMEOUT_S, heartbeat_age, stop_heartbeat
 from hudi_ds.storage import Storage
-from hudi_ds.timeline import Instant, Timeline, TimelineWriter, new_instant_time
+from hudi_ds.storage.layout import WRITE_LAYOUT, temp_dir
+from hudi_ds.timeline import COMMIT_ACTIONS, Instant, Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.avro_models import (
     rollback_metadata,
     rollback_partition_metadata,
     rollback_plan,
     rollback_request,
 )
-
-HEARTBEAT_DIR = ".hoodie/.heartbeat"
-DEFAULT_HEARTBEAT_TIMEOUT_S = 300.0
-
-
-def touch_heartbeat(storage: Storage, instant: str) -> None:
-    """A writer's sign of life: writers finding a pending instant without a fresh heartbeat roll it back."""
-    storage.write_bytes(f"{HEARTBEAT_DIR}/{instant}", str(time.time()).encode())
-
-
-def marked_files(storage: Storage, instant: str) -> list[str]:
-    """Data files announced by the instant's markers (direct markers or Java's MARKERS<n> files)."""
-    root = f".hoodie/.temp/{instant}"
-    out: list[str] = []
-    for entry in storage.walk_files(root):
-        rel = entry.path[len(root) + 1:]
-        if ".marker." in rel:
-            out.append(rel.rsplit(".marker.", 1)[0])
-        elif entry.name.startswith("MARKERS") and entry.name[7:].isdigit():
-            for line in storage.read_bytes(entry.path).decode().splitlines():
-                if ".marker." in line:
-                    out.append(line.strip().rsplit(".marker.", 1)[0])
-    return sorted(set(out))
 
 
 def _remove_files(storage: Storage, instant: str, files: Iterable[str]) -> dict[str, dict[str, list[str]]]:
@@ -80,7 +60,7 @@ def _append_rollback_block(storage: Storage, partition: str, file_id: str, base_
     storage.write_bytes(join(partition, name), encode_rollback_block(rollback_time, target))
 
 
-def _record(storage: Storage, timeline: Timeline, target: Instant, removed: dict[str, dict[str, list[str]]],
+def record_rollback(storage: Storage, timeline: Timeline, target: Instant, removed: dict[str, dict[str, list[str]]],
             started: float) -> str:
     rollback_time = new_instant_time(after=timeline.last_instant_time())
     plan = rollback_plan(
@@ -90,31 +70,31 @@ def _record(storage: Storage, timeline: Timeline, target: Instant, removed: dict
     parts = {p: rollback_partition_metadata(p, [storage.full(f) for f in v["deleted"]]) for p, v in removed.items()}
     meta = rollback_metadata(rollback_time, [(target.requested_time, target.action)], parts,
                              int((time.time() - started) * 1000))
-    TimelineWriter(storage, 1).write_avro_completed(rollback_time, "rollback", plan, meta)
+    TimelineWriter(storage, WRITE_LAYOUT).write_avro_completed(rollback_time, "rollback", plan, meta)
     return rollback_time
 
 
 def rollback_pending(storage: Storage, config: TableConfig, instant_time: str) -> str | None:
     """Roll back a pending (failed or aborted) instant; returns the rollback instant, None if nothing was pending."""
     started = time.time()
-    timeline = Timeline.load(storage, 1)
+    timeline = Timeline.load(storage, WRITE_LAYOUT)
     target = timeline.find(instant_time)
     if target is None:
-        storage.delete_dir(f".hoodie/.temp/{instant_time}")
+        storage.delete_dir(temp_dir(instant_time))
         return None
     if target.is_completed:
         raise HudiDsError(f"instant {instant_time} is completed; use HudiTable.rollback() to undo a completed commit")
     removed = _remove_files(storage, instant_time, marked_files(storage, instant_time))
-    TimelineWriter(storage, 1).delete_instant_files(instant_time, target.action)
-    storage.delete_dir(f".hoodie/.temp/{instant_time}")
-    storage.delete(f"{HEARTBEAT_DIR}/{instant_time}")
-    return _record(storage, timeline, target, removed, started)
+    TimelineWriter(storage, WRITE_LAYOUT).delete_instant_files(instant_time, target.action)
+    storage.delete_dir(temp_dir(instant_time))
+    stop_heartbeat(storage, instant_time)
+    return record_rollback(storage, timeline, target, removed, started)
 
 
 def rollback_completed(storage: Storage, config: TableConfig, instant_time: str) -> str:
     """Undo the latest completed commit: its files are removed and its instant files deleted."""
     started = time.time()
-    timeline = Timeline.load(storage, 1)
+    timeline = Timeline.load(storage, WRITE_LAYOUT)
     target = timeline.find(instant_time)
     if target is None:
         raise InstantNotFoundError(f"instant {instant_time} is not on the timeline; see HudiTable.timeline()")
@@ -127,35 +107,30 @@ def rollback_completed(storage: Storage, config: TableConfig, instant_time: str)
             "the later commits first, newest first"
         )
     files = set(marked_files(storage, instant_time))
-    if target.action in ("commit", "deltacommit", "replacecommit"):
+    if target.action in COMMIT_ACTIONS:
         for stat in timeline.commit_metadata(target).write_stats():
             files.update(stat.all_paths())
     removed = _remove_files(storage, instant_time, sorted(files))
-    TimelineWriter(storage, 1).delete_instant_files(instant_time, target.action)
-    storage.delete_dir(f".hoodie/.temp/{instant_time}")
-    return _record(storage, timeline, target, removed, started)
+    TimelineWriter(storage, WRITE_LAYOUT).delete_instant_files(instant_time, target.action)
+    storage.delete_dir(temp_dir(instant_time))
+    return record_rollback(storage, timeline, target, removed, started)
 
 
 def rollback_failed_writes(storage: Storage, config: TableConfig, timeout_s: float = DEFAULT_HEARTBEAT_TIMEOUT_S,
                            only: Iterable[str] | None = None) -> list[str]:
     """Roll back pending writes whose writer stopped heart-beating (crashed): they must be gone before any
     later commit completes, or hudi-rs (which does not check the timeline on v6) would read their files."""
-    timeline = Timeline.load(storage, 1)
+    timeline = Timeline.load(storage, WRITE_LAYOUT)
     wanted = set(only) if only is not None else None
     rolled = []
-    now = time.time()
     for inst in timeline.pending():
-        if inst.action not in ("commit", "deltacommit", "replacecommit"):
+        if inst.action not in COMMIT_ACTIONS:
             continue
         if wanted is not None and inst.requested_time not in wanted:
             continue
-        beat = f"{HEARTBEAT_DIR}/{inst.requested_time}"
-        if wanted is None and storage.exists(beat):
-            try:
-                last = float(storage.read_bytes(beat).decode() or 0)
-            except (ValueError, FileNotFoundError):
-                last = 0.0
-            if now - last < timeout_s:
+        if wanted is None:
+            age = heartbeat_age(storage, inst.requested_time)
+            if age is not None and age < timeout_s:
                 continue  # a live writer
         rollback_pending(storage, config, inst.requested_time)
         rolled.append(inst.requested_time)

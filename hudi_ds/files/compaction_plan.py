@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hudi_ds.files.naming import join
 from hudi_ds.timeline import Instant, State, Timeline
 
 PENDING_ACTION = "compaction"
@@ -35,10 +34,6 @@ class CompactionOperation:
     @property
     def key(self) -> tuple[str, str]:
         return (self.partition, self.file_id)
-
-    def base_path(self) -> str | None:
-        return join(self.partition, self.base_file) if self.base_file else None
-
 
 def pending_compactions(timeline: Timeline) -> list[Instant]:
     """Requested or inflight compaction instants, oldest first."""

@@ -1,0 +1,431 @@
+"""The option registry: every setting of hudi-py declared once (key, type, default, aliases, scope, doc).
+
+The Python API (`HudiTable(path, options=...)`, `HudiTable.create(..., options=...)`), the Spark source and
+sink and the CLI all parse options here. Canonical keys are Apache Hudi's Spark keys; Hudi's Flink option
+names are accepted as aliases; keys are case-insensitive. `parse_options` maps them onto `HudiOptions`,
+rejecting unknown keys with the closest valid name. `OPTION_SPECS` lists every declared option (docs/options.md
+is generated from it).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from hudi_ds.errors import ConfigError
+
+TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
+Operation = Literal["upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"]
+QueryType = Literal["snapshot", "read_optimized", "incremental"]
+
+
+Scope = Literal["table", "write", "read", "service", "storage"]
+SCOPES: tuple[Scope, ...] = ("table", "write", "read", "service", "storage")
+
+
+def opt(key: str, default: Any, doc: str, *aliases: str, scope: Scope = "write") -> Any:
+    """One option: `key` is the canonical (Apache Hudi Spark) name; `aliases` are also accepted. `scope` says
+    what it configures: the table's shape (fixed at creation), writes, reads, the table services that run after
+    each commit, or storage access."""
+    return Field(default, description=doc, json_schema_extra={"key": key, "aliases": list(aliases), "scope": scope})
+
+
+class HudiOptions(BaseModel):
+    """Every option of hudi-py, for tables, reads, writes and services (scope tells which)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # ---- table shape (used when the first write creates the table; checked against an existing one) ----
+    path: str | None = opt("path", None, "Table base path; set by save(path) / load(path).", scope="table")
+    table_name: str | None = opt(
+        "hoodie.table.name", None,
+        "Table name stored in hoodie.properties; defaults to the last path segment (non-alphanumerics as '_').",
+        "table.name", "hoodie.datasource.write.table.name", scope="table")
+    record_key: list[str] = opt(
+        "hoodie.datasource.write.recordkey.field", [],
+        "Record key column(s), comma-separated. Without one the first write creates a table without a record key: "
+        "append-only, every row gets a generated key (<instant>_<task>_<row>, as Apache Hudi 0.14+ does).",
+        "hoodie.table.recordkey.fields", scope="table")
+    ordering_field: str | None = opt(
+        "hoodie.datasource.write.precombine.field", None,
+        "Ordering (precombine / event-time) column: per key the highest value wins. Optional.",
+        "precombine.field", "write.precombine.field", "hoodie.table.precombine.field",
+        "hoodie.table.ordering.fields", "hoodie.datasource.write.ordering.fields", scope="table")
+    partition_fields: list[str] = opt(
+        "hoodie.datasource.write.partitionpath.field", [],
+        "Partition column(s), comma-separated; empty for a non-partitioned table.",
+        "hoodie.table.partition.fields", scope="table")
+    table_type: TableType = opt(
+        "hoodie.datasource.write.table.type", "MERGE_ON_READ",
+        "MERGE_ON_READ (updates go to log files) or COPY_ON_WRITE (updates rewrite base files); MOR/COW accepted.",
+        "table.type", "hoodie.table.type", scope="table")
+    index_type: Literal["BUCKET"] = opt(
+        "hoodie.index.type", "BUCKET", "Index type; hudi-py writes the simple BUCKET index only.", "index.type", scope="table")
+    bucket_engine: Literal["SIMPLE"] = opt(
+        "hoodie.index.bucket.engine", "SIMPLE", "Bucket index engine; only SIMPLE.", "hoodie.bucket.index.engine", scope="table")
+    num_buckets: int = opt(
+        "hoodie.bucket.index.num.buckets", 4, "Buckets (file groups) per partition; fixed when the table is created.",
+        "bucket.index.num.buckets", scope="table")
+    hive_style: bool = opt(
+        "hoodie.datasource.write.hive_style_partitioning", False, "Partition folders as col=value.",
+        "hive_style_partitioning", scope="table")
+    url_encode: bool = opt(
+        "hoodie.datasource.write.partitionpath.urlencode", False, "URL-encode partition values in paths.", scope="table")
+    keygen_class: str | None = opt(
+        "hoodie.datasource.write.keygenerator.class", None,
+        "Accepted for compatibility: Simple, Complex and NonPartitioned key generators (the table infers one).",
+        "hoodie.table.keygenerator.class", "hoodie.datasource.write.keygenerator.type", scope="table")
+    metadata_enable: bool = opt(
+        "hoodie.metadata.enable", False, "Must be false: hudi-py does not maintain a metadata table.",
+        "metadata.enabled", scope="table")
+
+    # ---- write ---------------------------------------------------------------------------------------
+    operation: Operation = opt(
+        "hoodie.datasource.write.operation", "upsert",
+        "upsert, insert, bulk_insert, delete, insert_overwrite or insert_overwrite_table (mode('append')); "
+        "mode('overwrite') is insert_overwrite_table (or insert_overwrite when that operation is set). Unset on a "
+        "table without a record key: insert (upsert and delete need a record key).",
+        "write.operation")
+    payload_class: str | None = opt(
+        "hoodie.datasource.write.payload.class", None,
+        "Only event-time ordering payloads (DefaultHoodieRecordPayload, EventTimeAvroPayload).",
+        "payload.class", "write.payload.class", "hoodie.compaction.payload.class")
+    log_block_format: Literal["parquet", "avro"] = opt(
+        "hoodie.logfile.data.block.format", "parquet", "Data block format of MOR log files.")
+    parquet_compression: Literal["snappy", "gzip", "zstd", "lz4", "brotli", "none"] = opt(
+        "hoodie.parquet.compression.codec", "snappy", "Parquet codec of base files and parquet log blocks.")
+    changelog_column: str | None = opt(
+        "hoodie.datasource.write.changelog.column", None,
+        "A change-kind column: Spark CDF _change_type (insert/update_postimage/update_preimage/delete), Debezium "
+        "op (c/r/u/d) or Flink row kinds (+I/+U/-U/-D). Pre-images are dropped, deletes delete; not stored.")
+    changelog_enabled: bool = opt(
+        "changelog.enabled", False,
+        "Flink-style switch: treat a '_change_type' or 'op' column as the change kind (see the column option).")
+    drop_partition_columns: bool = opt(
+        "hoodie.datasource.write.drop.partition.columns", False, "Must be false (partition columns are stored).")
+    write_tasks: int | None = opt("write.tasks", None, "Flink's writer parallelism: accepted and ignored.")
+
+    # ---- read ----------------------------------------------------------------------------------------
+    query_type: QueryType = opt(
+        "hoodie.datasource.query.type", "snapshot", "snapshot, read_optimized (base files only) or incremental.",
+        "query.type", scope="read")
+    as_of: str | None = opt(
+        "as.of.instant", None, "Time travel: read the table as of this instant (yyyyMMddHHmmssSSS or ISO).",
+        "hoodie.datasource.read.as.of.instant", scope="read")
+    begin_instant: str | None = opt(
+        "hoodie.datasource.read.begin.instanttime", None,
+        "Incremental read: changes after this instant ('0' or 'earliest' for all). Streaming read start position: "
+        "earliest (the snapshot, then every change), latest (new commits only; the default for streams is "
+        "earliest) or an instant time.", "read.start-commit", "hoodie.datasource.streaming.startOffset",
+        scope="read")
+    end_instant: str | None = opt(
+        "hoodie.datasource.read.end.instanttime", None, "Incremental read: changes up to this instant (inclusive).",
+        "read.end-commit", scope="read")
+    filter_pushdown: Literal["auto", "true", "false"] = opt(
+        "hoodie.datasource.read.filter.pushdown", "auto",
+        "hudi-py: take over Spark filters (partition pruning + exact row filters). 'auto' does so only on pyspark "
+        "versions that keep pushdown results per scan: pyspark 4.1-4.3 cache them on the relation, so an action "
+        "without filters on a DataFrame that earlier ran a filtered action would read the filtered rows. 'true' "
+        "enables it anyway (then load() a fresh DataFrame per filtered query); 'false' disables it.",
+        scope="read")
+    split_max_bytes: int = opt(
+        "hoodie.datasource.read.split.max.bytes", 128 * 1024 * 1024,
+        "hudi-py: most bytes per Spark partition; base files larger than this are split by row groups (a "
+        "slice with log files gets one more split for its log-only records), smaller file slices are packed "
+        "together (1 = one partition per file slice). Batch and streaming reads.", scope="read")
+    split_max_rows: int = opt(
+        "hoodie.datasource.read.split.max.rows", 1_000_000,
+        "hudi-py: most base-file rows per split (cut at row-group boundaries), so that no single task of a batch "
+        "or micro-batch reads an unbounded file slice. Batch and streaming reads.", scope="read")
+    split_open_cost: int = opt(
+        "hoodie.datasource.read.split.open.cost", 1024 * 1024,
+        "hudi-py: bytes a file slice counts for on top of its size when packing partitions.", scope="read")
+    min_partitions: int | None = opt(
+        "hoodie.datasource.read.min.partitions", None,
+        "hudi-py: aim for at least this many Spark partitions (default: the driver's CPU count).", scope="read")
+
+    # ---- streaming reads (batch reads ignore them) ------------------------------------------------------
+    streaming_enabled: bool = opt(
+        "read.streaming.enabled", False, "Flink's streaming-read switch (use spark.readStream instead).",
+        scope="read")
+    check_interval: int | None = opt(
+        "read.streaming.check-interval", None, "Flink's poll interval in seconds (Spark triggers decide).",
+        scope="read")
+    incremental_format: Literal["latest_state", "cdc"] = opt(
+        "hoodie.datasource.query.incremental.format", "latest_state",
+        "Incremental and streaming reads: latest_state (newest image of each changed record; deletes dropped) or "
+        "cdc (the change feed: _change_type insert/update_preimage/update_postimage/delete and _commit_time). "
+        "changelog.enabled=true also selects cdc.", "read.incremental.format", scope="read")
+    incr_fallback_full_scan: bool = opt(
+        "hoodie.datasource.read.incr.fallback.fulltablescan.enable", False,
+        "When the commits a streaming/incremental read needs were cleaned or archived, read the snapshot once "
+        "instead of failing.", scope="read")
+    stream_max_instants: int | None = opt(
+        "hoodie.datasource.read.streaming.max.instants", None,
+        "Streaming read admission control: at most this many commits per micro-batch.",
+        "read.streaming.max-instants", scope="read")
+    stream_max_rows: int | None = opt(
+        "hoodie.datasource.read.streaming.max.rows", None,
+        "Streaming read admission control (pyspark >= 4.2): about this many changed rows per micro-batch "
+        "(whole commits; at least one).", "read.streaming.max-rows", scope="read")
+    stream_max_files: int | None = opt(
+        "hoodie.datasource.read.streaming.max.files", None,
+        "Streaming read admission control (pyspark >= 4.2): about this many written files per micro-batch.",
+        "read.streaming.max-files", scope="read")
+
+    # ---- streaming writes ----------------------------------------------------------------------------------
+    checkpoint_location: str | None = opt(
+        "checkpointlocation", None, "Spark's checkpoint location (set by Spark).")
+    streaming_identifier: str = opt(
+        "hoodie.datasource.write.streaming.checkpoint.identifier", "default_single_writer",
+        "Streaming sink: this writer's identity, recorded with each micro-batch id in the commit metadata "
+        "(exactly-once across restarts). Give concurrent streaming writers of one table distinct values.",
+        "write.streaming.checkpoint.identifier")
+
+    # ---- table services after each commit (HudiTable.write, Spark batch writes, the streaming sink) ----
+    compaction_enabled: bool = opt(
+        "compaction.schedule.enabled", True,
+        "MERGE_ON_READ: schedule a compaction after a commit once enough delta commits accumulated.",
+        "hoodie.compact.schedule.inline", scope="service")
+    compaction_delta_commits: int = opt(
+        "compaction.delta_commits", 5, "Schedule a compaction every N delta commits.",
+        "hoodie.compact.inline.max.delta.commits", scope="service")
+    compaction_async: bool = opt(
+        "compaction.async.enabled", False,
+        "Execute compactions on a background thread of the writing process (writes go on; their logs land in "
+        "the new file slices) instead of inline after the commit. Long-lived writers only (HudiTable, the "
+        "streaming sink); Spark batch writes compact inline.", "hoodie.compact.async", scope="service")
+    clean_enabled: bool = opt(
+        "hoodie.clean.automatic", True, "Clean after each commit.", "clean.async.enabled", scope="service")
+    clean_retain_commits: int = opt(
+        "clean.retain_commits", 10, "Cleaning keeps the file versions readers of the last N commits need.",
+        "hoodie.cleaner.commits.retained", scope="service")
+    archive_enabled: bool = opt(
+        "hoodie.archive.automatic", True, "Archive old instants after each commit.", scope="service")
+    archive_min_commits: int = opt(
+        "hoodie.keep.min.commits", 20, "Archiving keeps at least this many commits on the active timeline.",
+        "archive.min_commits", scope="service")
+    archive_max_commits: int = opt(
+        "hoodie.keep.max.commits", 30, "Archiving starts when the active timeline holds more commits than this.",
+        "archive.max_commits", scope="service")
+
+    # ---- validators --------------------------------------------------------------------------------
+    @field_validator("record_key", "partition_fields", mode="before")
+    @classmethod
+    def _split_names(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            return [p.strip() for p in v.split(",") if p.strip()]
+        return v
+
+    @field_validator("ordering_field", mode="before")
+    @classmethod
+    def _one_ordering(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            names = [p.strip() for p in v.split(",") if p.strip()]
+            if len(names) > 1:
+                raise ValueError(f"one ordering field only, got {names}")
+            return names[0] if names else None
+        return v
+
+    @field_validator("table_type", mode="before")
+    @classmethod
+    def _table_type(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = v.strip().upper()
+            return {"MOR": "MERGE_ON_READ", "COW": "COPY_ON_WRITE"}.get(v, v)
+        return v
+
+    @field_validator("index_type", "bucket_engine", mode="before")
+    @classmethod
+    def _upper(cls, v: Any) -> Any:
+        return v.strip().upper() if isinstance(v, str) else v
+
+    @field_validator("operation", "query_type", "log_block_format", "parquet_compression", "filter_pushdown",
+                     "incremental_format", mode="before")
+    @classmethod
+    def _lower(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = v.strip().lower()
+            return {"uncompressed": "none", "incr": "incremental", "readoptimized": "read_optimized"}.get(v, v)
+        return v
+
+    @field_validator("num_buckets")
+    @classmethod
+    def _buckets(cls, v: int) -> int:
+        if not 1 <= v <= 99_999_999:
+            raise ValueError("must be between 1 and 99999999")
+        return v
+
+    @field_validator("metadata_enable", "drop_partition_columns")
+    @classmethod
+    def _must_be_false(cls, v: bool) -> bool:
+        if v:
+            raise ValueError("hudi-py supports only false")
+        return v
+
+    @field_validator("payload_class")
+    @classmethod
+    def _payload(cls, v: str | None) -> str | None:
+        if v and v.rsplit(".", 1)[-1] not in ("DefaultHoodieRecordPayload", "EventTimeAvroPayload"):
+            raise ValueError(
+                "hudi-py merges by event time (ordering field) only: use "
+                "org.apache.hudi.common.model.DefaultHoodieRecordPayload")
+        return v
+
+    @field_validator("keygen_class")
+    @classmethod
+    def _keygen(cls, v: str | None) -> str | None:
+        if v:
+            short = v.rsplit(".", 1)[-1].upper().replace("KEYGENERATOR", "").replace("_", "")
+            if short not in ("SIMPLE", "COMPLEX", "NONPARTITIONED", "NONPARTITION"):
+                raise ValueError("hudi-py writes Simple, Complex and NonPartitioned key generators only")
+        return v
+
+    @field_validator("table_name")
+    @classmethod
+    def _table_name(cls, v: str | None) -> str | None:
+        if v is not None and (not v or not v.replace("_", "a").isalnum()):
+            raise ValueError("a table name is letters, digits and underscores")
+        return v
+
+    @field_validator("compaction_delta_commits", "clean_retain_commits", "archive_min_commits",
+                     "archive_max_commits")
+    @classmethod
+    def _positive(cls, v: int) -> int:
+        if v < 1:
+            raise ValueError("must be at least 1")
+        return v
+
+    @model_validator(mode="after")
+    def _archive_range(self) -> HudiOptions:
+        if self.archive_min_commits > self.archive_max_commits:
+            raise ValueError(
+                f"hoodie.keep.min.commits ({self.archive_min_commits}) must not exceed hoodie.keep.max.commits "
+                f"({self.archive_max_commits})")
+        return self
+
+    # ---- helpers -----------------------------------------------------------------------------------
+    def is_set(self, name: str) -> bool:
+        return name in self.model_fields_set
+
+    def with_values(self, **values: Any) -> HudiOptions:
+        """A copy with some settings changed (validated again); they count as set."""
+        data = {k: getattr(self, k) for k in self.model_fields_set}
+        data.update(values)
+        return _validated(data, {})
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    name: str  # HudiOptions field
+    key: str
+    aliases: tuple[str, ...]
+    default: Any
+    doc: str
+    scope: str
+    type: str
+
+
+def _specs() -> list[OptionSpec]:
+    out = []
+    for name, f in HudiOptions.model_fields.items():
+        extra = f.json_schema_extra or {}
+        assert isinstance(extra, dict)
+        out.append(OptionSpec(
+            name=name, key=str(extra["key"]), aliases=tuple(extra.get("aliases") or ()),  # type: ignore[arg-type]
+            default=f.default, doc=f.description or "", scope=str(extra.get("scope", "write")),
+            type=str(f.annotation).replace("typing.", ""),
+        ))
+    return out
+
+
+OPTION_SPECS: list[OptionSpec] = _specs()
+_BY_KEY: dict[str, OptionSpec] = {}
+for _spec in OPTION_SPECS:
+    for _k in (_spec.key, *_spec.aliases):
+        _BY_KEY[_k.lower()] = _spec
+
+# Accepted and ignored: tuning knobs of Apache Hudi's own Spark/Flink writers that have no meaning here.
+IGNORED_KEYS = frozenset({
+    "hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism",
+    "hoodie.bulkinsert.shuffle.parallelism", "hoodie.delete.shuffle.parallelism", "read.tasks",
+    "write.bucket_assign.tasks", "paths", "hoodie.datasource.write.reconcile.schema",
+})
+
+
+def _suggest(key: str) -> str:
+    names = list(_BY_KEY) + sorted(IGNORED_KEYS)
+    close = [n for n in names if n.endswith("." + key)][:1]  # "recordkey.field" -> "hoodie...recordkey.field"
+    close = close or difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+    if not close:
+        # compare the last segments too: "hoodie.datasource.write.recordkey.feild" vs "...recordkey.field"
+        tail = {n.rsplit(".", 1)[-1]: n for n in names}
+        hit = difflib.get_close_matches(key.rsplit(".", 1)[-1], list(tail), n=1, cutoff=0.75)
+        close = [tail[hit[0]]] if hit else []
+    if close:
+        spec = _BY_KEY.get(close[0])
+        return f"; did you mean {spec.key if spec else close[0]!r}?"
+    return "; see docs/options.md for the valid options"
+
+
+def _text(value: Any) -> Any:
+    """Options arrive as strings from Spark and as Python values from the Python API: one form for both."""
+    if value is None or isinstance(value, (list, tuple)):
+        return list(value) if value is not None else None
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value).strip()
+
+
+def parse_options(options: Mapping[str, Any] | None, *, tolerated_prefixes: tuple[str, ...] = ()) -> HudiOptions:
+    """Validate options (any key spelling, case-insensitive); ConfigError names the bad key and the fix.
+
+    Keys starting with one of `tolerated_prefixes` are skipped (Spark passes its own settings along)."""
+    values: dict[str, Any] = {}
+    given_as: dict[str, str] = {}
+    for raw_key, value in (options or {}).items():
+        key = str(raw_key).strip().lower()
+        spec = _BY_KEY.get(key)
+        if spec is None:
+            if key in IGNORED_KEYS or (tolerated_prefixes and key.startswith(tolerated_prefixes)):
+                continue
+            raise ConfigError(f"unknown option {raw_key!r}{_suggest(key)}")
+        text = _text(value)
+        if spec.name in values and values[spec.name] != text:
+            raise ConfigError(
+                f"options {given_as[spec.name]!r}={values[spec.name]!r} and {raw_key!r}={text!r} set the same "
+                f"setting ({spec.key}) to different values; keep one"
+            )
+        values[spec.name] = text
+        given_as[spec.name] = str(raw_key)
+    return _validated(values, given_as)
+
+
+def key_of(field: str) -> str:
+    """The canonical key of a HudiOptions field."""
+    return next(s.key for s in OPTION_SPECS if s.name == field)
+
+
+def _validated(values: dict[str, Any], given_as: dict[str, str]) -> HudiOptions:
+    try:
+        return HudiOptions(**values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        name = str(err["loc"][0]) if err.get("loc") else ""
+        if not name:  # a check across settings: its message names them
+            raise ConfigError(str(err.get("msg", exc)).removeprefix("Value error, ")) from None
+        spec = next((s for s in OPTION_SPECS if s.name == name), None)
+        key = given_as.get(name, spec.key if spec else name)
+        msg = str(err.get("msg", exc)).removeprefix("Value error, ")
+        raise ConfigError(f"option {key}={values.get(name)!r} is not valid: {msg}") from None
+
+
+def default_table_name(path: str) -> str:
+    tail = path.rstrip("/").rsplit("/", 1)[-1] or "hudi_table"
+    name = re.sub(r"[^0-9A-Za-z_]", "_", tail)
+    return name if name and not name[0].isdigit() else f"t_{name}"

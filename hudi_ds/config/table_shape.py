@@ -1,0 +1,61 @@
+"""A table's shape from options: the configuration a first write creates, and the check that options given
+for an existing table agree with it. HudiTable.create, Spark batch writes and the streaming sink all use it,
+so a setting is checked the same way whichever door it comes through."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hudi_ds.config.options import OPTION_SPECS, HudiOptions, default_table_name
+from hudi_ds.config.table_config import TableConfig
+from hudi_ds.errors import ConfigError, TableExistsError
+from hudi_ds.keys.keygen import key_generator_class
+
+# (option field, HudiTable.create keyword, TableConfig attribute): the settings fixed when a table is created
+TABLE_SETTINGS: tuple[tuple[str, str, str], ...] = (
+    ("record_key", "record_key", "record_key_fields"),
+    ("partition_fields", "partition_by", "partition_fields"),
+    ("ordering_field", "ordering_field", "ordering_field"),
+    ("table_type", "table_type", "table_type"),
+    ("num_buckets", "buckets", "num_buckets"),
+    ("hive_style", "hive_style_partitioning", "hive_style"),
+    ("url_encode", "url_encode_partitions", "url_encode"),
+    ("table_name", "table_name", "name"),
+)
+
+
+def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
+    """The hoodie.properties of a new version-6 bucket-index table; key-less without a record key."""
+    keys, parts = list(opts.record_key), list(opts.partition_fields)
+    if opts.ordering_field and not keys:
+        raise ConfigError(
+            f"ordering_field {opts.ordering_field!r} needs a record key (hoodie.datasource.write.precombine.field "
+            "without hoodie.datasource.write.recordkey.field): rows of a table without one are never merged; drop "
+            "the ordering field or set a record key")
+    return TableConfig(
+        name=opts.table_name or default_table_name(path), table_type=opts.table_type, record_key_fields=keys,
+        ordering_field=opts.ordering_field, partition_fields=parts, key_generator=key_generator_class(keys, parts),
+        hive_style=opts.hive_style, url_encode=opts.url_encode, num_buckets=opts.num_buckets, index_type="BUCKET",
+        timezone="UTC", database="default",
+    )
+
+
+def _show(value: Any) -> Any:
+    return ",".join(value) if isinstance(value, list) else value
+
+
+def check_against_table(opts: HudiOptions, config: TableConfig, path: str) -> None:
+    """Table settings the options set must match the existing table's; the error names both values."""
+    if opts.record_key and not config.record_key_fields:
+        raise TableExistsError(
+            f"hoodie.datasource.write.recordkey.field (record_key)={','.join(opts.record_key)!r} but the existing "
+            f"table at {path} has no record key (its rows get generated keys; the key is fixed when a table is "
+            "created); drop the option, or write to a new table to get one with a record key")
+    keys = {s.name: s.key for s in OPTION_SPECS}
+    for field, keyword, attribute in TABLE_SETTINGS:
+        given, have = getattr(opts, field), getattr(config, attribute)
+        if opts.is_set(field) and given != have:
+            raise TableExistsError(
+                f"{keys[field]}={_show(given)!r} contradicts the existing table at {path}, which has "
+                f"{_show(have)!r} ({keyword}); drop the setting or set it to {_show(have)!r} (it is fixed when a "
+                "table is created), or choose another path")

@@ -1,0 +1,59 @@
+"""Parquet base files as Apache Hudi writes them, for new file groups, copy-on-write rewrites and compaction.
+
+The marker comes first (a rollback finds the file through it); the footer carries Hudi's keys (the Avro schema,
+min/max record key) and not Arrow's own schema, so other engines type the columns from parquet alone.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hudi_ds import faults
+from hudi_ds.files.markers import write_marker
+from hudi_ds.files.naming import join
+from hudi_ds.schema.meta import FILE_NAME, META_COLUMNS, RECORD_KEY
+from hudi_ds.storage import Storage
+
+
+def write_base_file(storage: Storage, instant: str, partition: str, name: str, records: pa.Table,
+                    avro_schema: dict[str, Any], *, compression: str, dictionary: list[str], merge: bool,
+                    row_group_rows: int | None = None) -> int:
+    """Write `records` (meta columns included; the file name column is filled here) as the base file `name`
+    of `partition`; returns its size. `merge`: the file replaces an older version of its group."""
+    write_marker(storage, instant, join(partition, name), "MERGE" if merge else "CREATE")
+    n = records.num_rows
+    records = records.set_column(META_COLUMNS.index(FILE_NAME), FILE_NAME, constant_dictionary(name, n))
+    kv = {"parquet.avro.schema": json.dumps(avro_schema), "writer.model.name": "avro"}
+    if n:
+        mm = pc.min_max(records[RECORD_KEY])
+        kv["hoodie_min_record_key"] = mm["min"].as_py()
+        kv["hoodie_max_record_key"] = mm["max"].as_py()
+    sink = io.BytesIO()
+    # store_schema=False keeps Arrow's own schema out of the footer (hudi-rs types come from parquet);
+    # Hudi's footer keys are added explicitly, as that option also drops schema metadata
+    with pq.ParquetWriter(sink, records.schema, compression=compression, store_schema=False,
+                          use_dictionary=dictionary) as writer:
+        writer.write_table(records, row_group_size=max(1, row_group_rows) if row_group_rows else None)
+        writer.add_key_value_metadata(kv)
+    data = sink.getvalue()
+    storage.write_bytes(join(partition, name), data)
+    faults.file_written()
+    return len(data)
+
+
+def constant_dictionary(value: str, n: int) -> pa.DictionaryArray:
+    """A dictionary-encoded string column holding one value n times (parquet writes it as such, identical on
+    disk, without building n copies of the string)."""
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value], pa.string()))
+
+
+def constant_strings(value: str, n: int) -> pa.Array:
+    """A string column holding one value, built without a Python list of n items."""
+    return constant_dictionary(value, n).cast(pa.string())

@@ -1,0 +1,1 @@
+"""Recovering from failed writes: heartbeats say which pending instants are alive, rollback removes the rest."""

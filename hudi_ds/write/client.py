@@ -1,0 +1,206 @@
+"""The write client: the sequence every writer follows, written once.
+
+open the table (a first Spark write creates it) and check the options against it -> prepare (operation,
+required columns, schema evolution) -> begin (roll back crashed writers, claim an instant: a WritePlan) ->
+tasks write files -> commit (publish atomically) or abort (roll back) -> post-commit hooks (table services).
+
+`HudiTable.write` runs all of it in one process; Spark spreads it over the driver (open, prepare, begin), the
+tasks and the commit process; the streaming sink begins from its first task. The post-commit hooks are handed
+in by the caller (hudi_ds.services.post_commit), so the write path does not depend on the services.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from hudi_ds.config.options import HudiOptions
+from hudi_ds.config.table_config import TableConfig
+from hudi_ds.config.table_shape import check_against_table, new_table_config
+from hudi_ds.config.writable import check_writable
+from hudi_ds.errors import ConfigError, HudiDsError, SchemaError, TableNotFoundError
+from hudi_ds.read.query import TableSnapshot
+from hudi_ds.recovery.rollback import rollback_failed_writes
+from hudi_ds.storage import Storage
+from hudi_ds.storage.layout import ARCHIVE_DIR, PROPS_PATH
+from hudi_ds.timeline import Timeline
+from hudi_ds.write.commit import Coordinator
+from hudi_ds.write.input import data_schema_of, evolve, iter_tables
+from hudi_ds.write.messages import TaskResult
+from hudi_ds.write.plan import OPERATIONS, WritePlan, check_operation, default_operation
+from hudi_ds.write.task import TaskWriter
+
+
+class PostCommitHook(Protocol):
+    """Runs after each successful commit (compaction, clean, archive); gets the table it committed to."""
+
+    def __call__(self, storage: Storage, config: TableConfig) -> None: ...
+
+
+@dataclass(frozen=True)
+class PreparedWrite:
+    """A write validated against the table; nothing begun yet."""
+
+    operation: str
+    schema: pa.Schema  # the table's data schema after this write (no meta columns)
+
+
+def load_config(storage: Storage) -> TableConfig:
+    try:
+        data = storage.read_bytes(PROPS_PATH)
+    except FileNotFoundError:
+        raise TableNotFoundError(
+            f"{storage.uri} is not a Hudi table: {PROPS_PATH} does not exist; create one with "
+            "HudiTable.create(path, table_name=..., record_key=...)"
+        ) from None
+    return TableConfig.parse(data, storage.full(PROPS_PATH))
+
+
+def open_existing(storage: Storage, opts: HudiOptions) -> TableConfig | None:
+    """The table's configuration, checked against the table settings `opts` sets; None when there is no table."""
+    if not storage.exists(PROPS_PATH):
+        return None
+    config = load_config(storage)
+    check_against_table(opts, config, storage.uri)
+    return config
+
+
+def create_table(storage: Storage, opts: HudiOptions) -> TableConfig:
+    """Create the table `opts` describes, or open it when it exists (or another writer just created it) with
+    the same settings."""
+    config = new_table_config(opts, storage.uri)
+    if not storage.exists(PROPS_PATH):
+        storage.makedirs(ARCHIVE_DIR)
+        if storage.put_if_absent(PROPS_PATH, config.to_bytes()):
+            return config
+    existing = open_existing(storage, opts)
+    assert existing is not None
+    return existing
+
+
+def resolve_operation(opts: HudiOptions, record_key_fields: Sequence[str], operation: str | None = None,
+                      overwrite: bool = False) -> str:
+    """The write's operation: given, else the option, else upsert (insert without a record key); an
+    overwrite mode turns it into an overwrite. Refused when the table cannot do it."""
+    if operation is None:
+        operation = opts.operation if opts.is_set("operation") else default_operation(record_key_fields)
+    operation = operation.lower()
+    if overwrite:
+        operation = "insert_overwrite" if operation == "insert_overwrite" else "insert_overwrite_table"
+    if operation not in OPERATIONS:
+        raise ConfigError(f"unknown operation {operation!r}; use one of {', '.join(OPERATIONS)}")
+    check_operation(operation, record_key_fields)
+    return operation
+
+
+def require_columns(schema: pa.Schema, columns: Iterable[tuple[str, str]], operation: str) -> None:
+    for role, col in columns:
+        if col not in schema.names:
+            raise SchemaError(
+                f"{operation}: the {role} column {col!r} is missing from the data; columns: {schema.names}")
+
+
+def key_columns(record_key: Sequence[str], partition_fields: Sequence[str], ordering_field: str | None,
+                operation: str) -> list[tuple[str, str]]:
+    """(role, column) pairs a write must carry; deletes need no ordering value."""
+    roles = [("record key", c) for c in record_key] + [("partition", c) for c in partition_fields]
+    if ordering_field and operation != "delete":
+        roles.append(("ordering (precombine)", ordering_field))
+    return roles
+
+
+class WriteClient:
+    """Writes to one table: driver-side steps of every writer. Picklable (Spark ships it to tasks)."""
+
+    def __init__(self, path: str, config: TableConfig, options: HudiOptions | None = None,
+                 hooks: Sequence[PostCommitHook] = ()) -> None:
+        self.path = path
+        self.storage = Storage(path)
+        self.config = config
+        self.options = options if options is not None else HudiOptions()
+        self.hooks = tuple(hooks)
+
+    def current_schema(self) -> pa.Schema | None:
+        """The table's data schema, None before its first commit with data."""
+        timeline = Timeline.load(self.storage, self.config.layout_version, self.config.timeline_path)
+        if not timeline.commits():
+            return None
+        schema = TableSnapshot(self.storage, self.config, timeline).data_schema()
+        return schema if schema is not None and len(schema) else None
+
+    def prepare(self, operation: str | None, data_schema: pa.Schema | None, overwrite: bool = False) -> PreparedWrite:
+        """Check the write against the table and evolve the schema (`data_schema`: None for an empty write)."""
+        operation = resolve_operation(self.options, self.config.record_key_fields, operation, overwrite)
+        check_writable(self.config)
+        current = self.current_schema()
+        if data_schema is None:
+            return PreparedWrite(operation, current if current is not None else pa.schema([]))
+        c = self.config
+        require_columns(data_schema, key_columns(c.record_key_fields, c.partition_fields, c.ordering_field,
+                                                 operation), operation)
+        if operation == "delete":
+            return PreparedWrite(operation, current if current is not None else data_schema_of(data_schema))
+        return PreparedWrite(operation, evolve(current, data_schema))
+
+    def begin(self, prepared: PreparedWrite, *, extra: dict[str, str] | None = None,
+              max_buffer_bytes: int | None = None) -> WritePlan:
+        """Roll back writers that crashed (they must be gone before any later commit completes), then claim an
+        instant for this write."""
+        rollback_failed_writes(self.storage, self.config)
+        plan_options: dict[str, Any] = {"log_block_format": self.options.log_block_format,
+                                        "parquet_compression": self.options.parquet_compression}
+        if max_buffer_bytes is not None:
+            plan_options["max_buffer_bytes"] = max_buffer_bytes
+        return Coordinator(self.path, self.config).begin(prepared.operation, prepared.schema, extra=extra,
+                                                         **plan_options)
+
+    def commit(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None = None) -> str:
+        """Publish the write, then run the post-commit hooks; returns the instant."""
+        instant = Coordinator(self.path, self.config).commit(plan, results, extra)
+        self.run_hooks()
+        return instant
+
+    def abort(self, plan: WritePlan) -> None:
+        Coordinator(self.path, self.config).abort(plan)
+
+    def run_hooks(self) -> None:
+        for hook in self.hooks:
+            hook(self.storage, self.config)
+
+    def write(self, data: Any, operation: str | None = None, *, buffer_bytes: int | None = None) -> str:
+        """The whole sequence in this process: one atomic commit of `data`; returns its instant."""
+        if buffer_bytes is not None and buffer_bytes < 1:
+            raise ConfigError(f"buffer_bytes must be a positive number of bytes, got {buffer_bytes!r}")
+        # the operation is checked before any input is consumed
+        resolve_operation(self.options, self.config.record_key_fields, operation)
+        chunks = iter_tables(data)
+        first = next(chunks, None)
+        prepared = self.prepare(operation, first.schema if first is not None else None)
+        plan = self.begin(prepared, max_buffer_bytes=buffer_bytes)
+        task = TaskWriter(plan)
+        try:
+            for chunk in itertools.chain([first] if first is not None else [], chunks):
+                if prepared.operation != "delete" and not evolve(prepared.schema, chunk.schema).equals(prepared.schema):
+                    raise SchemaError(
+                        "a later batch of this write has columns the first batch did not have; pass batches "
+                        "with one schema per write"
+                    )
+                task.write(chunk)
+            instant = Coordinator(self.path, self.config).commit(plan, [task.finish()])
+        except BaseException:
+            task.abort()
+            try:
+                self.abort(plan)
+            except HudiDsError:
+                pass
+            raise
+        self.run_hooks()  # the commit is durable whatever the services do
+        return instant
+
+
+__all__ = ["PostCommitHook", "PreparedWrite", "WriteClient", "create_table", "key_columns",
+           "load_config", "open_existing", "require_columns", "resolve_operation"]
