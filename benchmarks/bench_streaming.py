@@ -34,6 +34,8 @@ from common import SparkMemory, make_rows, memory_figures, step_memory, timed  #
 from hudi_ds import HudiTable  # noqa: E402
 
 COMPACT_EVERY = 5  # delta commits between compactions in the accumulating-logs run
+NO_AUTOMATIC_SERVICES = {"compaction.schedule.enabled": "false", "hoodie.clean.automatic": "false",
+                         "hoodie.archive.automatic": "false"}
 
 
 def _files(folder: Path, n_files: int, rows: int, keyspace: int) -> None:
@@ -95,8 +97,9 @@ def read_time_with_accumulating_logs(work: Path, rows: int, commits: int, batch_
     out: dict[str, float] = {}
     for compact in (False, True):
         key = "with" if compact else "without"
+        # compaction by hand (or not at all): no table service runs by itself after these writes
         t = HudiTable.create(str(work / f"acc_{key}"), table_name="acc", record_key="id", ordering_field="ts",
-                             partition_by="dt", buckets=4)
+                             partition_by="dt", buckets=4, options=NO_AUTOMATIC_SERVICES)
         base = make_rows(np.arange(rows, dtype=np.int64), ts=1)
         t.write(base, operation="bulk_insert")
         amount = base["amount"].to_numpy().copy()  # the expected state, kept with numpy

@@ -68,8 +68,6 @@ class HudiTable:
         default, `buckets` 4, both partitioning flags off); `options` takes any registry key besides, and a
         table setting given both ways must agree. Without `record_key` the table is key-less (append-only):
         every row gets a generated key, as in Apache Hudi 0.14+, and writes insert, bulk_insert or overwrite."""
-        if buckets is not None and (isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1):
-            raise ConfigError(f"buckets must be a positive integer, got {buckets!r}")
         declared = {
             "table_name": table_name, "record_key": None if record_key is None else _names(record_key),
             "ordering_field": ordering_field, "partition_fields": _names(partition_by) or None,

@@ -78,3 +78,19 @@ def test_replayed_feed_reproduces_the_table(tmp_path_factory, seed, table_type):
         op = rng.choice(["upsert", "upsert", "delete", "insert_overwrite"])
         t.write(pa.Table.from_pylist(rows, schema=SCHEMA), operation=op)
     assert replay(t.changes("0")) == snapshot_state(t)
+
+
+def test_changes_of_an_archived_commit_name_the_retention_options(tmp_path):
+    """A streaming split planned before the writer archived its commit fails by kind, naming what to change."""
+    from hudi_ds import CleanedInstantsError
+    from hudi_ds.read.changes import commit_changes
+
+    t = HudiTable.create(str(tmp_path / "c"), table_name="c", record_key="id", ordering_field="ts",
+                         partition_by="dt", buckets=1, options={"archive.min_commits": 2, "archive.max_commits": 3})
+    first = t.write(pa.Table.from_pylist([{"id": "a", "dt": "x", "ts": 0, "v": 0}], schema=SCHEMA))
+    planned = t.snapshot()
+    assert commit_changes(planned, first).num_rows == 1
+    for n in range(1, 6):
+        t.write(pa.Table.from_pylist([{"id": "a", "dt": "x", "ts": n, "v": n}], schema=SCHEMA))
+    with pytest.raises(CleanedInstantsError, match="archive.min_commits"):
+        commit_changes(t.snapshot(), first)

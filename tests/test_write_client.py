@@ -103,7 +103,7 @@ def test_create_over_an_existing_table_checks_every_setting(tmp_path, change, wo
         HudiTable.create(t.path, **args, **change)
 
 
-@pytest.mark.parametrize("buckets", [True, 0, -1, 2.0, "4"])
+@pytest.mark.parametrize("buckets", [True, 0, -1, 2.0, "four"])
 def test_buckets_must_be_a_positive_integer(tmp_path, buckets):
     with pytest.raises(ConfigError, match="buckets"):
         HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", buckets=buckets)

@@ -254,11 +254,14 @@ class HudiOptions(BaseModel):
             return {"uncompressed": "none", "incr": "incremental", "readoptimized": "read_optimized"}.get(v, v)
         return v
 
-    @field_validator("num_buckets")
+    @field_validator("num_buckets", mode="before")
     @classmethod
-    def _buckets(cls, v: int) -> int:
-        if not 1 <= v <= 99_999_999:
-            raise ValueError("must be between 1 and 99999999")
+    def _buckets(cls, v: Any) -> Any:
+        """The one check of the bucket count, whichever way it is given (a bool is not a count)."""
+        if isinstance(v, str) and v.strip().lstrip("+").isdigit():
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 99_999_999:
+            raise ValueError("the bucket count must be an integer between 1 and 99999999")
         return v
 
     @field_validator("metadata_enable", "drop_partition_columns")

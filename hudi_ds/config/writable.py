@@ -11,8 +11,8 @@ def check_timeline_writable(config: TableConfig) -> None:
     """Refuse to change the timeline of tables whose format this version does not write."""
     if config.version != WRITE_TABLE_VERSION or config.layout_version != WRITE_LAYOUT:
         raise UnsupportedTableError(
-            f"this is a version-{config.version} table (timeline layout {config.layout_version}), read-only in "
-            "hudi_ds: only version-6 tables can be written; read it, or write it with Apache Hudi"
+            f"this is a version {config.version} table (timeline layout {config.layout_version}), read-only in "
+            "hudi_ds: only version 6 tables can be written; read it, or write it with Apache Hudi"
         )
     if config.metadata_partitions:
         raise UnsupportedTableError(

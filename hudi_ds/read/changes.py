@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_ds.errors import CleanedInstantsError
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.read.query import READ_THREADS, TableSnapshot, commits_between
 from hudi_ds.schema.meta import COMMIT_TIME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
@@ -109,7 +110,11 @@ def previous_commit(snap: TableSnapshot, ts: str) -> str | None:
 
 def commit_changes(snap: TableSnapshot, ts: str, groups: set[tuple[str, str]] | None = None) -> pa.Table:
     """The change rows of one commit (optionally only for some of its file groups)."""
-    inst = next(c for c in snap.timeline.commits() if c.requested_time == ts)
+    inst = next((c for c in snap.timeline.commits() if c.requested_time == ts), None)
+    if inst is None:
+        raise CleanedInstantsError(
+            f"commit {ts} is no longer on the active timeline (archived); its changes cannot be read. Read from a "
+            "later commit, or keep more history with archive.min_commits/archive.max_commits")
     out = change_schema(snap)
     if snap.timeline.commit_metadata(inst).operation_type in NO_DATA_OPERATIONS:
         return out.empty_table()

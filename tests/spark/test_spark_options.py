@@ -11,7 +11,8 @@ import pytest
 from tables import rows
 
 from hudi_ds import ConfigError, HudiTable
-from hudi_ds.config.options import OPTION_SPECS, HudiOptions, parse_options
+from hudi_ds.config.options import OPTION_SPECS, SCOPES, HudiOptions, parse_options
+from hudi_ds.spark.options import parse_spark_options
 from hudi_ds.spark.pushdown import translate
 
 # ---- parsing (no Spark) ----------------------------------------------------------------------------
@@ -25,7 +26,7 @@ def test_defaults_and_canonical_keys():
 
 
 def test_flink_aliases_and_tolerated_keys():
-    opts = parse_options({
+    opts = parse_spark_options({
         "table.type": "cow", "write.operation": "INSERT", "precombine.field": "ts", "index.type": "bucket",
         "write.tasks": "4", "read.start-commit": "earliest", "read.end-commit": "20240101000000000",
         "path": "/t", "checkpointlocation": "/ck", "spark.some.conf": "x", "changelog.enabled": "true",
@@ -66,7 +67,7 @@ def test_every_option_is_documented():
     keys = [s.key for s in OPTION_SPECS] + [a for s in OPTION_SPECS for a in s.aliases]
     assert len(keys) == len({k.lower() for k in keys}), "an alias collides with another option"
     assert {s.name for s in OPTION_SPECS} == set(HudiOptions.model_fields)
-    assert all(s.doc and s.scope in ("common", "write", "read", "stream") for s in OPTION_SPECS)
+    assert all(s.doc and s.scope in SCOPES for s in OPTION_SPECS)
 
 
 def test_pushdown_translation_is_exact_or_declined():
