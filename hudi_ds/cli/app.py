@@ -187,7 +187,7 @@ def _plain(value: Any) -> Any:
 
 
 def _writable(args: argparse.Namespace) -> HudiTable:
-    """The table, if hudi_ds may change it (README, Compatibility)."""
+    """The table, if hudi_ds may change it (docs/compatibility.md)."""
     table = _table(args)
     check_timeline_writable(table.config)
     return table

@@ -14,7 +14,7 @@ publishing, the coordinator (`merge_shared_groups`) builds the group's single ne
   the old base;
 - the result is written with the group writer (marker first), the owner's file is deleted, and the commit
   metadata gets one write stat for the group.
-Rows of one key in several tasks are the user's to avoid (README); they resolve by that rule, never by
+Rows of one key in several tasks are the user's to avoid (docs/semantics.md); they resolve by that rule, never by
 dropping a task's rows.
 """
 
