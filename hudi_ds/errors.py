@@ -49,3 +49,7 @@ class InstantNotFoundError(HudiDsError):
 
 class CleanedInstantsError(HudiDsError):
     """The commits an incremental or streaming read still needs were cleaned or archived."""
+
+
+class StorageError(HudiDsError):
+    """The file system or object store failed a request after retries; the message names the file."""

@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_ds.config.options import key_of, parse_options
+from hudi_ds.config.table_config import load_config
 from hudi_ds.config.table_shape import TABLE_SETTINGS
 from hudi_ds.config.writable import check_timeline_writable, check_writable
 from hudi_ds.errors import ConfigError
@@ -20,9 +21,9 @@ from hudi_ds.services import archive as archiving
 from hudi_ds.services import clean as cleaning
 from hudi_ds.services import compaction
 from hudi_ds.services.post_commit import TableServices
-from hudi_ds.storage import Storage
+from hudi_ds.storage import open_storage
 from hudi_ds.timeline import Instant, Timeline, normalize_instant_time
-from hudi_ds.write.client import WriteClient, create_table, load_config
+from hudi_ds.write.client import WriteClient, create_table
 
 
 def _names(value: str | Sequence[str] | None) -> list[str]:
@@ -34,15 +35,20 @@ def _names(value: str | Sequence[str] | None) -> list[str]:
 
 
 class HudiTable:
-    """An Apache Hudi table on a file system (local path or URI).
+    """An Apache Hudi table on local disk or in an object store (`s3://`, `s3a://`, `gs://`, `az://`, `abfs(s)://`).
+
+    `storage_options` holds the store's endpoint and credentials with the key names delta-rs, polars and
+    hudi-rs use (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, ...; docs/object-stores.md); without them the
+    environment's are used.
 
     `options` takes any key of the option registry (docs/options.md), as Spark's `.option(...)` does: write
     settings (parquet codec, log block format), and the table services that run after each `write()`
     (compaction every `compaction.delta_commits` delta commits, inline or async, clean, archive)."""
 
-    def __init__(self, path: str, options: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, path: str, options: Mapping[str, Any] | None = None, *,
+                 storage_options: Mapping[str, Any] | None = None) -> None:
         self.path = str(path)
-        self.storage = Storage(self.path)
+        self.storage = open_storage(self.path, storage_options)
         self.options = parse_options(options)
         self.config = load_config(self.storage)
 
@@ -61,6 +67,7 @@ class HudiTable:
         hive_style_partitioning: bool | None = None,
         url_encode_partitions: bool | None = None,
         options: Mapping[str, Any] | None = None,
+        storage_options: Mapping[str, Any] | None = None,
     ) -> HudiTable:
         """Create a version-6 table with the bucket index, or open it if it exists with the same settings.
 
@@ -86,8 +93,8 @@ class HudiTable:
         table_settings = {name: getattr(given, name) for name, _, _ in TABLE_SETTINGS}
         table_settings.update({k: v for k, v in declared.items() if v is not None})
         opts = given.with_values(**table_settings)
-        create_table(Storage(str(path)), opts)
-        return cls(path, options=options)
+        create_table(open_storage(str(path), storage_options), opts)
+        return cls(path, options=options, storage_options=storage_options)
 
     # ---- inspection -------------------------------------------------------------------------------------
     def load_timeline(self) -> Timeline:
@@ -165,7 +172,7 @@ class HudiTable:
 
     def write_client(self) -> WriteClient:
         """The write client of this table, with its options and table services."""
-        return WriteClient(self.path, self.config, self.options, hooks=[TableServices(self.options)])
+        return WriteClient(self.storage, self.config, self.options, hooks=[TableServices(self.options)])
 
     # ---- table services ---------------------------------------------------------------------------------
     def schedule_compaction(self, min_delta_commits: int = 1) -> str | None:

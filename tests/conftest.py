@@ -20,3 +20,19 @@ def reference_dir() -> Path:
             pytest.fail(f"{REFERENCE_DIR} is missing; CI must run beside ../shared/reference-tables")
         pytest.skip(f"{REFERENCE_DIR} is absent (reference tables live in ../shared)")
     return REFERENCE_DIR
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """moto's S3 server on a free port of 127.0.0.1, for the whole session."""
+    import s3_server
+
+    server, handle = s3_server.start()
+    yield handle
+    server.stop()
+
+
+@pytest.fixture
+def s3_table(s3) -> tuple[str, dict[str, str]]:
+    """A fresh bucket: the URI of a table in it and the storage options to reach it."""
+    return f"s3://{s3.new_bucket()}/tables/trips", s3.options()

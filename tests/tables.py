@@ -15,8 +15,11 @@ META = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_h
         "_hoodie_file_name"]
 
 
-def hudi_rs(path: str, read_optimized: bool = False, as_of: str | None = None) -> pa.Table:
+def hudi_rs(path: str, read_optimized: bool = False, as_of: str | None = None,
+            storage_options: dict[str, str] | None = None) -> pa.Table:
     builder = HudiTableBuilder.from_base_uri(str(path))
+    if storage_options:
+        builder = builder.with_storage_options(storage_options)
     if read_optimized:
         builder = builder.with_hudi_option("hoodie.read.use.read_optimized.mode", "true")
     table = builder.build()

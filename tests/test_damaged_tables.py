@@ -77,7 +77,7 @@ def test_unparseable_instant_file(tmp_path, content):
 def test_truncated_tail_of_uncommitted_instant_is_skipped(tmp_path):
     t = _table(tmp_path)
     before = t.to_arrow().sort_by("id")
-    coordinator = Coordinator(t.path, t.config)
+    coordinator = Coordinator(t.storage, t.config)
     plan = coordinator.begin("upsert", t.schema)
     task = TaskWriter(plan)
     task.write(pa.table({"id": ["a", "b"], "ts": [9, 9], "dt": ["x", "x"]}))

@@ -62,7 +62,7 @@ def test_injected_failure_leaves_table_unchanged(table):
 def test_crashed_writer_is_invisible_and_rolled_back(table):
     before = rows(table.to_arrow(), ["id", "ts"])
     files_before = data_files(table.path)
-    coordinator = Coordinator(table.path, table.config)
+    coordinator = Coordinator(table.storage, table.config)
     plan = coordinator.begin("upsert", table.schema)
     task = TaskWriter(plan)
     task.write(data(range(10, 40), 2))
@@ -97,7 +97,7 @@ def test_retried_task_takes_over_its_claim(table):
     before = {(r["id"], r["dt"]): r["ts"] for r in table.to_arrow().to_pylist()}
     fresh = pa.table({"id": [f"n{i}" for i in range(8)], "ts": [2] * 8, "dt": ["new"] * 8,
                       "v": [float(i) for i in range(8)]})
-    coordinator = Coordinator(table.path, table.config)
+    coordinator = Coordinator(table.storage, table.config)
     plan = coordinator.begin("upsert", table.schema)
     faults.fail_after(0)  # attempt 0 of task 1 claims the new bucket(s), writes one file, dies
     try:

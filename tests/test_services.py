@@ -334,7 +334,7 @@ def test_archive_moves_old_instants_and_keeps_reads(mor):
 
 
 def test_archive_stops_at_pending_instants_and_the_clean_window(mor):
-    coordinator = Coordinator(mor.path, mor.config)
+    coordinator = Coordinator(mor.storage, mor.config)
     plan = coordinator.begin("upsert", mor.schema)  # a write in flight (fresh heartbeat: not rolled back)
     for ts in range(10, 20):
         mor.write(data(range(ts % 5, 50, 5), ts, v=float(ts)))

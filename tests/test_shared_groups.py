@@ -48,7 +48,7 @@ def write_tasks(t: HudiTable, parts: Sequence[Sequence[dict[str, Any]]], deletes
         tables.append(pa.Table.from_pylist(rs, schema=SCHEMA.append(pa.field(DELETE, pa.bool_()))))
     current = t.schema if t.timeline() and len(t.schema) else None
     schema = evolve(current, SCHEMA)
-    coordinator = Coordinator(t.path, t.config)
+    coordinator = Coordinator(t.storage, t.config)
     plan = coordinator.begin(operation, schema)
     results: dict[int, TaskResult] = {}
     for task in order if order is not None else range(len(parts)):
@@ -175,7 +175,7 @@ def test_buckets_of_a_table_without_record_key_take_rows_from_any_number_of_task
                          buckets=2)
     data = pa.Table.from_pylist([{"dt": f"d{i % 2}", "v": i % 3} for i in range(40)])
     for _ in range(2):
-        coordinator = Coordinator(t.path, t.config)
+        coordinator = Coordinator(t.storage, t.config)
         plan = coordinator.begin("insert", evolve(t.schema if t.timeline() else None, data.schema))
         results = []
         for task in range(5):  # tasks t and t + 2 share a bucket

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hudi_ds.errors import CommitConflictError, CorruptTableError, InstantNotFoundError, UnsupportedTableError
-from hudi_ds.storage import Storage
+from hudi_ds.storage import open_storage
 from hudi_ds.timeline import (
     COMMIT_ACTIONS,
     Action,
@@ -78,7 +78,7 @@ def _props(table: Path) -> dict[str, str]:
 def _load(table: Path) -> Timeline:
     props = _props(table)
     layout = int(props.get("hoodie.timeline.layout.version", "1"))
-    return Timeline.load(Storage(str(table)), layout, props.get("hoodie.timeline.path"))
+    return Timeline.load(open_storage(str(table)), layout, props.get("hoodie.timeline.path"))
 
 
 def _catalog_completed(root: Path) -> dict[str, list[tuple[str, str | None, str]]]:
@@ -479,7 +479,7 @@ def test_instant_ordering() -> None:
 # --- writing and loading a v6 timeline ----------------------------------------------------------------------
 
 def test_writer_lifecycle_and_timeline(tmp_path: Path) -> None:
-    storage = Storage(str(tmp_path))
+    storage = open_storage(str(tmp_path))
     storage.write_bytes(".hoodie/hoodie.properties", b"hoodie.table.name=t\n")
     storage.makedirs(".hoodie/archived")
     w = TimelineWriter(storage)
@@ -519,7 +519,7 @@ def test_writer_lifecycle_and_timeline(tmp_path: Path) -> None:
 
 
 def test_writer_clean_instant(tmp_path: Path) -> None:
-    storage = Storage(str(tmp_path))
+    storage = open_storage(str(tmp_path))
     w = TimelineWriter(storage)
     (plan, _), (meta, _) = _samples()[3:5]
     w.write_avro_completed("20250102000000000", "clean", plan, meta)
@@ -533,7 +533,7 @@ def test_writer_clean_instant(tmp_path: Path) -> None:
 
 
 def test_requested_race_has_one_winner(tmp_path: Path) -> None:
-    storage = Storage(str(tmp_path))
+    storage = open_storage(str(tmp_path))
     for round_ in range(20):
         ts = f"202501010000{round_:05d}"
         barrier = threading.Barrier(2)
@@ -541,7 +541,7 @@ def test_requested_race_has_one_winner(tmp_path: Path) -> None:
 
         def claim(action: str, ts: str = ts, barrier: threading.Barrier = barrier,
                   results: list[bool] = results) -> None:
-            w = TimelineWriter(Storage(str(tmp_path)))
+            w = TimelineWriter(open_storage(str(tmp_path)))
             barrier.wait()
             results.append(w.create_requested(ts, action))
 
@@ -559,7 +559,7 @@ def test_requested_race_has_one_winner(tmp_path: Path) -> None:
 
 
 def test_complete_refuses_to_overwrite(tmp_path: Path) -> None:
-    storage = Storage(str(tmp_path))
+    storage = open_storage(str(tmp_path))
     w = TimelineWriter(storage)
     ts = "20250101000000000"
     with pytest.raises(InstantNotFoundError):
@@ -579,7 +579,7 @@ def test_complete_refuses_to_overwrite(tmp_path: Path) -> None:
 
 
 def test_garbled_commit_names_the_file(tmp_path: Path) -> None:
-    storage = Storage(str(tmp_path))
+    storage = open_storage(str(tmp_path))
     w = TimelineWriter(storage)
     ts = "20250101000000000"
     w.create_requested(ts, "deltacommit")
@@ -595,7 +595,7 @@ def test_garbled_commit_names_the_file(tmp_path: Path) -> None:
 
 
 def test_layout2_custom_timeline_path(tmp_path: Path) -> None:
-    storage = Storage(str(tmp_path))
+    storage = open_storage(str(tmp_path))
     rec = am.encode_avro_instant({"partitionToWriteStats": {}, "compacted": False, "extraMetadata": {},
                                   "version": 1, "operationType": "INSERT"}, am.COMMIT_METADATA)
     storage.write_bytes(".hoodie/tl/20250101000000000.commit.requested", b"")
@@ -615,7 +615,7 @@ def test_layout2_custom_timeline_path(tmp_path: Path) -> None:
 
 def test_completed_metadata_is_shared_until_the_file_changes(tmp_path: Path) -> None:
     """Timelines share parsed metadata of completed instants; a file re-created at the same path is read again."""
-    storage = Storage(str(tmp_path))
+    storage = open_storage(str(tmp_path))
     writer = TimelineWriter(storage)
     first = CommitMetadata(operation_type="UPSERT", extra_metadata={"n": "1"})
     writer.create_requested("20250101000000000", "deltacommit")

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import zlib
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from hudi_ds.config import properties
-from hudi_ds.errors import CorruptTableError
+from hudi_ds.errors import CorruptTableError, TableNotFoundError
 from hudi_ds.storage.layout import PROPS_PATH, WRITE_LAYOUT
+
+if TYPE_CHECKING:
+    from hudi_ds.storage import Storage
 
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 EVENT_TIME_MERGER_ID = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
@@ -154,3 +157,15 @@ class TableConfig(BaseModel):
 
     def to_bytes(self) -> bytes:
         return properties.dumps(self.to_properties(), "Properties saved by hudi_ds").encode("latin-1", "backslashreplace")
+
+
+def load_config(storage: Storage) -> TableConfig:
+    """The table's hoodie.properties; TableNotFoundError when the path holds no table."""
+    try:
+        data = storage.read_bytes(PROPS_PATH)
+    except FileNotFoundError:
+        raise TableNotFoundError(
+            f"{storage.uri} is not a Hudi table: {PROPS_PATH} does not exist; create one with "
+            "HudiTable.create(path, table_name=..., record_key=...)"
+        ) from None
+    return TableConfig.parse(data, storage.full(PROPS_PATH))

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import HudiDsError, InstantNotFoundError
 from hudi_ds.files.markers import marked_files
-from hudi_ds.files.naming import join, log_file_name, parse_log_file
+from hudi_ds.files.naming import join, log_file_name, parse_base_file, parse_log_file
 from hudi_ds.log.blocks import encode_rollback_block
 from hudi_ds.log.format import read_blocks
 from hudi_ds.recovery.heartbeat import DEFAULT_HEARTBEAT_TIMEOUT_S, heartbeat_age, stop_heartbeat
@@ -29,24 +29,41 @@ from hudi_ds.timeline.avro_models import (
 )
 
 
+def ownership(storage: Storage, rel: str, instant: str) -> str:
+    """Whose a marked data file is: "own" (only `instant` wrote it), "shared" (a log holding blocks of other
+    instants too), "foreign" (another writer's: a marker of a name this instant tried and lost), "gone".
+    A base file's name carries its instant; a log file's blocks carry theirs in their headers."""
+    partition, _, name = rel.rpartition("/")
+    log = parse_log_file(partition, name)
+    if log is None:
+        base = parse_base_file(partition, name)
+        if base is not None and base.instant != instant:
+            return "foreign"
+        return "own" if storage.exists(rel) else "gone"
+    try:
+        instants = {b.instant_time for b in read_blocks(storage.read_bytes(rel), rel)} - {None}
+    except FileNotFoundError:
+        return "gone"
+    if instant not in instants:
+        return "foreign" if instants else "own"
+    return "shared" if len(instants) > 1 else "own"
+
+
 def _remove_files(storage: Storage, instant: str, files: Iterable[str]) -> dict[str, dict[str, list[str]]]:
-    """Delete (or mask) each file; returns per-partition lists of deleted and masked files."""
+    """Delete (or mask) each file this instant wrote; returns per-partition lists of deleted and masked files."""
     result: dict[str, dict[str, list[str]]] = {}
     for rel in files:
         partition, _, name = rel.rpartition("/")
         entry = result.setdefault(partition, {"deleted": [], "masked": []})
-        if not storage.exists(rel):
-            continue
-        log = parse_log_file(partition, name)
-        if log is not None:
-            blocks = read_blocks(storage.read_bytes(rel), rel)
-            others = [b for b in blocks if b.instant_time not in (None, instant)]
-            if others:
-                _append_rollback_block(storage, partition, log.file_id, log.instant, instant)
-                entry["masked"].append(rel)
-                continue
-        storage.delete(rel)
-        entry["deleted"].append(rel)
+        owner = ownership(storage, rel, instant)
+        if owner == "shared":
+            log = parse_log_file(partition, name)
+            assert log is not None
+            _append_rollback_block(storage, partition, log.file_id, log.instant, instant)
+            entry["masked"].append(rel)
+        elif owner == "own":
+            storage.delete(rel)
+            entry["deleted"].append(rel)
     return result
 
 

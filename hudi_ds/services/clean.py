@@ -128,7 +128,7 @@ def _execute(storage: Storage, instant: str, plan: dict, started: float) -> None
 
 def _relative(storage: Storage, path: str) -> str:
     """A plan's full path back to a path relative to the table (plans also hold `file:` URIs)."""
-    base = storage.base.rstrip("/") + "/"
+    base = storage.full("") + "/"
     for prefix in ("file://", "file:"):
         if path.startswith(prefix) and not path.startswith(base):
             path = path[len(prefix):]

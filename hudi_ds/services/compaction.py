@@ -91,7 +91,7 @@ _run_locks_guard = threading.Lock()
 def _run_lock(storage: Storage) -> threading.Lock:
     """One executor per table and process at a time (a background runner and a direct call included)."""
     with _run_locks_guard:
-        return _run_locks.setdefault(storage.base, threading.Lock())
+        return _run_locks.setdefault(storage.full(""), threading.Lock())
 
 
 def _check_mor(config: TableConfig) -> None:

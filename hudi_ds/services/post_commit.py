@@ -47,9 +47,9 @@ class TableServices:
                                                    wait_s=0)
         if self.options.compaction_async and self.allow_async:
             with _async_lock:
-                runner = _async_runners.get(table.storage.base)
+                runner = _async_runners.get(table.storage.full(""))
                 if runner is None:
-                    runner = _async_runners[table.storage.base] = CompactionRunner(table, wait_s=0)
+                    runner = _async_runners[table.storage.full("")] = CompactionRunner(table, wait_s=0)
             if runner.errors:
                 raise runner.errors[0]
             runner.trigger()
@@ -65,4 +65,4 @@ def background_runner(storage: Storage) -> CompactionRunner | None:
     """The background compaction runner of this process for the table (None before its first async compaction);
     `wait()` on it before a process that asked for async compaction exits."""
     with _async_lock:
-        return _async_runners.get(storage.base)
+        return _async_runners.get(storage.full(""))

@@ -19,6 +19,7 @@ from pyspark.sql.types import StructType
 
 from hudi_ds.config import TableConfig
 from hudi_ds.config.options import HudiOptions
+from hudi_ds.config.table_config import load_config
 from hudi_ds.errors import ConfigError
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.read import filters as core_filters
@@ -27,6 +28,7 @@ from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.read.splits import SlicePart, pack, split_slice
 from hudi_ds.schema.meta import COMMIT_TIME, RECORD_KEY
 from hudi_ds.spark import pushdown, types
+from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline, normalize_instant_time
 
 # pyspark 4.1-4.3 store the read plan of a filter pushdown on the relation (PythonDataSourceV2.readInfo) and
@@ -35,12 +37,10 @@ from hudi_ds.timeline import Timeline, normalize_instant_time
 PUSHDOWN_PER_SCAN = hasattr(DataSourceReader, "pushLimit")
 
 
-def load_snapshot(path: str) -> query.TableSnapshot:
-    from hudi_ds.table import HudiTable
-
-    table = HudiTable(path)
-    timeline = Timeline.load(table.storage, table.config.layout_version, table.config.timeline_path)
-    return query.TableSnapshot(table.storage, table.config, timeline)
+def load_snapshot(storage: Storage) -> query.TableSnapshot:
+    config = load_config(storage)
+    timeline = Timeline.load(storage, config.layout_version, config.timeline_path)
+    return query.TableSnapshot(storage, config, timeline)
 
 
 def instant_option(value: str | None, key: str) -> str | None:
@@ -54,9 +54,9 @@ def instant_option(value: str | None, key: str) -> str | None:
         raise ConfigError(f"option {key}={value!r} is not an instant time (yyyyMMddHHmmssSSS or ISO-8601)") from exc
 
 
-def read_schema(opts: HudiOptions, path: str) -> pa.Schema:
+def read_schema(opts: HudiOptions, storage: Storage) -> pa.Schema:
     """Arrow schema (meta columns first) the query produces."""
-    snap = load_snapshot(path)
+    snap = load_snapshot(storage)
     as_of = instant_option(opts.as_of, "as.of.instant") if opts.query_type != "incremental" else None
     return snap.full_schema(as_of)
 
@@ -101,9 +101,9 @@ class _Plan:
 class HudiBatchReader(DataSourceReader):
     """Reader without pushFilters: Spark filters every row itself (the conf is off, or pushdown is not taken)."""
 
-    def __init__(self, opts: HudiOptions, path: str, schema: StructType) -> None:
+    def __init__(self, opts: HudiOptions, storage: Storage, schema: StructType) -> None:
         self.opts = opts
-        self.path = path
+        self.storage = storage
         self.spark_schema = schema
         self.target = types.arrow_schema(schema)
         self.filters: list[pushdown.Triple] = []
@@ -111,7 +111,7 @@ class HudiBatchReader(DataSourceReader):
     # ---- planning (driver) -----------------------------------------------------------------------
     def _plan(self) -> _Plan:
         opts = self.opts
-        snap = load_snapshot(self.path)
+        snap = load_snapshot(self.storage)
         config: TableConfig = snap.config
         layout = config.layout_version
         if opts.query_type == "incremental":

@@ -78,21 +78,17 @@ class PreparedSparkWrite:
     changelog: str | None  # change-kind column of changelog input
 
 
-def prepare_table(opts: HudiOptions, schema: StructType, overwrite: bool, *, allow_async_services: bool = False
-                  ) -> PreparedSparkWrite:
+def prepare_table(opts: HudiOptions, storage: Storage, schema: StructType, overwrite: bool, *,
+                  allow_async_services: bool = False) -> PreparedSparkWrite:
     """Open the table (a first write creates it: without a record key option a key-less one, as Apache Hudi 0.14+
     does) and prepare the write with the write client; shared by batch writes and the streaming sink."""
-    path = opts.path
-    if not path:
-        raise ConfigError("no table path: call .save(path) (or set option 'path')")
-    storage = Storage(path)
     config = open_existing(storage, opts)
     keys = config.record_key_fields if config is not None else opts.record_key
     operation = resolve_operation(opts, keys, overwrite=overwrite)
     incoming = types.arrow_schema(schema)
     changelog = _changelog_column(opts, incoming)
     if changelog is not None and not keys:
-        raise ConfigError(f"changelog input updates and deletes records by key, but the table at {path} has no "
+        raise ConfigError(f"changelog input updates and deletes records by key, but the table at {storage.uri} has no "
                           "record key; drop the changelog option or write to a table created with a record key")
     if changelog is not None and operation != "upsert":
         raise ConfigError(f"changelog input is written as upserts and deletes; it cannot be used with "
@@ -104,12 +100,12 @@ def prepare_table(opts: HudiOptions, schema: StructType, overwrite: bool, *, all
                         operation)
         config = create_table(storage, opts)
     hooks = [TableServices(opts, allow_async=allow_async_services)]
-    client = WriteClient(path, config, opts, hooks)
+    client = WriteClient(storage, config, opts, hooks)
     return PreparedSparkWrite(client, client.prepare(operation, data_in), incoming, changelog)
 
 
-def prepare_writer(opts: HudiOptions, schema: StructType, overwrite: bool) -> HudiBatchWriter:
-    spark_write = prepare_table(opts, schema, overwrite)
+def prepare_writer(opts: HudiOptions, storage: Storage, schema: StructType, overwrite: bool) -> HudiBatchWriter:
+    spark_write = prepare_table(opts, storage, schema, overwrite)
     plan = spark_write.client.begin(spark_write.prepared)
     return HudiBatchWriter(spark_write.client, plan, spark_write.input_schema, spark_write.changelog)
 
@@ -180,7 +176,7 @@ class HudiBatchWriter(DataSourceArrowWriter):
 
     def _heartbeat(self) -> None:
         """Keep the instant alive for other writers' rollback of crashed writes (long tasks)."""
-        touch_heartbeat(Storage(self.plan.base_uri), self.plan.instant)
+        touch_heartbeat(self.plan.storage, self.plan.instant)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         results = [m.result for m in messages if isinstance(m, HudiCommitMessage)]

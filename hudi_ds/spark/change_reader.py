@@ -14,6 +14,7 @@ from hudi_ds.read import changes as feed
 from hudi_ds.read import query
 from hudi_ds.spark import types
 from hudi_ds.spark.batch_reader import instant_option, load_snapshot
+from hudi_ds.storage import Storage
 
 
 class _CommitGroup(InputPartition):
@@ -23,14 +24,14 @@ class _CommitGroup(InputPartition):
 
 
 class ChangeFeedReader(DataSourceReader):
-    def __init__(self, opts: HudiOptions, path: str, schema: StructType) -> None:
-        self.path = path
+    def __init__(self, opts: HudiOptions, storage: Storage, schema: StructType) -> None:
+        self.storage = storage
         self.start = instant_option(opts.begin_instant, "hoodie.datasource.read.begin.instanttime") or "0"
         self.end = instant_option(opts.end_instant, "hoodie.datasource.read.end.instanttime")
         self.target = types.arrow_schema(schema)
 
     def partitions(self) -> Sequence[InputPartition]:
-        snap = load_snapshot(self.path)
+        snap = load_snapshot(self.storage)
         splits: list[InputPartition] = []
         for ts in query.commits_between(snap, self.start, self.end):
             for group in sorted(feed.touched_groups(snap, [ts])):
@@ -41,5 +42,5 @@ class ChangeFeedReader(DataSourceReader):
         assert isinstance(partition, _CommitGroup)
         if not partition.commit:
             return
-        snap = load_snapshot(self.path)
+        snap = load_snapshot(self.storage)
         yield from types.batches(feed.commit_changes(snap, partition.commit, {partition.group}), self.target)

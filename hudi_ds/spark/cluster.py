@@ -94,13 +94,14 @@ def _config_of(target: str | Mapping[str, str] | TableConfig) -> tuple[list[str]
                 "cluster_by_bucket: the table has no record key, so rows are placed by writing task, not by key: "
                 "there is nothing to cluster by. Write the DataFrame as it is")
         return list(target.record_key_fields), list(target.partition_fields), int(target.num_buckets or 1)
-    from hudi_ds.config.table_config import PROPS_PATH
-    from hudi_ds.spark.options import parse_spark_options
-    from hudi_ds.storage import Storage
+    from hudi_ds.config.table_config import PROPS_PATH, load_config
+    from hudi_ds.spark.options import parse_spark_options, spark_storage_options
+    from hudi_ds.storage import open_storage
 
     opts = parse_spark_options(target)
-    if opts.path and Storage(opts.path).exists(PROPS_PATH):
-        return _config_of(opts.path)
+    storage = open_storage(opts.path, spark_storage_options(target)) if opts.path else None
+    if storage is not None and storage.exists(PROPS_PATH):
+        return _config_of(load_config(storage))
     if not opts.record_key:
         raise ConfigError("cluster_by_bucket needs hoodie.datasource.write.recordkey.field (or a table path)")
     return list(opts.record_key), list(opts.partition_fields), opts.num_buckets

@@ -32,10 +32,17 @@ def _source_root_for_workers() -> str | None:
 
 
 def register(spark: Any) -> None:
-    """Register the "hudi-py" data source on `spark` (needed only when auto-registration cannot find it)."""
+    """Register the "hudi-py" data source on `spark`. Auto-registration finds it too, but only a registration
+    from the driver carries the session's `spark.hadoop.fs.s3a.*` settings (endpoint, keys) to the source."""
     from hudi_ds.spark.source import HudiDataSource
+    from hudi_ds.storage.storage_options import from_s3a_settings
 
-    spark.dataSource.register(HudiDataSource)
+    s3a = from_s3a_settings(dict(spark.sparkContext.getConf().getAll()))
+    if not s3a:
+        spark.dataSource.register(HudiDataSource)
+        return
+    # a class made here is pickled by value with its settings into the Python workers that plan queries
+    spark.dataSource.register(type("HudiDataSource", (HudiDataSource,), {"session_storage_options": s3a}))
 
 
 def session(master: str | None = None, app_name: str = "hudi-py", log_level: str = "ERROR",

@@ -24,9 +24,10 @@ from hudi_ds.spark.batch_reader import (
 )
 from hudi_ds.spark.batch_writer import prepare_writer
 from hudi_ds.spark.change_reader import ChangeFeedReader
-from hudi_ds.spark.options import parse_spark_options
+from hudi_ds.spark.options import parse_spark_options, spark_storage_options
 from hudi_ds.spark.stream_reader import HudiStreamReader, stream_schema
 from hudi_ds.spark.stream_writer import HudiStreamWriter
+from hudi_ds.storage import Storage, open_storage
 
 FORMAT = "hudi-py"
 
@@ -46,11 +47,19 @@ class HudiDataSource(DataSource):
             self.__dict__["_hudi_options"] = opts
         return opts
 
-    def _path(self) -> str:
-        path = self.hudi_options.path
-        if not path:
-            raise ConfigError("no table path: call .load(path) / .save(path) (or set option 'path')")
-        return path
+    # Storage options from the session's spark.hadoop.fs.s3a.* settings; `register(spark)` fills them in a
+    # subclass, since a data source is made in a Python worker that cannot see the session.
+    session_storage_options: dict[str, str] = {}
+
+    def _storage(self) -> Storage:
+        storage = self.__dict__.get("_storage_")
+        if storage is None:
+            path = self.hudi_options.path
+            if not path:
+                raise ConfigError("no table path: call .load(path) / .save(path) (or set option 'path')")
+            storage = open_storage(path, spark_storage_options(self.options, self.session_storage_options))
+            self.__dict__["_storage_"] = storage
+        return storage
 
     @property
     def change_feed(self) -> bool:
@@ -58,29 +67,29 @@ class HudiDataSource(DataSource):
         return opts.incremental_format == "cdc" or opts.changelog_enabled
 
     def schema(self) -> StructType:
-        snap = load_snapshot(self._path())
+        snap = load_snapshot(self._storage())
         if snap.data_schema() is None and self.change_feed:
             raise ConfigError(
-                f"the table at {self._path()} has no commit yet, so the columns of its change feed are unknown; "
+                f"the table at {self._storage().uri} has no commit yet, so the columns of its change feed are unknown; "
                 "start the stream after the first commit, or give them with .schema(...)")
         if self.change_feed:
             return types.spark_schema(stream_schema(snap, cdc=True))
-        return types.spark_schema(read_schema(self.hudi_options, self._path()))
+        return types.spark_schema(read_schema(self.hudi_options, self._storage()))
 
     def reader(self, schema: StructType) -> DataSourceReader:
         if self.change_feed:
-            return ChangeFeedReader(self.hudi_options, self._path(), schema)
+            return ChangeFeedReader(self.hudi_options, self._storage(), schema)
         mode = self.hudi_options.filter_pushdown
         claims = mode == "true" or (mode == "auto" and PUSHDOWN_PER_SCAN)
         cls = HudiPushdownReader if claims and pushdown_enabled() else HudiBatchReader
-        return cls(self.hudi_options, self._path(), schema)
+        return cls(self.hudi_options, self._storage(), schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        return prepare_writer(self.hudi_options, schema, overwrite)
+        return prepare_writer(self.hudi_options, self._storage(), schema, overwrite)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
-        return HudiStreamWriter(self.hudi_options, schema)
+        return HudiStreamWriter(self.hudi_options, self._storage(), schema)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802
-        return HudiStreamReader(self.hudi_options, self._path(), cdc=self.change_feed,
+        return HudiStreamReader(self.hudi_options, self._storage(), cdc=self.change_feed,
                                 target=types.arrow_schema(schema))

@@ -31,6 +31,7 @@ from hudi_ds.read import query
 from hudi_ds.read.splits import pack
 from hudi_ds.spark import types
 from hudi_ds.spark.batch_reader import instant_option, load_snapshot
+from hudi_ds.storage import Storage
 
 try:  # admission control and Trigger.AvailableNow arrived in pyspark 4.2
     from pyspark.sql.streaming.datasource import (
@@ -49,9 +50,9 @@ except ImportError:  # pragma: no cover - pyspark < 4.2: one batch per trigger
 class _Split(InputPartition):
     """Slice parts of a read plan (kind "parts"), or the change feed of one commit over some file groups."""
 
-    def __init__(self, index: int, path: str, kind: str, args: tuple[Any, ...]) -> None:
+    def __init__(self, index: int, storage: Storage, kind: str, args: tuple[Any, ...]) -> None:
         super().__init__(index)
-        self.path, self.kind, self.args = path, kind, args
+        self.storage, self.kind, self.args = storage, kind, args
 
     def tables(self) -> Iterator[pa.Table]:
         if self.kind == "parts":
@@ -59,7 +60,7 @@ class _Split(InputPartition):
             for part in parts:
                 yield plan.read_part(part)
             return
-        snap = load_snapshot(self.path)
+        snap = load_snapshot(self.storage)
         commit, groups = self.args
         yield feed.commit_changes(snap, commit, set(groups))
 
@@ -73,8 +74,8 @@ def _key(snap: query.TableSnapshot, inst: Any) -> str:
 class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
     """One long-lived object on the driver; offsets are small dicts stored in Spark's checkpoint."""
 
-    def __init__(self, opts: HudiOptions, path: str, cdc: bool, target: pa.Schema) -> None:
-        self.opts, self.path, self.cdc = opts, path, cdc
+    def __init__(self, opts: HudiOptions, storage: Storage, cdc: bool, target: pa.Schema) -> None:
+        self.opts, self.storage, self.cdc = opts, storage, cdc
         self.target = target  # the schema Spark was given when the stream started
         self.stop_at: dict[str, str] | None = None  # Trigger.AvailableNow: stop at this offset
 
@@ -88,7 +89,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         start = (self.opts.begin_instant or "earliest").strip().lower()
         if start == "earliest":
             return {"instant": "0"}
-        snap = load_snapshot(self.path)
+        snap = load_snapshot(self.storage)
         commits = self._commits(snap)
         if start == "latest":
             return {"instant": commits[-1][0] if commits else "0"}
@@ -120,7 +121,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         return chosen
 
     def latestOffset(self, start: dict[str, str] | None = None, limit: Any = None) -> dict[str, str]:  # noqa: N802
-        snap = load_snapshot(self.path)
+        snap = load_snapshot(self.storage)
         begin = (start or {}).get("instant", "0")
         return {"instant": self._limited(snap, begin, limit)}
 
@@ -132,7 +133,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         return ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802
-        snap = load_snapshot(self.path)
+        snap = load_snapshot(self.storage)
         commits = self._commits(snap)
         self.stop_at = {"instant": commits[-1][0] if commits else "0"}
 
@@ -156,7 +157,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
             "full snapshot")
 
     def partitions(self, start: dict[str, str], end: dict[str, str]) -> Sequence[InputPartition]:
-        snap = load_snapshot(self.path)
+        snap = load_snapshot(self.storage)
         begin, finish = start.get("instant", "0"), end.get("instant", "0")
         keys = {k: c.requested_time for k, c in self._commits(snap)}
         in_range = [ts for k, ts in sorted(keys.items()) if begin < k <= finish]
@@ -170,7 +171,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
             for ts in in_range:
                 groups = sorted(feed.touched_groups(snap, [ts]))
                 for chunk in (groups[i::self._parallelism()] for i in range(min(len(groups), self._parallelism()))):
-                    splits.append(_Split(len(splits), self.path, "cdc", (ts, chunk)))
+                    splits.append(_Split(len(splits), self.storage, "cdc", (ts, chunk)))
             return splits
         return self._plan_splits(query.plan_incremental(snap, begin, finish))
 
@@ -183,7 +184,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         parts = plan.split(opts.split_max_bytes, opts.split_max_rows)
         lean = dataclasses.replace(plan, slices=[])  # each task carries its own parts only
         bins = pack(parts, opts.split_max_bytes, opts.split_open_cost, self._parallelism())
-        return [_Split(i, self.path, "parts", (lean, tuple(b))) for i, b in enumerate(bins)]
+        return [_Split(i, self.storage, "parts", (lean, tuple(b))) for i, b in enumerate(bins)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, _Split)

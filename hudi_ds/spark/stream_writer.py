@@ -61,11 +61,11 @@ def _plan_path(identifier: str, run_id: str, batch_id: int, attempt: int) -> str
 class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
     """Made on the driver for each micro-batch (twice: tasks' copy and commit copy); holds no instant."""
 
-    def __init__(self, opts: HudiOptions, schema: StructType) -> None:
-        spark_write = prepare_table(opts, schema, overwrite=False, allow_async_services=True)
+    def __init__(self, opts: HudiOptions, storage: Storage, schema: StructType) -> None:
+        spark_write = prepare_table(opts, storage, schema, overwrite=False, allow_async_services=True)
         self.client = spark_write.client
         self.prepared = spark_write.prepared
-        self.path = spark_write.client.path
+        self.storage = spark_write.client.storage
         self.config = spark_write.client.config
         self.input_schema = spark_write.input_schema
         self.changelog = spark_write.changelog
@@ -76,7 +76,7 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
         """The plan every task of this micro-batch shares. Plans of the batch whose instant is no longer
         pending (a crashed attempt's, rolled back or even completed) are never reused: the k-th live plan
         is claimed at `<run>-<batch>-<k>.plan`, k counting the stale ones, so racing tasks agree."""
-        storage = Storage(self.path)
+        storage = self.storage
         timeline = Timeline.load(storage, WRITE_LAYOUT)
         prefix = f"{run_id}-{batch_id}-"
         stale = 0
@@ -122,7 +122,7 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
 
     # ---- driver ---------------------------------------------------------------------------------------
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        storage = Storage(self.path)
+        storage = self.storage
         done = [m for m in messages if isinstance(m, StreamCommitMessage) and m.plan is not None]
         plan = done[0].plan if done else None
         timeline = Timeline.load(storage, WRITE_LAYOUT)
@@ -146,7 +146,7 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
         _forget_plans(storage, self.identifier, batchId)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        storage = Storage(self.path)
+        storage = self.storage
         for m in messages:
             if isinstance(m, StreamCommitMessage) and m.plan is not None:
                 rollback_pending(storage, self.config, m.plan.instant)

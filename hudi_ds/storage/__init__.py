@@ -1,23 +1,22 @@
-"""One small interface over pyarrow.fs: every table file goes through Storage.
+"""One small interface to a table's files: every read, write, listing and delete goes through Storage.
 
-Paths handed to Storage are relative to the table's base path and use '/'.
-`put_if_absent` is the primitive commits rely on: on the local file system it is
-atomic (O_CREAT|O_EXCL); on other file systems it is a check-then-write and the
-docs say so.
+Paths handed to Storage are relative to the table's base path and use '/'. `put_if_absent` is the
+primitive commits rely on: an atomic create-if-absent on local disk (link) and on object stores (a
+conditional PUT). `open_storage` picks the implementation from the URI's scheme.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
-import uuid
-from collections.abc import Iterator
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
-import pyarrow.fs as pafs
 
 from hudi_ds.errors import HudiDsError
+from hudi_ds.storage.storage_options import KNOWN_KEYS, TableLocation, normalize_storage_options
 
 
 @dataclass(frozen=True)
@@ -32,113 +31,72 @@ class FileEntry:
         return posixpath.basename(self.path)
 
 
-class Storage:
-    """Files of one table, addressed relative to its base path."""
+class Storage(ABC):
+    """Files of one table, addressed relative to its base path. Picklable: tasks rebuild it with its options."""
 
-    def __init__(self, base_uri: str) -> None:
-        base_uri = str(base_uri)
-        if "://" in base_uri:
-            self.fs, base = pafs.FileSystem.from_uri(base_uri)
-            self.local = isinstance(self.fs, pafs.LocalFileSystem)
-        else:
-            self.fs = pafs.LocalFileSystem()
-            base = os.path.abspath(os.path.expanduser(base_uri))
-            self.local = True
-        self.base = base.rstrip("/") or "/"
-        self.uri = base_uri
+    uri: str
 
-    def __getstate__(self) -> dict[str, object]:
-        return {"uri": self.uri}
-
-    def __setstate__(self, state: dict[str, str]) -> None:
-        self.__init__(state["uri"])  # type: ignore[misc]
-
+    @abstractmethod
     def full(self, rel: str) -> str:
-        rel = rel.strip("/")
-        return f"{self.base}/{rel}" if rel else self.base
+        """The absolute path or URI of a table file (for metadata that records full paths)."""
 
-    def exists(self, rel: str) -> bool:
-        return self.fs.get_file_info(self.full(rel)).type != pafs.FileType.NotFound
+    @abstractmethod
+    def exists(self, rel: str) -> bool: ...
 
-    def is_dir(self, rel: str) -> bool:
-        return self.fs.get_file_info(self.full(rel)).type == pafs.FileType.Directory
+    @abstractmethod
+    def is_dir(self, rel: str) -> bool: ...
 
-    def size(self, rel: str) -> int:
-        info = self.fs.get_file_info(self.full(rel))
-        if info.type == pafs.FileType.NotFound:
-            raise FileNotFoundError(self.full(rel))
-        return int(info.size or 0)
+    @abstractmethod
+    def size(self, rel: str) -> int: ...
 
-    def read_bytes(self, rel: str) -> bytes:
-        with self.fs.open_input_stream(self.full(rel)) as f:
-            return bytes(f.read())
+    @abstractmethod
+    def read_bytes(self, rel: str) -> bytes: ...
 
+    @abstractmethod
     def open_input(self, rel: str) -> pa.NativeFile:
-        return self.fs.open_input_file(self.full(rel))
+        """A seekable file for pyarrow's parquet reader."""
 
-    def makedirs(self, rel: str) -> None:
-        self.fs.create_dir(self.full(rel), recursive=True)
+    @abstractmethod
+    def makedirs(self, rel: str) -> None: ...
 
+    @abstractmethod
     def write_bytes(self, rel: str, data: bytes) -> None:
-        """Write a whole file; on the local file system readers never see it half written."""
-        full = self.full(rel)
-        parent = posixpath.dirname(full)
-        self.fs.create_dir(parent, recursive=True)
-        if self.local:
-            tmp = f"{parent}/.{posixpath.basename(full)}.{uuid.uuid4().hex}.tmp"
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, full)
-        else:
-            with self.fs.open_output_stream(full) as f:
-                f.write(data)
+        """Write a whole file; readers never see it half written."""
 
+    @abstractmethod
     def put_if_absent(self, rel: str, data: bytes) -> bool:
-        """Create the file only if it does not exist; True if this call created it."""
-        full = self.full(rel)
-        self.fs.create_dir(posixpath.dirname(full), recursive=True)
-        if self.local:
-            tmp = f"{posixpath.dirname(full)}/.{posixpath.basename(full)}.{uuid.uuid4().hex}.tmp"
-            with open(tmp, "wb") as f:
-                f.write(data)
-            try:
-                os.link(tmp, full)  # atomic, fails if the name exists; content is complete when visible
-            except FileExistsError:
-                return False
-            finally:
-                os.unlink(tmp)
-            return True
-        if self.exists(rel):
-            return False
-        with self.fs.open_output_stream(full) as f:
-            f.write(data)
-        return True
+        """Create the file only if it does not exist, atomically; True if this call created it."""
 
-    def delete(self, rel: str, missing_ok: bool = True) -> None:
-        try:
-            self.fs.delete_file(self.full(rel))
-        except FileNotFoundError:
-            if not missing_ok:
-                raise
+    @abstractmethod
+    def delete(self, rel: str, missing_ok: bool = True) -> None: ...
 
-    def delete_dir(self, rel: str) -> None:
-        if self.exists(rel):
-            self.fs.delete_dir(self.full(rel))
+    @abstractmethod
+    def delete_dir(self, rel: str) -> None: ...
 
-    def list(self, rel: str = "", recursive: bool = False) -> list[FileEntry]:
-        """Entries under a folder (empty when the folder does not exist)."""
-        sel = pafs.FileSelector(self.full(rel), allow_not_found=True, recursive=recursive)
-        out = []
-        prefix = self.base + "/"
-        for info in self.fs.get_file_info(sel):
-            path = info.path[len(prefix):] if info.path.startswith(prefix) else info.path
-            out.append(FileEntry(path, int(info.size or 0), info.type == pafs.FileType.Directory, info.mtime_ns))
-        return out
+    @abstractmethod
+    def list(self, rel: str = "") -> list[FileEntry]:
+        """Files and folders directly under a folder (empty when the folder does not exist)."""
 
+    @abstractmethod
     def walk_files(self, rel: str = "") -> Iterator[FileEntry]:
-        for entry in self.list(rel, recursive=True):
-            if not entry.is_dir:
-                yield entry
+        """Every file under a folder, at any depth."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.uri!r})"  # never the options: they hold secrets
+
+
+def open_storage(uri: str, storage_options: Mapping[str, object] | None = None) -> Storage:
+    """The storage of a table URI: local disk, or an object store (s3://, s3a://, gs://, az://, abfs(s)://).
+    Options not given are taken from the environment's variables of the same names."""
+    location = TableLocation.parse(str(uri))
+    if location.is_local:
+        from hudi_ds.storage.local import LocalStorage
+
+        return LocalStorage(location.local_path())
+    from hudi_ds.storage.object_store import ObjectStorage
+
+    from_environment = {k: v for k, v in os.environ.items() if k in KNOWN_KEYS}
+    return ObjectStorage(location, {**from_environment, **normalize_storage_options(storage_options)})
 
 
 def require_inside(rel: str) -> str:

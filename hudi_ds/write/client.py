@@ -19,10 +19,10 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from hudi_ds.config.options import HudiOptions
-from hudi_ds.config.table_config import TableConfig
+from hudi_ds.config.table_config import TableConfig, load_config
 from hudi_ds.config.table_shape import check_against_table, new_table_config
 from hudi_ds.config.writable import check_writable
-from hudi_ds.errors import ConfigError, HudiDsError, SchemaError, TableNotFoundError
+from hudi_ds.errors import ConfigError, HudiDsError, SchemaError
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.recovery.rollback import rollback_failed_writes
 from hudi_ds.storage import Storage
@@ -47,17 +47,6 @@ class PreparedWrite:
 
     operation: str
     schema: pa.Schema  # the table's data schema after this write (no meta columns)
-
-
-def load_config(storage: Storage) -> TableConfig:
-    try:
-        data = storage.read_bytes(PROPS_PATH)
-    except FileNotFoundError:
-        raise TableNotFoundError(
-            f"{storage.uri} is not a Hudi table: {PROPS_PATH} does not exist; create one with "
-            "HudiTable.create(path, table_name=..., record_key=...)"
-        ) from None
-    return TableConfig.parse(data, storage.full(PROPS_PATH))
 
 
 def open_existing(storage: Storage, opts: HudiOptions) -> TableConfig | None:
@@ -116,10 +105,9 @@ def key_columns(record_key: Sequence[str], partition_fields: Sequence[str], orde
 class WriteClient:
     """Writes to one table: driver-side steps of every writer. Picklable (Spark ships it to tasks)."""
 
-    def __init__(self, path: str, config: TableConfig, options: HudiOptions | None = None,
+    def __init__(self, storage: Storage, config: TableConfig, options: HudiOptions | None = None,
                  hooks: Sequence[PostCommitHook] = ()) -> None:
-        self.path = path
-        self.storage = Storage(path)
+        self.storage = storage
         self.config = config
         self.options = options if options is not None else HudiOptions()
         self.hooks = tuple(hooks)
@@ -155,17 +143,17 @@ class WriteClient:
                                         "parquet_compression": self.options.parquet_compression}
         if max_buffer_bytes is not None:
             plan_options["max_buffer_bytes"] = max_buffer_bytes
-        return Coordinator(self.path, self.config).begin(prepared.operation, prepared.schema, extra=extra,
+        return Coordinator(self.storage, self.config).begin(prepared.operation, prepared.schema, extra=extra,
                                                          **plan_options)
 
     def commit(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None = None) -> str:
         """Publish the write, then run the post-commit hooks; returns the instant."""
-        instant = Coordinator(self.path, self.config).commit(plan, results, extra)
+        instant = Coordinator(self.storage, self.config).commit(plan, results, extra)
         self.run_hooks()
         return instant
 
     def abort(self, plan: WritePlan) -> None:
-        Coordinator(self.path, self.config).abort(plan)
+        Coordinator(self.storage, self.config).abort(plan)
 
     def run_hooks(self) -> None:
         for hook in self.hooks:
@@ -190,7 +178,7 @@ class WriteClient:
                         "with one schema per write"
                     )
                 task.write(chunk)
-            instant = Coordinator(self.path, self.config).commit(plan, [task.finish()])
+            instant = Coordinator(self.storage, self.config).commit(plan, [task.finish()])
         except BaseException:
             task.abort()
             try:
@@ -203,4 +191,4 @@ class WriteClient:
 
 
 __all__ = ["PostCommitHook", "PreparedWrite", "WriteClient", "create_table", "key_columns",
-           "load_config", "open_existing", "require_columns", "resolve_operation"]
+           "open_existing", "require_columns", "resolve_operation"]

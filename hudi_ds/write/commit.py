@@ -24,7 +24,7 @@ from hudi_ds.files.view import FileSystemView, Visibility
 from hudi_ds.index.bucket import bucket_of_file_id
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
 from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
-from hudi_ds.recovery.rollback import rollback_pending
+from hudi_ds.recovery.rollback import ownership, rollback_pending
 from hudi_ds.schema.avro import arrow_to_avro
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import WRITE_LAYOUT, temp_dir
@@ -69,7 +69,8 @@ def remove_unreported_files(storage: Storage, plan: WritePlan, results: Sequence
     """Delete data files of this instant that no successful task reported (failed, retried or speculative
     attempts), so readers that list files (hudi-rs) never see them."""
     reported = {f.path for r in results for f in r.files}
-    stray = [rel for rel in marked_files(storage, plan.instant) if rel not in reported]
+    stray = [rel for rel in marked_files(storage, plan.instant)
+             if rel not in reported and ownership(storage, rel, plan.instant) == "own"]
     for rel in stray:
         storage.delete(rel)
     return stray
@@ -78,9 +79,8 @@ def remove_unreported_files(storage: Storage, plan: WritePlan, results: Sequence
 class Coordinator:
     """Driver-side commit protocol for one table."""
 
-    def __init__(self, base_uri: str, config: TableConfig) -> None:
-        self.base_uri = base_uri
-        self.storage = Storage(base_uri)
+    def __init__(self, storage: Storage, config: TableConfig) -> None:
+        self.storage = storage
         self.config = config
 
     def begin(self, operation: str, schema: pa.Schema, *, extra: dict[str, str] | None = None,
@@ -105,7 +105,7 @@ class Coordinator:
         writer.transition_to_inflight(instant, action, inflight.to_json_bytes())
         view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
         return WritePlan(
-            base_uri=self.base_uri, instant=instant, operation=operation, config=self.config, schema=schema,
+            storage=self.storage, instant=instant, operation=operation, config=self.config, schema=schema,
             groups=_group_targets(view), known_commits=tuple(known), **plan_options,  # type: ignore[arg-type]
         )
 

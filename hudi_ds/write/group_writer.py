@@ -153,10 +153,9 @@ class GroupWriteContext:
 
     def write_log(self, partition: str, file_id: str, bucket: int, slice_instant: str, base_file: str,
                   version: int, data: pa.Table | None, deletes: pa.Table | None) -> WrittenFile:
-        """A new log file with a data block (records with meta columns) and/or a delete block."""
-        name = log_file_name(file_id, slice_instant, version, self.write_token)
-        rel = join(partition, name)
-        write_marker(self.storage, self.instant, rel, "APPEND")
+        """A new log file with a data block (records with meta columns) and/or a delete block. The file is
+        created only if its name is free: a writer racing on the same file group took the version, so this one
+        takes the next (the commit then fails on the conflict, and nothing of the other writer is touched)."""
         blocks = []
         writes = 0
         if data is not None and data.num_rows:
@@ -183,7 +182,12 @@ class GroupWriteContext:
                 )
             )
         payload = b"".join(blocks)
-        self.storage.write_bytes(rel, payload)
+        while True:
+            rel = join(partition, log_file_name(file_id, slice_instant, version, self.write_token))
+            write_marker(self.storage, self.instant, rel, "APPEND")
+            if self.storage.put_if_absent(rel, payload):
+                break
+            version += 1
         faults.file_written()
         base_name = base_file.rsplit("/", 1)[-1] if base_file else ""
         return WrittenFile(partition, file_id, bucket, rel, True, slice_instant, base_name, version,

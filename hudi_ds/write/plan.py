@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import ConfigError
+from hudi_ds.storage import Storage
 from hudi_ds.timeline.instant import Action
 
 OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
@@ -64,7 +65,7 @@ class GroupTarget:
 
 @dataclass(frozen=True)
 class WritePlan:
-    base_uri: str
+    storage: Storage
     instant: str
     operation: str
     config: TableConfig

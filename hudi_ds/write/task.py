@@ -94,7 +94,7 @@ class TaskWriter:
     def __init__(self, plan: WritePlan, task_id: int = 0, stage_id: int = 0, attempt: int = 0) -> None:
         self.plan = plan
         self.task_id = task_id
-        self.storage = Storage(plan.base_uri)
+        self.storage = plan.storage
         self.ctx = GroupWriteContext.for_plan(self.storage, plan, task_id, f"{task_id}-{stage_id}-{attempt}")
         self.buffers = _Buffers(plan.max_buffer_bytes)
         self.auto_keys = (None if plan.config.record_key_fields

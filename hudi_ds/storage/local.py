@@ -1,0 +1,103 @@
+"""A table on local disk (or any POSIX mount): atomic renames and links make writes all-or-nothing."""
+
+from __future__ import annotations
+
+import builtins
+import os
+import posixpath
+import uuid
+from collections.abc import Iterator
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from hudi_ds.storage import FileEntry, Storage
+
+
+class LocalStorage(Storage):
+    def __init__(self, path: str) -> None:
+        self.fs = pafs.LocalFileSystem()
+        self.base = os.path.abspath(os.path.expanduser(path)).rstrip("/") or "/"
+        self.uri = path
+
+    def __getstate__(self) -> dict[str, object]:
+        return {"uri": self.uri}
+
+    def __setstate__(self, state: dict[str, str]) -> None:
+        self.__init__(state["uri"])  # type: ignore[misc]
+
+    def full(self, rel: str) -> str:
+        rel = rel.strip("/")
+        return f"{self.base}/{rel}" if rel else self.base
+
+    def exists(self, rel: str) -> bool:
+        return self.fs.get_file_info(self.full(rel)).type != pafs.FileType.NotFound
+
+    def is_dir(self, rel: str) -> bool:
+        return self.fs.get_file_info(self.full(rel)).type == pafs.FileType.Directory
+
+    def size(self, rel: str) -> int:
+        info = self.fs.get_file_info(self.full(rel))
+        if info.type == pafs.FileType.NotFound:
+            raise FileNotFoundError(self.full(rel))
+        return int(info.size or 0)
+
+    def read_bytes(self, rel: str) -> bytes:
+        with self.fs.open_input_stream(self.full(rel)) as f:
+            return bytes(f.read())
+
+    def open_input(self, rel: str) -> pa.NativeFile:
+        return self.fs.open_input_file(self.full(rel))
+
+    def makedirs(self, rel: str) -> None:
+        self.fs.create_dir(self.full(rel), recursive=True)
+
+    def _staged(self, full: str, data: bytes) -> str:
+        """The bytes in a hidden file beside `full`, complete before any reader can see the name."""
+        parent = posixpath.dirname(full)
+        self.fs.create_dir(parent, recursive=True)
+        tmp = f"{parent}/.{posixpath.basename(full)}.{uuid.uuid4().hex}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        return tmp
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        full = self.full(rel)
+        os.replace(self._staged(full, data), full)
+
+    def put_if_absent(self, rel: str, data: bytes) -> bool:
+        full = self.full(rel)
+        tmp = self._staged(full, data)
+        try:
+            os.link(tmp, full)  # atomic, fails if the name exists; content is complete when visible
+        except FileExistsError:
+            return False
+        finally:
+            os.unlink(tmp)
+        return True
+
+    def delete(self, rel: str, missing_ok: bool = True) -> None:
+        try:
+            self.fs.delete_file(self.full(rel))
+        except FileNotFoundError:
+            if not missing_ok:
+                raise
+
+    def delete_dir(self, rel: str) -> None:
+        if self.exists(rel):
+            self.fs.delete_dir(self.full(rel))
+
+    def list(self, rel: str = "") -> list[FileEntry]:
+        return self._entries(rel, recursive=False)
+
+    def walk_files(self, rel: str = "") -> Iterator[FileEntry]:
+        return (e for e in self._entries(rel, recursive=True) if not e.is_dir)
+
+    def _entries(self, rel: str, recursive: bool) -> builtins.list[FileEntry]:
+        sel = pafs.FileSelector(self.full(rel), allow_not_found=True, recursive=recursive)
+        out = []
+        prefix = self.base + "/"
+        for info in self.fs.get_file_info(sel):
+            path = info.path[len(prefix):] if info.path.startswith(prefix) else info.path
+            out.append(FileEntry(path, int(info.size or 0), info.type == pafs.FileType.Directory, info.mtime_ns))
+        return out

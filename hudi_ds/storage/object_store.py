@@ -1,0 +1,157 @@
+"""A table in an object store (S3, GCS, Azure) through obstore (the Rust object_store crate).
+
+Why obstore: it sends the stores' conditional create (`If-None-Match: *` on S3 and Azure,
+`ifGenerationMatch=0` on GCS) for `put(..., mode="create")`, which is the commit point of the timeline;
+pyarrow's file systems have no conditional put. Objects appear whole, so plain PUTs need no staging.
+Requests are retried with a bounded backoff; a request that still fails becomes a `StorageError` naming
+the operation and the file, never a credential.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import obstore
+import pyarrow as pa
+from obstore.exceptions import AlreadyExistsError, BaseError, PreconditionError
+
+from hudi_ds.errors import StorageError
+from hudi_ds.storage import FileEntry, Storage
+from hudi_ds.storage.storage_options import CLIENT_KEYS, STORE_KEYS, TableLocation
+
+T = TypeVar("T")
+
+RETRY = {"max_retries": 4, "retry_timeout": datetime.timedelta(seconds=30),
+         "backoff": {"init_backoff": datetime.timedelta(milliseconds=100),
+                     "max_backoff": datetime.timedelta(seconds=5), "base": 2}}
+DELETE_BATCH = 1000  # S3's DeleteObjects limit
+
+
+def _store_config(options: dict[str, str]) -> tuple[dict[str, str], dict[str, Any]]:
+    config = {STORE_KEYS[k]: v for k, v in options.items() if k in STORE_KEYS}
+    client: dict[str, Any] = {}
+    for key, value in options.items():
+        if key in CLIENT_KEYS:
+            client[CLIENT_KEYS[key]] = value.strip().lower() == "true"
+    return config, client
+
+
+class ObjectStorage(Storage):
+    def __init__(self, location: TableLocation, options: dict[str, str]) -> None:
+        self.location, self.options, self.uri = location, dict(options), location.uri
+        self._store: Any = None
+
+    def __getstate__(self) -> dict[str, object]:
+        return {"location": self.location, "options": self.options}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["location"], state["options"])  # type: ignore[misc]
+
+    @property
+    def store(self) -> Any:
+        if self._store is None:
+            config, client = _store_config(self.options)
+            self._store = obstore.store.from_url(self.uri, config=config,  # type: ignore[call-overload]
+                                                 client_options=client, retry_config=RETRY)
+        return self._store
+
+    def _call(self, what: str, rel: str, fn: Callable[[], T]) -> T:
+        """Run one request; store failures other than 'not found' become StorageError without secrets."""
+        try:
+            return fn()
+        except FileNotFoundError:
+            raise FileNotFoundError(self.full(rel)) from None
+        except (AlreadyExistsError, PreconditionError):
+            raise
+        except BaseError as exc:
+            raise StorageError(f"{what} {self.full(rel)} failed: {self._redact(str(exc).splitlines()[0])}. "
+                               "Check the endpoint, the credentials and the network; the store's requests "
+                               "were retried") from None
+
+    def _redact(self, text: str) -> str:
+        for value in self.options.values():
+            if len(value) >= 4:
+                text = text.replace(value, "***")
+        return text.split("?", 1)[0] if "sig=" in text or "X-Amz-" in text else text
+
+    def full(self, rel: str) -> str:
+        rel = rel.strip("/")
+        return f"{self.uri}/{rel}" if rel else self.uri
+
+    def exists(self, rel: str) -> bool:
+        try:
+            self._call("HEAD", rel, lambda: obstore.head(self.store, rel.strip("/")))
+            return True
+        except FileNotFoundError:
+            return self.is_dir(rel)
+
+    def is_dir(self, rel: str) -> bool:
+        prefix = rel.strip("/")
+        if not prefix:
+            return True
+        found = self._call("LIST", rel, lambda: obstore.list_with_delimiter(self.store, prefix + "/"))
+        return bool(found["objects"] or found["common_prefixes"])
+
+    def size(self, rel: str) -> int:
+        return int(self._call("HEAD", rel, lambda: obstore.head(self.store, rel.strip("/")))["size"])
+
+    def read_bytes(self, rel: str) -> bytes:
+        return bytes(self._call("GET", rel, lambda: obstore.get(self.store, rel.strip("/")).bytes()))
+
+    def open_input(self, rel: str) -> pa.NativeFile:
+        """The whole object in memory: one GET per file, which parquet then reads at its own pace."""
+        return pa.BufferReader(self.read_bytes(rel))
+
+    def makedirs(self, rel: str) -> None:
+        """Object stores have no folders: a key's prefixes exist while it does."""
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        self._call("PUT", rel, lambda: obstore.put(self.store, rel.strip("/"), data))
+
+    def put_if_absent(self, rel: str, data: bytes) -> bool:
+        try:
+            self._call("PUT", rel, lambda: obstore.put(self.store, rel.strip("/"), data, mode="create"))
+        except (AlreadyExistsError, PreconditionError):
+            return False
+        return True
+
+    def delete(self, rel: str, missing_ok: bool = True) -> None:
+        if not missing_ok and not self.exists(rel):
+            raise FileNotFoundError(self.full(rel))
+        try:
+            self._call("DELETE", rel, lambda: obstore.delete(self.store, rel.strip("/")))
+        except FileNotFoundError:
+            if not missing_ok:
+                raise
+
+    def delete_dir(self, rel: str) -> None:
+        keys = [e.path for e in self.walk_files(rel)]
+        for i in range(0, len(keys), DELETE_BATCH):
+            self._call("DELETE", rel, functools.partial(obstore.delete, self.store, keys[i:i + DELETE_BATCH]))
+
+    def list(self, rel: str = "") -> list[FileEntry]:
+        prefix = _folder(rel)
+        found = self._call("LIST", rel, lambda: obstore.list_with_delimiter(self.store, prefix or None))
+        out = [FileEntry(p.rstrip("/"), 0, True) for p in found["common_prefixes"]]
+        out.extend(_entry(meta) for meta in found["objects"])
+        return out
+
+    def walk_files(self, rel: str = "") -> Iterator[FileEntry]:
+        prefix = _folder(rel)
+        chunks = self._call("LIST", rel, lambda: list(obstore.list(self.store, prefix or None, chunk_size=1000)))
+        return (_entry(meta) for chunk in chunks for meta in chunk)
+
+
+def _folder(rel: str) -> str:
+    """The key prefix of a folder: 'a/b/' (so 'a/bc' is not inside 'a/b'), '' for the table root."""
+    rel = rel.strip("/")
+    return f"{rel}/" if rel else ""
+
+
+def _entry(meta: Any) -> FileEntry:
+    modified = meta.get("last_modified")
+    mtime = int(modified.timestamp() * 1_000_000_000) if modified is not None else None
+    return FileEntry(str(meta["path"]), int(meta["size"]), False, mtime)

@@ -1,0 +1,208 @@
+"""Tables in S3 (moto's S3 server on 127.0.0.1): the same results as on local disk, in our reader and in
+hudi-rs; atomic creates under races; conflicting commits; failed writes rolled back; secrets kept out of
+everything a user or another engine can see."""
+
+from __future__ import annotations
+
+import threading
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from model import DictModel
+from s3_server import SECRET
+from tables import hudi_rs, rows
+
+from hudi_ds import CommitConflictError, ConfigError, HudiTable, StorageError
+from hudi_ds.cli import main as cli_main
+from hudi_ds.index.bucket import bucket_for_hash_values
+from hudi_ds.recovery.rollback import rollback_failed_writes
+from hudi_ds.storage import open_storage
+from hudi_ds.write.commit import Coordinator
+from hudi_ds.write.task import TaskWriter
+
+SCHEMA = pa.schema([("id", pa.string()), ("dt", pa.string()), ("ts", pa.int64()), ("v", pa.float64())])
+COLS = ["id", "dt", "ts", "v"]
+
+
+def data(ids, ts: int, dt: str | None = None) -> pa.Table:
+    ids = list(ids)
+    return pa.Table.from_pylist([{"id": f"k{i}", "dt": dt or f"d{i % 3}", "ts": ts, "v": float(i * ts)} for i in ids],
+                                schema=SCHEMA)
+
+
+def create(uri: str, table_type: str, storage_options: dict[str, str] | None = None, **options) -> HudiTable:
+    return HudiTable.create(uri, table_name="trips", record_key="id", ordering_field="ts", partition_by="dt",
+                            table_type=table_type, buckets=2, storage_options=storage_options, options=options)
+
+
+WRITES = [
+    ("upsert", lambda: data(range(30), 1)),
+    ("upsert", lambda: data(range(20, 45), 2)),
+    ("delete", lambda: data(range(0, 10, 2), 3).select(["id", "dt"])),
+    ("insert", lambda: data(range(100, 110), 4)),
+    ("bulk_insert", lambda: data(range(200, 220), 5)),
+    ("insert_overwrite", lambda: data(range(300, 305), 6, dt="d1")),
+]
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_every_operation_reads_the_same_on_s3_as_on_local_disk(s3_table, tmp_path, table_type):
+    uri, opts = s3_table
+    remote, local = create(uri, table_type, opts), create(str(tmp_path / "t"), table_type)
+    for operation, rows_of in WRITES:
+        remote.write(rows_of(), operation=operation)
+        local.write(rows_of(), operation=operation)
+    expected = rows(local.to_arrow(), COLS)
+    assert rows(remote.to_arrow(), COLS) == expected
+    assert rows(HudiTable(uri.replace("s3://", "s3a://"), storage_options=opts).to_arrow(), COLS) == expected
+    assert rows(hudi_rs(uri, storage_options=opts), COLS) == expected
+    first = remote.timeline()[0].requested_time
+    assert rows(remote.to_arrow(as_of=first), COLS) == rows(data(range(30), 1), COLS)
+    assert rows(remote.incremental(first), COLS) == rows(local.incremental(local.timeline()[0].requested_time), COLS)
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_table_services_on_s3(s3_table, table_type):
+    uri, opts = s3_table
+    t = create(uri, table_type, opts, **{"compaction.delta_commits": 2, "clean.retain_commits": 1,
+                                         "archive.min_commits": 2, "archive.max_commits": 3})
+    for n in range(8):
+        t.write(data(range(n, 20 + n), n + 1))
+    actions = {i.action for i in t.timeline()}
+    assert "clean" in actions and (table_type == "COPY_ON_WRITE" or "commit" in actions)
+    assert t.load_timeline().has_archived_instants()
+    expected = rows(data(range(27), 0), ["id"])
+    assert rows(t.to_arrow(), ["id"]) == expected
+    assert rows(hudi_rs(uri, storage_options=opts), COLS) == rows(t.to_arrow(), COLS)
+
+
+row = st.fixed_dictionaries({"id": st.sampled_from([f"k{i}" for i in range(8)]), "dt": st.sampled_from(["a", "b"]),
+                             "ts": st.integers(0, 4), "v": st.floats(-5, 5, allow_nan=False)})
+batch = st.tuples(st.sampled_from(["upsert", "upsert", "delete"]), st.lists(row, min_size=1, max_size=10))
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(table_type=st.sampled_from(["MERGE_ON_READ", "COPY_ON_WRITE"]), batches=st.lists(batch, min_size=1, max_size=4))
+def test_merge_property_on_s3(s3, table_type, batches):
+    uri, opts = f"s3://{s3.new_bucket()}/prop", s3.options()
+    t = create(uri, table_type, opts)
+    model = DictModel("id", "ts", "dt", merge_on_read=table_type == "MERGE_ON_READ",
+                      bucket_of=lambda key: bucket_for_hash_values([key[0]], 2))
+    for op, batch_rows in batches:
+        t.write(pa.Table.from_pylist(batch_rows, schema=SCHEMA), operation=op)
+        if op == "delete":
+            model.delete(batch_rows)
+        else:
+            model.upsert(batch_rows)
+    expected = model.sorted_rows(COLS)
+    assert rows(t.to_arrow(), COLS) == expected
+    assert rows(hudi_rs(uri, storage_options=opts), COLS) == expected
+
+
+def test_crashed_write_on_s3_is_invisible_and_rolled_back(s3, s3_table):
+    uri, opts = s3_table
+    t = create(uri, "MERGE_ON_READ", opts)
+    t.write(data(range(20), 1))
+    before, keys_before = rows(t.to_arrow(), COLS), set(s3.keys(uri.split("/")[2]))
+    plan = Coordinator(t.storage, t.config).begin("upsert", t.to_arrow().select(COLS).schema)
+    task = TaskWriter(plan)
+    task.write(data(range(10, 40), 2))
+    task.finish()  # files written, never committed: the writer "crashed" here
+    assert rows(t.to_arrow(), COLS) == before
+    assert rollback_failed_writes(t.storage, t.config, timeout_s=0) == [plan.instant]
+    leftovers = {k for k in set(s3.keys(uri.split("/")[2])) - keys_before if plan.instant in k}
+    assert all("/.hoodie/" in k and k.endswith(".rollback") or ".rollback." in k for k in leftovers), leftovers
+    t.write(data(range(0, 5), 3))
+    assert rows(hudi_rs(uri, storage_options=opts), COLS) == rows(t.to_arrow(), COLS)
+
+
+def test_conditional_create_has_exactly_one_winner(s3_table):
+    uri, opts = s3_table
+    storage = open_storage(uri, opts)
+    won: list[int] = []
+
+    def race(i: int) -> None:
+        if storage.put_if_absent(".hoodie/race", str(i).encode()):
+            won.append(i)
+
+    threads = [threading.Thread(target=race, args=(i,)) for i in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(won) == 1 and storage.read_bytes(".hoodie/race") == str(won[0]).encode()
+
+
+@pytest.mark.parametrize("where", ["local", "s3"])
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_conflicting_commits_one_wins_and_nothing_of_the_loser_stays(s3_table, tmp_path, where, table_type):
+    """Both writers append to the same file groups: neither may overwrite or delete the other's files."""
+    uri, opts = s3_table if where == "s3" else (str(tmp_path / "t"), None)
+    t = create(uri, table_type, opts)
+    t.write(data(range(20), 1))
+    coordinator = Coordinator(t.storage, t.config)
+    schema = t.to_arrow().select(COLS).schema
+    plans = [coordinator.begin("upsert", schema) for _ in range(2)]
+    results = []
+    for n, plan in enumerate(plans):
+        task = TaskWriter(plan)
+        task.write(data(range(20), 10 + n))
+        results.append(task.finish())
+    coordinator.commit(plans[0], [results[0]])
+    with pytest.raises(CommitConflictError):
+        coordinator.commit(plans[1], [results[1]])
+    assert rows(t.to_arrow(), COLS) == rows(data(range(20), 10), COLS)
+    assert rows(hudi_rs(uri, storage_options=opts), COLS) == rows(data(range(20), 10), COLS)
+    assert not any(plans[1].instant in e.path for e in t.storage.walk_files() if "/.hoodie/" not in "/" + e.path)
+
+
+def test_secrets_never_reach_the_table_messages_or_reprs(s3, s3_table, capsys):
+    uri, opts = s3_table
+    t = create(uri, "MERGE_ON_READ", opts)
+    t.write(data(range(10), 1))
+    t.compact()
+    bucket = uri.split("/")[2]
+    client = s3.client()
+    for key in s3.keys(bucket):
+        assert SECRET.encode() not in client.get_object(Bucket=bucket, Key=key)["Body"].read(), key
+    assert SECRET not in repr(t) + repr(t.storage) + str(t.to_arrow().schema.metadata)
+    wrong = {**opts, "AWS_ENDPOINT_URL": "http://127.0.0.1:9"}  # nothing listens on the discard port
+    with pytest.raises(StorageError) as err:
+        HudiTable(uri, storage_options=wrong)
+    assert "hoodie.properties" in str(err.value) and SECRET not in str(err.value)
+    assert SECRET not in capsys.readouterr().out
+
+
+def test_bad_locations_and_keys_are_config_errors(s3):
+    with pytest.raises(ConfigError, match="unsupported table URI scheme 'ftp'"):
+        HudiTable("ftp://host/t")
+    with pytest.raises(ConfigError, match="unknown storage option 'AWS_SECRET'"):
+        HudiTable(f"s3://{s3.new_bucket()}/t", storage_options={"AWS_SECRET": "x"})
+    with pytest.raises(ConfigError, match="names no bucket"):
+        HudiTable("s3://")
+
+
+def test_cli_reads_an_s3_table_with_credentials_from_the_environment(s3_table, monkeypatch, capsys):
+    uri, opts = s3_table
+    t = create(uri, "MERGE_ON_READ", opts)
+    t.write(data(range(12), 1))
+    for key, value in opts.items():
+        monkeypatch.setenv(key, value)
+    for command in (["info", uri], ["timeline", uri], ["files", uri], ["show", uri, "--limit", "3"],
+                    ["validate", uri]):
+        assert cli_main(command) == 0, command
+    out = capsys.readouterr().out
+    assert "trips" in out and SECRET not in out
+
+
+def test_tables_in_one_bucket_stay_apart(s3):
+    bucket, opts = s3.new_bucket(), s3.options()
+    a, b = create(f"s3://{bucket}/a", "MERGE_ON_READ", opts), create(f"s3://{bucket}/ab", "MERGE_ON_READ", opts)
+    a.write(data(range(5), 1))
+    b.write(data(range(100, 103), 1))
+    assert a.to_arrow().num_rows == 5 and b.to_arrow().num_rows == 3
+    a.clean(retain_commits=1)
+    assert b.to_arrow().num_rows == 3
