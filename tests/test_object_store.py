@@ -206,3 +206,57 @@ def test_tables_in_one_bucket_stay_apart(s3):
     assert a.to_arrow().num_rows == 5 and b.to_arrow().num_rows == 3
     a.clean(retain_commits=1)
     assert b.to_arrow().num_rows == 3
+
+
+@pytest.fixture
+def proxy(s3):
+    from s3_proxy import S3Proxy
+
+    p = S3Proxy(s3.endpoint).start()
+    yield p
+    p.stop()
+
+
+def test_store_without_conditional_create_refuses_writes_unless_single_writer(s3, proxy):
+    from hudi_ds.storage import object_store
+
+    proxy.strip_conditional = True
+    object_store._conditional_create.clear()
+    uri, opts = f"s3://{s3.new_bucket()}/t", {**s3.options(), "AWS_ENDPOINT_URL": proxy.endpoint}
+    with pytest.raises(ConfigError, match="does not honour conditional creates.*HUDI_SINGLE_WRITER=true"):
+        create(uri, "MERGE_ON_READ", opts)
+    t = create(uri, "MERGE_ON_READ", {**opts, "HUDI_SINGLE_WRITER": "true"})
+    t.write(data(range(10), 1))
+    assert HudiTable(uri, storage_options=opts).to_arrow().num_rows == 10  # reads always work
+    with pytest.raises(ConfigError, match="conditional creates"):
+        HudiTable(uri, storage_options=opts).write(data(range(5), 2))
+    object_store._conditional_create.clear()
+
+
+def test_failed_requests_are_retried_or_fail_cleanly_and_the_next_write_recovers(s3, proxy):
+    uri, opts = f"s3://{s3.new_bucket()}/t", {**s3.options(), "AWS_ENDPOINT_URL": proxy.endpoint}
+    t = create(uri, "MERGE_ON_READ", opts)
+    t.write(data(range(20), 1))
+    before = rows(t.to_arrow(), COLS)
+    failures = {"left": 2}
+
+    def flaky(method: str, path: str):
+        if method == "PUT" and ".log." in path and failures["left"] > 0:
+            failures["left"] -= 1
+            return ("status", 503)
+        return None
+
+    proxy.rule = flaky  # two 503s: the store client retries them and the write succeeds
+    t.write(data(range(10, 30), 2))
+    assert failures["left"] == 0 and t.to_arrow().num_rows == 30
+    before = rows(t.to_arrow(), COLS)
+    proxy.rule = lambda method, path: ("status", 500) if method == "PUT" and ".deltacommit" in path \
+        and not path.endswith((".requested", ".inflight")) else None
+    with pytest.raises(StorageError, match="deltacommit"):
+        t.write(data(range(30, 40), 3))  # the commit itself cannot be published
+    proxy.rule = None
+    assert rows(t.to_arrow(), COLS) == before
+    t2 = HudiTable(uri, storage_options=s3.options())
+    t2.write(data(range(40, 45), 4))
+    assert t2.to_arrow().num_rows == 35
+    assert rows(hudi_rs(uri, storage_options=s3.options()), COLS) == rows(t2.to_arrow(), COLS)

@@ -9,17 +9,21 @@ the operation and the file, never a credential.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import functools
+import threading
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import obstore
 import pyarrow as pa
-from obstore.exceptions import AlreadyExistsError, BaseError, PreconditionError
+from obstore.exceptions import AlreadyExistsError, BaseError, NotSupportedError, PreconditionError
 
-from hudi_ds.errors import StorageError
+from hudi_ds.errors import ConfigError, StorageError
 from hudi_ds.storage import FileEntry, Storage
+from hudi_ds.storage.layout import AUX_DIR
 from hudi_ds.storage.storage_options import CLIENT_KEYS, STORE_KEYS, TableLocation
 
 T = TypeVar("T")
@@ -28,6 +32,8 @@ RETRY = {"max_retries": 4, "retry_timeout": datetime.timedelta(seconds=30),
          "backoff": {"init_backoff": datetime.timedelta(milliseconds=100),
                      "max_backoff": datetime.timedelta(seconds=5), "base": 2}}
 DELETE_BATCH = 1000  # S3's DeleteObjects limit
+_conditional_create: dict[tuple[str, str], bool] = {}  # (endpoint, bucket) -> honours If-None-Match
+_probe_lock = threading.Lock()
 
 
 def _store_config(options: dict[str, str]) -> tuple[dict[str, str], dict[str, Any]]:
@@ -112,11 +118,47 @@ class ObjectStorage(Storage):
         self._call("PUT", rel, lambda: obstore.put(self.store, rel.strip("/"), data))
 
     def put_if_absent(self, rel: str, data: bytes) -> bool:
+        self._require_conditional_create()
         try:
             self._call("PUT", rel, lambda: obstore.put(self.store, rel.strip("/"), data, mode="create"))
         except (AlreadyExistsError, PreconditionError):
             return False
         return True
+
+    def _require_conditional_create(self) -> None:
+        """Commits are conditional creates: on a store that ignores them two writers could both win. Probed once
+        per store and process; without it writes need the HUDI_SINGLE_WRITER storage option."""
+        if self.options.get("HUDI_SINGLE_WRITER", "").lower() == "true":
+            return
+        store_id = (self.options.get("AWS_ENDPOINT_URL") or self.options.get("AZURE_STORAGE_ENDPOINT") or "",
+                    self.uri.split("/")[2])
+        with _probe_lock:
+            supported = _conditional_create.get(store_id)
+            if supported is None:
+                supported = _conditional_create[store_id] = self._probe_conditional_create()
+        if not supported:
+            raise ConfigError(
+                f"the object store of {self.uri} does not honour conditional creates (If-None-Match: *), which "
+                "hudi-py's commits rely on: two writers could both commit. Use a store that supports them (AWS S3, "
+                "GCS, Azure, MinIO), or declare that only one writer ever writes this table with the storage "
+                "option HUDI_SINGLE_WRITER=true")
+
+    def _probe_conditional_create(self) -> bool:
+        key = f"{AUX_DIR}/.conditional-create-probe-{uuid.uuid4().hex}"
+        try:
+            obstore.put(self.store, key, b"1", mode="create")
+            try:
+                obstore.put(self.store, key, b"2", mode="create")
+            except (AlreadyExistsError, PreconditionError):
+                return True
+            return False
+        except NotSupportedError:
+            return False
+        except BaseError as exc:
+            raise StorageError(f"PUT {self.full(key)} failed: {self._redact(str(exc).splitlines()[0])}") from None
+        finally:
+            with contextlib.suppress(BaseError, FileNotFoundError):
+                obstore.delete(self.store, key)
 
     def delete(self, rel: str, missing_ok: bool = True) -> None:
         if not missing_ok and not self.exists(rel):

@@ -41,7 +41,9 @@ STORE_KEYS: dict[str, str] = {
 }
 CLIENT_KEYS: dict[str, str] = {"AWS_ALLOW_HTTP": "allow_http", "AZURE_ALLOW_HTTP": "allow_http",
                                "GOOGLE_ALLOW_HTTP": "allow_http"}
-KNOWN_KEYS = frozenset(STORE_KEYS) | frozenset(CLIENT_KEYS)
+# Declares that one writer at a time writes the table: allows stores without conditional creates.
+OUR_KEYS = frozenset({"HUDI_SINGLE_WRITER"})
+KNOWN_KEYS = frozenset(STORE_KEYS) | frozenset(CLIENT_KEYS) | OUR_KEYS
 
 # Spark's Hadoop S3A settings (without the `spark.hadoop.` prefix) -> our keys.
 S3A_KEYS: dict[str, str] = {
