@@ -133,3 +133,46 @@ def test_local_cluster_writes_s3a_with_only_s3a_settings(tmp_path, s3):
     keys = s3.keys(bucket)
     assert any(k.endswith(".deltacommit") for k in keys) and any(".log." in k or k.endswith(".parquet") for k in keys)
     assert len(HudiTable(uri.replace("s3a://", "s3://"), storage_options=creds).to_arrow()) == 5000
+
+
+@pytest.mark.slow
+def test_streaming_sink_to_s3a_survives_sigkills(s3, tmp_path, monkeypatch):
+    """The crash test of the streaming sink, on S3: credentials from the environment, 3 SIGKILLs at random
+    moments, restarts from the checkpoint; the table ends exactly as the model."""
+    import random
+    import time
+
+    here = Path(__file__).resolve().parents[1] / "streaming_job"
+    sys.path.insert(0, str(here))
+    from jobs import kill_group
+    from source_data import batches, model, write_files
+
+    from hudi_ds.cli.validate import validate
+
+    for key, value in s3.options().items():
+        monkeypatch.setenv(key, value)
+    uri = f"s3a://{s3.new_bucket()}/lake/stream"
+    data = batches(24, 40, keys=200)
+    write_files(tmp_path / "src", data)
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    cmd = [sys.executable, str(here / "run_stream.py"), str(tmp_path / "src"), uri, str(tmp_path / "ck"),
+           "--until-files", str(len(data)), "--compaction-every", "3"]
+    rng = random.Random(3)
+    for _ in range(3):
+        with open(tmp_path / "job.log", "ab") as log:
+            proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=log, start_new_session=True)
+        time.sleep(rng.uniform(9.0, 13.0))
+        assert proc.poll() is None, (tmp_path / "job.log").read_text()[-3000:]
+        kill_group(proc)
+    with open(tmp_path / "job.log", "ab") as log:
+        code = subprocess.run(cmd, env=env, stdout=log, stderr=log, timeout=300).returncode
+    assert code == 0, (tmp_path / "job.log").read_text()[-3000:]
+    table = HudiTable(uri)
+    got = table.to_arrow(columns=["id", "ts", "amount"]).to_pylist()
+    assert len(got) == len({r["id"] for r in got}), "duplicate record keys"
+    expected = {k: list(v) for k, v in model(data).items()}
+    assert {r["id"]: [r["ts"], r["amount"]] for r in got} == expected
+    theirs = hudi_rs(uri.replace("s3a://", "s3://"), storage_options=s3.options()).to_pylist()
+    assert {r["id"]: [r["ts"], r["amount"]] for r in theirs} == expected
+    report = validate(table)
+    assert report["ok"], report["errors"]
