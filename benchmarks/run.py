@@ -39,6 +39,7 @@ SUITE: dict[str, tuple[str, list[str], list[str]]] = {
     "streaming": ("bench_streaming.py", [], ["--seconds", "20", "--log-rows", "200000", "--log-commits", "10"]),
     "stream_read": ("bench_stream_read.py", ["--commits", "60", "--rows", "2000000"],
                     ["--commits", "10", "--rows", "200000"]),
+    "object_store": ("bench_object_store.py", ["--rows", "1000000"], ["--rows", "200000"]),
 }
 
 # goal: (benchmark, figure or ratio expression, comparison, target, description)
@@ -58,6 +59,10 @@ GOALS = [
     ("streaming", "sustained_rows_s", ">=", 300_000, "streaming ingest rows/s"),
     ("streaming", "commit_overhead_s", "<=", 0.3, "commit overhead per small batch (s)"),
     ("stream_read", "latency_median_s", "<=", 2.0, "streaming read: commit -> row latency, median (s)"),
+    ("object_store", "read_20ms_over_0ms", "<=", 3.0, "S3 snapshot read with 20 ms/request vs 0 ms"),
+    ("object_store", "read_list_requests", "<=", 10, "S3 snapshot read LISTs (8 partitions: O(partitions))"),
+    ("object_store", "read_get_requests", "<=", 70, "S3 snapshot read GETs (64 data files: one GET each)"),
+    ("object_store", "upsert_put_requests", "<=", 72, "S3 upsert PUTs (32 log files: O(files written))"),
     ("stream_read", "latency_p95_s", "<=", 4.0, "streaming read: commit -> row latency, p95 (s)"),
     ("stream_read", "stream_read_ratio", ">=", 0.7, "streaming read throughput vs batch read of the same rows"),
     ("streaming", "read_drift_with_compaction", "<=", 1.2,

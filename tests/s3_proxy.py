@@ -1,4 +1,5 @@
-"""A loopback HTTP proxy in front of the S3 server: counts requests by method, and on demand fails chosen
+"""A loopback HTTP proxy in front of the S3 server: counts requests by kind (PUT, GET, HEAD, LIST, DELETE,
+POST), and on demand fails chosen
 requests (HTTP 500/503, a reset connection), delays them, or drops the conditional-create header (a store
 without If-None-Match)."""
 
@@ -46,7 +47,7 @@ class S3Proxy:
             def _forward(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
-                proxy.counts[self.command] += 1
+                proxy.counts["LIST" if self.command == "GET" and "list-type=" in self.path else self.command] += 1
                 action = proxy.rule(self.command, self.path) if proxy.rule else None
                 if proxy.latency_s:
                     time.sleep(proxy.latency_s)
