@@ -47,6 +47,14 @@ class InstantNotFoundError(HudiDsError):
     """An instant named by the caller is not on the timeline."""
 
 
+class InvalidInstantError(ConfigError, ValueError):
+    """A value given as an instant time (as_of, start, end, rollback target) cannot be read as one."""
+
+
+class InstantStateError(HudiDsError):
+    """The instant exists but its state does not allow the operation (completed, or not the latest)."""
+
+
 class CleanedInstantsError(HudiDsError):
     """The commits an incremental or streaming read still needs were cleaned or archived."""
 

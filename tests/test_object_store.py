@@ -14,7 +14,7 @@ from model import DictModel
 from s3_server import SECRET
 from tables import hudi_rs, rows
 
-from hudi_ds import CommitConflictError, ConfigError, HudiTable, StorageError
+from hudi_ds import CommitConflictError, ConfigError, CorruptTableError, HudiTable, StorageError
 from hudi_ds.cli import main as cli_main
 from hudi_ds.index.bucket import bucket_for_hash_values
 from hudi_ds.recovery.rollback import rollback_failed_writes
@@ -260,3 +260,18 @@ def test_failed_requests_are_retried_or_fail_cleanly_and_the_next_write_recovers
     t2.write(data(range(40, 45), 4))
     assert t2.to_arrow().num_rows == 35
     assert rows(hudi_rs(uri, storage_options=s3.options()), COLS) == rows(t2.to_arrow(), COLS)
+
+
+def test_a_marker_naming_a_key_outside_the_table_deletes_nothing(s3):
+    """On object stores the same rule holds for keys: another table's object survives a crafted marker."""
+    bucket, opts = s3.new_bucket(), s3.options()
+    t = create(f"s3://{bucket}/lake/t", "MERGE_ON_READ", opts)
+    t.write(data(range(4), 1))
+    s3.client().put_object(Bucket=bucket, Key="lake/victim.txt", Body=b"precious")
+    storage = t.storage
+    storage.write_bytes(".hoodie/20300101000000000.deltacommit.requested", b"")
+    storage.write_bytes(".hoodie/20300101000000000.deltacommit.inflight", b"{}")
+    storage.write_bytes(".hoodie/.temp/20300101000000000/MARKERS0", b"../victim.txt.marker.CREATE\n")
+    with pytest.raises(CorruptTableError, match="MARKERS0"):
+        t.write(data(range(2), 2))
+    assert s3.client().get_object(Bucket=bucket, Key="lake/victim.txt")["Body"].read() == b"precious"

@@ -163,6 +163,8 @@ def load_config(storage: Storage) -> TableConfig:
     """The table's hoodie.properties; TableNotFoundError when the path holds no table."""
     try:
         data = storage.read_bytes(PROPS_PATH)
+    except NotADirectoryError:
+        raise TableNotFoundError(f"{storage.uri} is a file, not a table folder; give the folder of a Hudi table") from None
     except FileNotFoundError:
         raise TableNotFoundError(
             f"{storage.uri} is not a Hudi table: {PROPS_PATH} does not exist; create one with "

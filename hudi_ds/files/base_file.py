@@ -1,4 +1,5 @@
-"""Parquet base files as Apache Hudi writes them, for new file groups, copy-on-write rewrites and compaction.
+"""Parquet base files as Apache Hudi writes them, for new file groups, copy-on-write rewrites and compaction,
+and the one way they are opened for reading (a damaged file is a CorruptTableError naming it).
 
 The marker comes first (a rollback finds the file through it); the footer carries Hudi's keys (the Avro schema,
 min/max record key) and not Arrow's own schema, so other engines type the columns from parquet alone.
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -16,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_ds import faults
+from hudi_ds.errors import CorruptTableError
 from hudi_ds.files.markers import write_marker
 from hudi_ds.files.naming import join
 from hudi_ds.schema.meta import FILE_NAME, META_COLUMNS, RECORD_KEY
@@ -57,3 +61,17 @@ def constant_dictionary(value: str, n: int) -> pa.DictionaryArray:
 def constant_strings(value: str, n: int) -> pa.Array:
     """A string column holding one value, built without a Python list of n items."""
     return constant_dictionary(value, n).cast(pa.string())
+
+
+@contextmanager
+def open_base_file(storage: Storage, rel: str, **options: Any) -> Iterator[pq.ParquetFile]:
+    """A committed base file opened for reading; missing or unreadable, it is a CorruptTableError naming it."""
+    try:
+        with storage.open_input(rel) as f:
+            yield pq.ParquetFile(f, **options)
+    except FileNotFoundError as exc:
+        raise CorruptTableError(f"base file {rel} is missing: the table lost a committed file; restore it, or "
+                                "roll back the commit that wrote it") from exc
+    except (OSError, pa.ArrowException) as exc:
+        raise CorruptTableError(f"base file {rel} is unreadable (damaged or truncated: {exc}); restore it, or "
+                                "roll back the commit that wrote it") from exc

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hudi_ds.files.naming import join
+from hudi_ds.storage import require_inside
 from hudi_ds.timeline import Instant, State, Timeline
 
 PENDING_ACTION = "compaction"
@@ -43,25 +45,31 @@ def pending_compactions(timeline: Timeline) -> list[Instant]:
 def read_plan(timeline: Timeline, instant: Instant) -> list[CompactionOperation]:
     """The operations of a compaction plan (read from its requested file, whatever its state)."""
     record = timeline.read_avro(instant, State.REQUESTED)
+    source = timeline.file_path(instant, State.REQUESTED)
     ops = []
     for op in record.get("operations") or []:
         if op is None:
             continue
+        partition = require_inside(op.get("partitionPath") or "", source)
         ops.append(CompactionOperation(
             instant=instant.requested_time,
-            partition=op.get("partitionPath") or "",
+            partition=partition,
             file_id=op.get("fileId") or "",
             base_instant=op.get("baseInstantTime") or "",
-            base_file=_name(op.get("dataFilePath")),
-            log_files=tuple(n for p in (op.get("deltaFilePaths") or []) if (n := _name(p))),
+            base_file=_name(op.get("dataFilePath"), partition, source),
+            log_files=tuple(n for p in (op.get("deltaFilePaths") or []) if (n := _name(p, partition, source))),
             metrics=dict(op.get("metrics") or {}),
         ))
     return ops
 
 
-def _name(path: str | None) -> str | None:
+def _name(path: str | None, partition: str, source: str) -> str | None:
     """Plan version 2 stores file names; older plans (version 1) stored full paths."""
-    return path.rsplit("/", 1)[-1] if path else None
+    if not path:
+        return None
+    name = path.rsplit("/", 1)[-1]
+    require_inside(join(partition, name), source)
+    return name
 
 
 def pending_operations(timeline: Timeline) -> dict[tuple[str, str], CompactionOperation]:

@@ -28,6 +28,7 @@ from hudi_ds.errors import ConfigError, InvalidDataError, SchemaError
 from hudi_ds.keys.keygen import java_string_forms
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+MAX_SEGMENT_BYTES = 255  # NAME_MAX of Linux file systems; S3 keys allow more, but the table must stay portable
 
 # Hive's FileUtils escape set, as copied into Hudi's PartitionPathEncodeUtils: ASCII controls, DEL and these.
 _ESCAPED = [chr(c) for c in range(0x20)] + list("\"#%'*/:=?\\\x7f{[]^")
@@ -105,7 +106,13 @@ def _segment(field: str, value: str | None, hive_style: bool, url_encode: bool) 
                 "hidden folder (e.g. '.hoodie') that Hudi readers skip; use hive-style partitioning or change "
                 "the values"
             )
-    return f"{field}={text}" if hive_style else text
+    segment = f"{field}={text}" if hive_style else text
+    if len(segment.encode("utf-8")) > MAX_SEGMENT_BYTES:
+        raise InvalidDataError(
+            f"partition column {field!r} has a value of {len(value)} characters ({value[:40]!r}...): its folder "
+            f"name would exceed the {MAX_SEGMENT_BYTES} bytes file systems and object stores allow; partition by "
+            "a shorter column (or a prefix of this one)")
+    return segment
 
 
 def _encode_field(

@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass
 from enum import IntEnum
 
-from hudi_ds.errors import HudiDsError, UnsupportedTableError
+from hudi_ds.errors import CorruptTableError, UnsupportedTableError
 
 MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1
@@ -80,7 +80,7 @@ class LogBlock:
 def require_type(block: LogBlock, expected: BlockType, path: str) -> None:
     """Guard for decoders: a block handed to the wrong decoder is a caller bug, not file damage."""
     if block.block_type != expected:
-        raise HudiDsError(f"{path}: expected a {expected.name} block at byte {block.offset}, "
+        raise CorruptTableError(f"{path}: expected a {expected.name} block at byte {block.offset}, "
                           f"got {block.block_type.name}")
 
 
@@ -88,7 +88,7 @@ def _encode_metadata(meta: dict[HeaderKey, str]) -> bytes:
     parts = [_I.pack(len(meta))]
     for key in sorted(meta):
         if key not in _WRITABLE_KEYS:
-            raise HudiDsError(f"header key {key!r} must not be written: Hudi 0.14 crashes on ordinals > 3")
+            raise UnsupportedTableError(f"header key {key!r} must not be written: Hudi 0.14 crashes on ordinals > 3")
         value = meta[key].encode("utf-8")
         parts.append(_II.pack(int(key), len(value)))
         parts.append(value)

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from hudi_ds.errors import CorruptTableError, HudiDsError
+from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.log.blocks import decode_avro_data_block, decode_delete_block, decode_parquet_data_block
 from hudi_ds.log.format import BlockType, LogBlock, read_blocks
@@ -49,19 +49,13 @@ class SliceReader:
         if sl.base_file is None:
             return None
         path = sl.base_file.path
-        try:
-            with self.storage.open_input(path) as f:
-                # low-cardinality meta columns decode much faster as dictionaries (conform() casts back)
-                pf = pq.ParquetFile(f, read_dictionary=_DICTIONARY_COLUMNS)
-                columns = self._projection(pf.schema_arrow.names)
-                if row_groups is None:
-                    table = pf.read(columns=columns)
-                else:
-                    table = pf.read_row_groups(list(row_groups), columns=columns)
-        except FileNotFoundError as exc:
-            raise CorruptTableError(f"base file {path} is missing: the table lost a committed file") from exc
-        except (OSError, pa.ArrowException) as exc:
-            raise CorruptTableError(f"base file {path} is unreadable: {exc}") from exc
+        # low-cardinality meta columns decode much faster as dictionaries (conform() casts back)
+        with open_base_file(self.storage, path, read_dictionary=_DICTIONARY_COLUMNS) as pf:
+            columns = self._projection(pf.schema_arrow.names)
+            if row_groups is None:
+                table = pf.read(columns=columns)
+            else:
+                table = pf.read_row_groups(list(row_groups), columns=columns)
         if self.synthesize_meta and COMMIT_TIME not in table.column_names:
             table = self._with_synthetic_meta(table, sl)
         return conform(table, self.schema, path)
@@ -191,8 +185,8 @@ class SliceReader:
 
     def _base_keys(self, sl: FileSlice) -> pa.Array:
         assert sl.base_file is not None
-        with self.storage.open_input(sl.base_file.path) as f:
-            keys = pq.read_table(f, columns=[RECORD_KEY])[RECORD_KEY]
+        with open_base_file(self.storage, sl.base_file.path) as pf:
+            keys = pf.read(columns=[RECORD_KEY])[RECORD_KEY]
         return keys.combine_chunks().cast(pa.string())
 
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pyarrow.parquet as pq
-
+from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.view import FileSlice
 from hudi_ds.storage import Storage
 
@@ -43,8 +42,8 @@ def split_slice(storage: Storage, sl: FileSlice, include_logs: bool, max_bytes: 
         return whole
     if base_size <= max_bytes and base_size <= max_rows * _MIN_ROW_BYTES:
         return whole  # cannot exceed either bound: no footer to read
-    with storage.open_input(sl.base_file.path) as f:
-        meta = pq.ParquetFile(f).metadata
+    with open_base_file(storage, sl.base_file.path) as pf:
+        meta = pf.metadata
     if base_size <= max_bytes and meta.num_rows <= max_rows:
         return whole
     raw = [meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)]

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable
 
 from hudi_ds.config import TableConfig
-from hudi_ds.errors import HudiDsError, InstantNotFoundError
+from hudi_ds.errors import InstantNotFoundError, InstantStateError
 from hudi_ds.files.markers import marked_files
 from hudi_ds.files.naming import join, log_file_name, parse_base_file, parse_log_file
 from hudi_ds.log.blocks import encode_rollback_block
@@ -100,7 +100,7 @@ def rollback_pending(storage: Storage, config: TableConfig, instant_time: str) -
         storage.delete_dir(temp_dir(instant_time))
         return None
     if target.is_completed:
-        raise HudiDsError(f"instant {instant_time} is completed; use HudiTable.rollback() to undo a completed commit")
+        raise InstantStateError(f"instant {instant_time} is completed; use HudiTable.rollback() to undo a completed commit")
     removed = _remove_files(storage, instant_time, marked_files(storage, instant_time))
     TimelineWriter(storage, WRITE_LAYOUT).delete_instant_files(instant_time, target.action)
     storage.delete_dir(temp_dir(instant_time))
@@ -119,7 +119,7 @@ def rollback_completed(storage: Storage, config: TableConfig, instant_time: str)
         return rollback_pending(storage, config, instant_time) or instant_time
     later = [c for c in timeline.commits() if c.requested_time > instant_time]
     if later:
-        raise HudiDsError(
+        raise InstantStateError(
             f"instant {instant_time} is not the latest commit ({later[-1].requested_time} came after it); roll back "
             "the later commits first, newest first"
         )

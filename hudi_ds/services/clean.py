@@ -25,7 +25,7 @@ from hudi_ds.files.markers import marked_files
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.services.target import ServiceTarget
-from hudi_ds.storage import Storage
+from hudi_ds.storage import Storage, require_inside
 from hudi_ds.storage.layout import WRITE_LAYOUT
 from hudi_ds.timeline import Instant, State, Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.avro_models import (
@@ -103,15 +103,18 @@ def plan_clean(storage: Storage, timeline: Timeline, view: FileSystemView,
 
 
 def _execute(storage: Storage, instant: str, plan: dict, started: float) -> None:
-    """Delete the planned files and publish the completed clean instant."""
+    """Delete the planned files and publish the completed clean instant. Every planned path is checked to lie
+    inside the table before the first delete."""
+    source = f"the clean plan of instant {instant} (.hoodie/{instant}.clean.requested)"
+    planned = {partition: [require_inside(_relative(storage, info.get("filePath") or ""), source)
+                           for info in infos or []]
+               for partition, infos in (plan.get("filePathsToBeDeletedPerPartition") or {}).items()}
     parts = {}
-    for partition, infos in (plan.get("filePathsToBeDeletedPerPartition") or {}).items():
+    for partition, rels in planned.items():
         names: list[str] = []
         ok: list[str] = []
         failed: list[str] = []
-        for info in infos or []:
-            full = info.get("filePath") or ""
-            rel = _relative(storage, full)
+        for rel in rels:
             name = rel.rsplit("/", 1)[-1]
             names.append(name)
             try:

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 import pyarrow as pa
 
-from hudi_ds.errors import HudiDsError
+from hudi_ds.errors import CorruptTableError
 from hudi_ds.storage.storage_options import KNOWN_KEYS, TableLocation, normalize_storage_options
 
 
@@ -89,6 +91,7 @@ def open_storage(uri: str, storage_options: Mapping[str, object] | None = None) 
     """The storage of a table URI: local disk, or an object store (s3://, s3a://, gs://, az://, abfs(s)://).
     Options not given are taken from the environment's variables of the same names."""
     location = TableLocation.parse(str(uri))
+    given = normalize_storage_options(storage_options)
     if location.is_local:
         from hudi_ds.storage.local import LocalStorage
 
@@ -96,12 +99,37 @@ def open_storage(uri: str, storage_options: Mapping[str, object] | None = None) 
     from hudi_ds.storage.object_store import ObjectStorage
 
     from_environment = {k: v for k, v in os.environ.items() if k in KNOWN_KEYS}
-    return ObjectStorage(location, {**from_environment, **normalize_storage_options(storage_options)})
+    return ObjectStorage(location, {**from_environment, **given})
 
 
-def require_inside(rel: str) -> str:
-    """Refuse a relative path that could leave the table folder."""
-    parts = rel.split("/")
-    if rel.startswith("/") or any(p in ("..", ".") for p in parts) or "\\" in rel or "\x00" in rel:
-        raise HudiDsError(f"refusing path {rel!r}: it would leave the table folder")
+def require_inside(rel: str, source: str | None = None) -> str:
+    """`rel` if it names a file inside the table folder, else CorruptTableError naming the file it came from.
+
+    Paths read from a table's own files (markers, commit and plan metadata, file names) are untrusted: anyone
+    who can write into the folder could otherwise make a rollback or a clean delete files outside it."""
+    problem = _escape(rel)
+    if problem is None and "%" in rel:
+        problem = _escape(unquote(rel))
+        problem = problem and f"{problem} once percent-decoded"
+    if problem is not None:
+        where = f" (listed in {source})" if source else ""
+        fix = f"; repair or remove {source}" if source else ""
+        raise CorruptTableError(f"refusing path {rel!r}{where}: {problem}, so it would leave the table folder; "
+                                f"nothing was read, written or deleted{fix}")
     return rel
+
+
+def _escape(rel: str) -> str | None:
+    """Why `rel` could leave the table folder, or None."""
+    if "\x00" in rel:
+        return "it contains a NUL byte"
+    if "\\" in rel:
+        return "it contains a backslash"
+    if rel.startswith("/") or _DRIVE.match(rel):
+        return "it is absolute"
+    if any(part in ("..", ".") for part in rel.split("/")):
+        return "it has a '.' or '..' segment"
+    return None
+
+
+_DRIVE = re.compile(r"^[A-Za-z]:")

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from hudi_ds.storage import FileEntry, Storage
+from hudi_ds.errors import CorruptTableError
+from hudi_ds.storage import FileEntry, Storage, require_inside
 
 
 class LocalStorage(Storage):
@@ -27,8 +28,24 @@ class LocalStorage(Storage):
         self.__init__(state["uri"])  # type: ignore[misc]
 
     def full(self, rel: str) -> str:
-        rel = rel.strip("/")
+        rel = require_inside(rel.strip("/"))
         return f"{self.base}/{rel}" if rel else self.base
+
+    def _target(self, rel: str) -> str:
+        """The full path of a file to change; refused when a symlinked folder would take it out of the table."""
+        full = self.full(rel)
+        root = self._real_base()
+        real = os.path.realpath(full)
+        if real != root and not real.startswith(root + "/"):
+            raise CorruptTableError(f"refusing to change {rel!r}: it resolves to {real}, outside the table folder "
+                                    f"{root} (a symbolic link?); nothing was written or deleted")
+        return full
+
+    def _real_base(self) -> str:
+        real = self.__dict__.get("_real")
+        if real is None:
+            real = self.__dict__["_real"] = os.path.realpath(self.base)
+        return str(real)
 
     def exists(self, rel: str) -> bool:
         return self.fs.get_file_info(self.full(rel)).type != pafs.FileType.NotFound
@@ -62,11 +79,11 @@ class LocalStorage(Storage):
         return tmp
 
     def write_bytes(self, rel: str, data: bytes) -> None:
-        full = self.full(rel)
+        full = self._target(rel)
         os.replace(self._staged(full, data), full)
 
     def put_if_absent(self, rel: str, data: bytes) -> bool:
-        full = self.full(rel)
+        full = self._target(rel)
         tmp = self._staged(full, data)
         try:
             os.link(tmp, full)  # atomic, fails if the name exists; content is complete when visible
@@ -78,14 +95,14 @@ class LocalStorage(Storage):
 
     def delete(self, rel: str, missing_ok: bool = True) -> None:
         try:
-            self.fs.delete_file(self.full(rel))
+            self.fs.delete_file(self._target(rel))
         except FileNotFoundError:
             if not missing_ok:
                 raise
 
     def delete_dir(self, rel: str) -> None:
         if self.exists(rel):
-            self.fs.delete_dir(self.full(rel))
+            self.fs.delete_dir(self._target(rel))
 
     def list(self, rel: str = "") -> list[FileEntry]:
         return self._entries(rel, recursive=False)

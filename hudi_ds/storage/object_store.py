@@ -22,7 +22,7 @@ import pyarrow as pa
 from obstore.exceptions import AlreadyExistsError, BaseError, NotSupportedError, PreconditionError
 
 from hudi_ds.errors import ConfigError, StorageError
-from hudi_ds.storage import FileEntry, Storage
+from hudi_ds.storage import FileEntry, Storage, require_inside
 from hudi_ds.storage.layout import AUX_DIR
 from hudi_ds.storage.storage_options import CLIENT_KEYS, STORE_KEYS, TableLocation
 
@@ -84,28 +84,28 @@ class ObjectStorage(Storage):
         return text.split("?", 1)[0] if "sig=" in text or "X-Amz-" in text else text
 
     def full(self, rel: str) -> str:
-        rel = rel.strip("/")
+        rel = require_inside(rel.strip("/"))
         return f"{self.uri}/{rel}" if rel else self.uri
 
     def exists(self, rel: str) -> bool:
         try:
-            self._call("HEAD", rel, lambda: obstore.head(self.store, rel.strip("/")))
+            self._call("HEAD", rel, lambda: obstore.head(self.store, _key(rel)))
             return True
         except FileNotFoundError:
             return self.is_dir(rel)
 
     def is_dir(self, rel: str) -> bool:
-        prefix = rel.strip("/")
+        prefix = _key(rel)
         if not prefix:
             return True
         found = self._call("LIST", rel, lambda: obstore.list_with_delimiter(self.store, prefix + "/"))
         return bool(found["objects"] or found["common_prefixes"])
 
     def size(self, rel: str) -> int:
-        return int(self._call("HEAD", rel, lambda: obstore.head(self.store, rel.strip("/")))["size"])
+        return int(self._call("HEAD", rel, lambda: obstore.head(self.store, _key(rel)))["size"])
 
     def read_bytes(self, rel: str) -> bytes:
-        return bytes(self._call("GET", rel, lambda: obstore.get(self.store, rel.strip("/")).bytes()))
+        return bytes(self._call("GET", rel, lambda: obstore.get(self.store, _key(rel)).bytes()))
 
     def open_input(self, rel: str) -> pa.NativeFile:
         """The whole object in memory: one GET per file, which parquet then reads at its own pace."""
@@ -115,12 +115,12 @@ class ObjectStorage(Storage):
         """Object stores have no folders: a key's prefixes exist while it does."""
 
     def write_bytes(self, rel: str, data: bytes) -> None:
-        self._call("PUT", rel, lambda: obstore.put(self.store, rel.strip("/"), data))
+        self._call("PUT", rel, lambda: obstore.put(self.store, _key(rel), data))
 
     def put_if_absent(self, rel: str, data: bytes) -> bool:
         self._require_conditional_create()
         try:
-            self._call("PUT", rel, lambda: obstore.put(self.store, rel.strip("/"), data, mode="create"))
+            self._call("PUT", rel, lambda: obstore.put(self.store, _key(rel), data, mode="create"))
         except (AlreadyExistsError, PreconditionError):
             return False
         return True
@@ -164,7 +164,7 @@ class ObjectStorage(Storage):
         if not missing_ok and not self.exists(rel):
             raise FileNotFoundError(self.full(rel))
         try:
-            self._call("DELETE", rel, lambda: obstore.delete(self.store, rel.strip("/")))
+            self._call("DELETE", rel, lambda: obstore.delete(self.store, _key(rel)))
         except FileNotFoundError:
             if not missing_ok:
                 raise
@@ -187,9 +187,14 @@ class ObjectStorage(Storage):
         return (_entry(meta) for chunk in chunks for meta in chunk)
 
 
+def _key(rel: str) -> str:
+    """The object key of a table file, relative to the store's prefix (the table folder)."""
+    return require_inside(rel.strip("/"))
+
+
 def _folder(rel: str) -> str:
     """The key prefix of a folder: 'a/b/' (so 'a/bc' is not inside 'a/b'), '' for the table root."""
-    rel = rel.strip("/")
+    rel = _key(rel)
     return f"{rel}/" if rel else ""
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hudi_ds.errors import CorruptTableError
+from hudi_ds.storage import require_inside
 
 # (json key, attribute) in the order Jackson writes a HoodieWriteStat; delta stats append _LOG_FIELDS.
 _BASE_FIELDS: tuple[tuple[str, str], ...] = (
@@ -130,6 +131,18 @@ class CommitMetadata:
     def schema_json(self) -> str | None:
         """The writer schema (Avro JSON, no meta fields) Java and hudi-rs resolve the table schema from."""
         return self.extra_metadata.get("schema") or None
+
+    def require_paths_inside(self, source: str) -> None:
+        """CorruptTableError (naming `source`) if a partition or file this metadata names lies outside the table:
+        rollback and clean delete what commit metadata lists."""
+        for partition, stats in self.partition_to_write_stats.items():
+            require_inside(partition, source)
+            for stat in stats:
+                require_inside(stat.partition_path or "", source)
+                for rel in stat.all_paths():
+                    require_inside(rel, source)
+        for partition in self.partition_to_replace_file_ids or {}:
+            require_inside(partition, source)
 
     def write_stats(self) -> list[WriteStat]:
         return [s for stats in self.partition_to_write_stats.values() for s in stats]

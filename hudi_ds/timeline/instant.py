@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from enum import Enum
 
+from hudi_ds.errors import InvalidInstantError
+
 
 class Action(str, Enum):
     """Timeline actions Hudi 0.14–1.1 write; Instant.action stays a str so unknown actions still parse."""
@@ -175,6 +177,9 @@ def datetime_to_instant(value: datetime | date | str) -> str:
     """
     if isinstance(value, str):
         return _normalize_string(value)
+    if not isinstance(value, date):
+        raise InvalidInstantError(f"{value!r} is not an instant time; pass a string such as '20240101120000000' "
+                                  "or '2024-01-01 12:00:00', or a datetime")
     if not isinstance(value, datetime):
         value = datetime(value.year, value.month, value.day)
     if value.tzinfo is not None:
@@ -191,7 +196,7 @@ def instant_to_datetime(ts: str) -> datetime:
     try:
         dt = datetime.strptime(norm[:14], _FMT)
     except ValueError:
-        raise ValueError(f"instant time {ts!r} is not a valid calendar time") from None
+        raise InvalidInstantError(f"instant time {ts!r} is not a valid calendar time") from None
     return dt.replace(microsecond=int(norm[14:17]) * 1000, tzinfo=timezone.utc)
 
 
@@ -204,7 +209,7 @@ def _normalize_string(value: str) -> str:
             return s + "000"
         if set(s) == {"0"}:
             return "0" * 17
-        raise ValueError(
+        raise InvalidInstantError(
             f"instant time {value!r} must have 14 (yyyyMMddHHmmss) or 17 (yyyyMMddHHmmssSSS) digits")
     try:
         if len(s) == 10:
@@ -214,7 +219,7 @@ def _normalize_string(value: str) -> str:
             raise ValueError(iso)
         return datetime_to_instant(datetime.fromisoformat(iso))
     except ValueError:
-        raise ValueError(
+        raise InvalidInstantError(
             f"cannot read {value!r} as an instant time; use yyyyMMddHHmmss[SSS], 'YYYY-MM-DD HH:MM:SS[.fff]' "
             "or an ISO-8601 timestamp") from None
 

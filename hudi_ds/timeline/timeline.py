@@ -220,6 +220,7 @@ class Timeline:
                 meta = CommitMetadata.from_avro_record(decode_avro_instant(data, path))
             else:
                 meta = CommitMetadata.from_json_bytes(data, path)
+            meta.require_paths_inside(path)
             self._metadata[key] = meta
             if shared is not None:
                 with _completed_metadata_lock:

@@ -63,7 +63,11 @@ def create_table(storage: Storage, opts: HudiOptions) -> TableConfig:
     the same settings."""
     config = new_table_config(opts, storage.uri)
     if not storage.exists(PROPS_PATH):
-        storage.makedirs(ARCHIVE_DIR)
+        try:
+            storage.makedirs(ARCHIVE_DIR)
+        except (NotADirectoryError, FileExistsError) as exc:
+            raise ConfigError(f"cannot create a table at {storage.uri}: the path (or a folder above it) is a file; "
+                              "choose a folder path") from exc
         if storage.put_if_absent(PROPS_PATH, config.to_bytes()):
             return config
     existing = open_existing(storage, opts)

@@ -12,10 +12,9 @@ from datetime import datetime, timezone
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from hudi_ds import faults
-from hudi_ds.files.base_file import constant_dictionary, constant_strings, write_base_file
+from hudi_ds.files.base_file import constant_dictionary, constant_strings, open_base_file, write_base_file
 from hudi_ds.files.encoding import dictionary_columns
 from hudi_ds.files.markers import write_marker
 from hudi_ds.files.naming import PARTITION_METAFILE, base_file_name, join, log_file_name
@@ -48,8 +47,8 @@ def ensure_partition_metadata(storage: Storage, partition: str, instant: str) ->
 
 def read_base(storage: Storage, rel: str, schema: pa.Schema) -> pa.Table:
     """A base file's rows as `schema` (meta columns included), whatever schema version wrote it."""
-    with storage.open_input(rel) as f:
-        return conform(pq.read_table(f), schema, rel)
+    with open_base_file(storage, rel) as pf:
+        return conform(pf.read(), schema, rel)
 
 
 def _avro_primitive(avro_schema: dict, field_name: str | None) -> str | None:

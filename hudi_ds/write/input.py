@@ -7,7 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_ds.errors import HudiDsError, SchemaError
+from hudi_ds.errors import InvalidDataError, SchemaError
 from hudi_ds.schema.meta import META_COLUMNS, OPERATION_COLUMN
 
 _WIDENINGS = {
@@ -41,11 +41,11 @@ def iter_tables(data: Any) -> Iterator[pa.Table]:
             elif isinstance(item, pa.Table):
                 yield item
             else:
-                raise HudiDsError(
+                raise InvalidDataError(
                     f"write() got an iterable of {type(item).__name__}; pass pyarrow RecordBatches or Tables"
                 )
         return
-    raise HudiDsError(
+    raise InvalidDataError(
         f"write() cannot take {type(data).__name__}; pass a pyarrow Table, an iterable of RecordBatches, "
         "or a polars DataFrame"
     )
@@ -71,7 +71,13 @@ def _storable(t: pa.DataType) -> pa.DataType:
 
 
 def data_schema_of(incoming: pa.Schema) -> pa.Schema:
-    """The storable data schema of user input: meta columns dropped, every column nullable."""
+    """The storable data schema of user input: meta columns dropped (as Apache Hudi's writers do, so a table
+    read with its meta columns can be written elsewhere), every column nullable."""
+    seen: set[str] = set()
+    for name in incoming.names:
+        if name in seen:
+            raise SchemaError(f"the data has two columns named {name!r}; rename or drop one")
+        seen.add(name)
     skip = set(META_COLUMNS) | {OPERATION_COLUMN}
     return pa.schema([pa.field(f.name, _storable(f.type), True) for f in incoming if f.name not in skip])
 
