@@ -109,8 +109,9 @@ def _segment(field: str, value: str | None, hive_style: bool, url_encode: bool) 
     segment = f"{field}={text}" if hive_style else text
     if len(segment.encode("utf-8")) > MAX_SEGMENT_BYTES:
         raise InvalidDataError(
-            f"partition column {field!r} has a value whose folder name ({segment[:40]!r}...) would exceed the {MAX_SEGMENT_BYTES} bytes file systems and object stores allow; partition by "
-            "a shorter column (or a prefix of this one)")
+            f"partition column {field!r} has a value whose folder name ({segment[:40]!r}...) would exceed the "
+            f"{MAX_SEGMENT_BYTES} bytes file systems and object stores allow; partition by a shorter column (or "
+            "a prefix of this one)")
     return segment
 
 
