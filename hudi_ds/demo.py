@@ -78,35 +78,12 @@ def _produce(folder: Path, source: RideSource, stop: threading.Event, rows: int,
         stop.wait(every_s)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=float, default=30.0)
-    ap.add_argument("--path", default="demo-output/rides")
-    ap.add_argument("--rows-per-file", type=int, default=5_000)
-    args = ap.parse_args(argv)
-
-    from hudi_ds import HudiTable
-    from hudi_ds.spark import session
-
-    root = Path(args.path).resolve()
-    shutil.rmtree(root.parent / (root.name + "-work"), ignore_errors=True)
-    shutil.rmtree(root, ignore_errors=True)
-    work = root.parent / (root.name + "-work")
-    (work / "events").mkdir(parents=True)
-    print("starting Spark (local[2])...", flush=True)
-    spark = session(**{"spark.sql.shuffle.partitions": "2"})
-    source = RideSource()
-    stop = threading.Event()
-    first = source.batch(args.rows_per_file)
-    pq.write_table(pa.Table.from_pylist(first, schema=SCHEMA), work / "events" / "events-init.parquet")
-    os.utime(work / "events" / "events-init.parquet", (1_699_999_999, 1_699_999_999))
-    producer = threading.Thread(target=_produce, args=(work / "events", source, stop, args.rows_per_file, 1.0),
-                                daemon=True)
-
-    events = spark.readStream.schema(spark.read.parquet(str(work / "events")).schema).option(
-        "maxFilesPerTrigger", 4).parquet(str(work / "events"))
+def _start_sink(spark: Any, events_dir: Path, work: Path, root: Path) -> Any:
+    """The streaming upsert of ride events into the Hudi table (one commit per micro-batch)."""
+    events = spark.readStream.schema(spark.read.parquet(str(events_dir)).schema).option(
+        "maxFilesPerTrigger", 4).parquet(str(events_dir))
     # all events of one ride in a micro-batch must reach one task (the sink cannot shuffle): hash by key
-    sink = (events.repartition(2, "ride_id").writeStream.format("hudi-py")
+    return (events.repartition(2, "ride_id").writeStream.format("hudi-py")
             .option("hoodie.table.name", "rides")
             .option("hoodie.datasource.write.recordkey.field", "ride_id")
             .option("hoodie.datasource.write.precombine.field", "event_ts")
@@ -117,18 +94,23 @@ def main(argv: list[str] | None = None) -> int:
             .option("clean.retain_commits", "6")
             .option("checkpointLocation", str(work / "ck-sink"))
             .trigger(processingTime="1 second").start(str(root)))
-    # the change feed's columns come from the first commit: wait until a commit records the table schema
+
+
+def _start_feed(spark: Any, sink: Any, work: Path, root: Path) -> Any:
+    """The change feed of the table into a memory table, once a commit has recorded the table's columns."""
+    from hudi_ds import HudiTable
+
     while not (root / ".hoodie" / "hoodie.properties").exists() or not HudiTable(str(root)).schema.names:
         if sink.exception() is not None:
             raise RuntimeError(sink.exception())
         time.sleep(0.2)
-    feed = (spark.readStream.format("hudi-py").option("hoodie.datasource.query.incremental.format", "cdc")
+    return (spark.readStream.format("hudi-py").option("hoodie.datasource.query.incremental.format", "cdc")
             .load(str(root)).writeStream.format("memory").queryName("ride_changes")
             .option("checkpointLocation", str(work / "ck-feed")).trigger(processingTime="2 seconds").start())
-    producer.start()
-    print(f"streaming ride events into {root} for {args.seconds:.0f} s "
-          "(MERGE_ON_READ, bucket index, compaction every 4 commits, cleaning on)", flush=True)
-    deadline = time.monotonic() + args.seconds
+
+
+def _show_progress(spark: Any, sink: Any, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
     shown = 0
     while time.monotonic() < deadline:
         time.sleep(1)
@@ -138,12 +120,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  batch {p['batchId']:3d}: {p['numInputRows']:6d} events  "
                   f"{p['durationMs'].get('addBatch', 0):5d} ms  change feed rows so far {changes:7d}", flush=True)
         shown = len(progress)
-    stop.set()
-    producer.join()
-    sink.processAllAvailable()
-    feed.processAllAvailable()
-    sink.stop()
-    feed.stop()
+
+
+def _report(spark: Any, root: Path, source: RideSource) -> bool:
+    """Print what happened and check the table against the model and hudi-rs; True when all agree."""
+    from hudi_ds import HudiTable
 
     table = HudiTable(str(root))
     snapshot = table.to_arrow(columns=["ride_id", "fare", "event_ts"])
@@ -168,6 +149,45 @@ def main(argv: list[str] | None = None) -> int:
         ok = ok and same
     except ImportError:
         print("(pip install hudi to cross-check with hudi-rs)")
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--path", default="demo-output/rides")
+    ap.add_argument("--rows-per-file", type=int, default=5_000)
+    args = ap.parse_args(argv)
+
+    from hudi_ds.spark import session
+
+    root = Path(args.path).resolve()
+    work = root.parent / (root.name + "-work")
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(root, ignore_errors=True)
+    (work / "events").mkdir(parents=True)
+    print("starting Spark (local[2])...", flush=True)
+    spark = session(**{"spark.sql.shuffle.partitions": "2"})
+    source = RideSource()
+    stop = threading.Event()
+    first = source.batch(args.rows_per_file)
+    pq.write_table(pa.Table.from_pylist(first, schema=SCHEMA), work / "events" / "events-init.parquet")
+    os.utime(work / "events" / "events-init.parquet", (1_699_999_999, 1_699_999_999))
+    producer = threading.Thread(target=_produce, args=(work / "events", source, stop, args.rows_per_file, 1.0),
+                                daemon=True)
+    sink = _start_sink(spark, work / "events", work, root)
+    feed = _start_feed(spark, sink, work, root)
+    producer.start()
+    print(f"streaming ride events into {root} for {args.seconds:.0f} s "
+          "(MERGE_ON_READ, bucket index, compaction every 4 commits, cleaning on)", flush=True)
+    _show_progress(spark, sink, args.seconds)
+    stop.set()
+    producer.join()
+    sink.processAllAvailable()
+    feed.processAllAvailable()
+    sink.stop()
+    feed.stop()
+    ok = _report(spark, root, source)
     spark.stop()
     print(f"\nthe table is at {root}; try:\n"
           f"  hudi-py info {root}\n  hudi-py timeline {root}\n  hudi-py files {root}\n"

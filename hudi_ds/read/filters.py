@@ -1,8 +1,17 @@
-"""User filters `(column, op, value)`: validation, partition pruning and row filtering."""
+"""The one filter model: `(column, op, value)` triples, ANDed. The Python API's filters and Spark's pushed filters
+(hudi_ds.spark.pushdown) both become these, and one evaluator, one partition pruner and one row filter serve both.
+
+Null rows: a comparison with a null value is never true, so `=`, `!=`, `<`, ..., `in` never keep them. Only
+`not in` differs between the two front ends, and each says which it wants: the Python API follows pyarrow's
+filters (`~isin`: null rows kept), Spark's SQL (`x NOT IN (...)` is null for a null x: dropped), with
+`sql_nulls=True`.
+"""
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -32,42 +41,48 @@ def normalize(filters: Sequence[Sequence[Any]] | None, schema: pa.Schema) -> lis
     return out
 
 
-def _literal(value: Any, typ: pa.DataType) -> pa.Scalar:
+def literal(value: Any, typ: pa.DataType) -> pa.Scalar:
+    """`value` as a scalar of the column's type; ConfigError when it cannot be one."""
     try:
         if isinstance(value, str) and pa.types.is_boolean(typ):
             return pa.scalar(value.strip().lower() == "true")
+        if isinstance(value, int) and not isinstance(value, bool) and pa.types.is_decimal(typ):
+            value = decimal.Decimal(value)
         return pa.scalar(value).cast(typ)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError, TypeError) as exc:
         raise ConfigError(f"filter value {value!r} cannot be compared with a column of type {typ}") from exc
 
 
-def expression(filters: list[Filter], schema: pa.Schema) -> pc.Expression | None:
+def expression(filters: Sequence[Filter], schema: pa.Schema, *, sql_nulls: bool = False) -> pc.Expression | None:
+    """The filters as one pyarrow expression (None for no filter); see the module doc for null rows."""
     expr: pc.Expression | None = None
     for col, op, value in filters:
         typ = schema.field(col).type
         field = pc.field(col)
         if op in ("in", "not in"):
-            values = pa.array([_literal(v, typ).as_py() for v in value], type=typ)
-            e = field.isin(values)
+            e = field.isin(pa.array([literal(v, typ).as_py() for v in value], type=typ))
             if op == "not in":
-                e = ~e
+                e = ~e & field.is_valid() if sql_nulls else ~e
         else:
-            lit = _literal(value, typ)
-            e = {
-                "=": field == lit,
-                "!=": field != lit,
-                "<": field < lit,
-                "<=": field <= lit,
-                ">": field > lit,
-                ">=": field >= lit,
-            }[op]
+            lit = literal(value, typ)
+            e = {"=": field == lit, "!=": field != lit, "<": field < lit, "<=": field <= lit,
+                 ">": field > lit, ">=": field >= lit}[op]
         expr = e if expr is None else expr & e
     return expr
 
 
-def apply(table: pa.Table, filters: list[Filter]) -> pa.Table:
-    expr = expression(filters, table.schema)
-    return table if expr is None else table.filter(expr)
+@dataclass(frozen=True)
+class RowFilter:
+    """Filters bound to a null rule, picklable for Spark tasks (expressions are rebuilt where rows are)."""
+
+    filters: tuple[Filter, ...] = ()
+    sql_nulls: bool = False
+
+    def apply(self, table: pa.Table) -> pa.Table:
+        if not self.filters or table.num_rows == 0:
+            return table
+        expr = expression(self.filters, table.schema, sql_nulls=self.sql_nulls)
+        return table if expr is None else table.filter(expr)
 
 
 def partition_pruner(config: TableConfig, filters: list[Filter], schema: pa.Schema) -> Callable[[str], bool] | None:

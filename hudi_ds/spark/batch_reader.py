@@ -65,7 +65,7 @@ class HudiInputPartition(InputPartition):
     """Slice parts packed into one Spark task, with everything needed to read them (no timeline access)."""
 
     def __init__(self, index: int, reader: SliceReader, parts: tuple[SlicePart, ...], include_logs: bool,
-                 row_filter: pushdown.RowFilter, commit_times: tuple[str, ...] | None = None) -> None:
+                 row_filter: core_filters.RowFilter, commit_times: tuple[str, ...] | None = None) -> None:
         super().__init__(index)
         self.reader = reader
         self.parts = parts
@@ -106,7 +106,7 @@ class HudiBatchReader(DataSourceReader):
         self.storage = storage
         self.spark_schema = schema
         self.target = types.arrow_schema(schema)
-        self.filters: list[pushdown.Triple] = []
+        self.filters: list[core_filters.Filter] = []
 
     # ---- planning (driver) -----------------------------------------------------------------------
     def _plan(self) -> _Plan:
@@ -144,7 +144,7 @@ class HudiBatchReader(DataSourceReader):
         plan = self._plan()
         usable = [f for f in self.filters if f[0] in plan.schema.names]
         reader = plan.snap.reader(plan.visibility, self._columns_to_read(plan, usable))
-        row_filter = pushdown.RowFilter(tuple(usable))
+        row_filter = core_filters.RowFilter(tuple(usable), sql_nulls=True)
         opts = self.opts
         parts = [p for sl in plan.slices for p in split_slice(
             plan.snap.storage, sl, plan.include_logs, opts.split_max_bytes, opts.split_max_rows,
@@ -154,7 +154,7 @@ class HudiBatchReader(DataSourceReader):
         return [HudiInputPartition(i, reader, tuple(b), plan.include_logs, row_filter, plan.commit_times)
                 for i, b in enumerate(bins)]
 
-    def _columns_to_read(self, plan: _Plan, filters: list[pushdown.Triple]) -> pa.Schema:
+    def _columns_to_read(self, plan: _Plan, filters: list[core_filters.Filter]) -> pa.Schema:
         """The table columns Spark asked for (a `.schema(...)` given to the read names fewer) and what merging,
         the incremental range and the filters need: the Python data source API has no column pruning."""
         needed = set(self.target.names) | {f[0] for f in filters} | {RECORD_KEY, COMMIT_TIME}

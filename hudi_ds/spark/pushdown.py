@@ -1,4 +1,5 @@
-"""Spark filters (pyspark.sql.datasource.Filter) as hudi_ds filters: partition pruning plus an exact row filter.
+"""Spark filters (pyspark.sql.datasource.Filter) translated into the filter model of hudi_ds.read.filters,
+evaluated there with Spark's null rule (`sql_nulls=True`): partition pruning plus an exact row filter.
 
 A filter is taken over (not returned to Spark) only when its Arrow evaluation gives exactly Spark's answer:
 top-level columns of string, integer, boolean, date, decimal or binary type, non-null literals. Floats (NaN
@@ -9,13 +10,12 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-Triple = tuple[str, str, Any]
+from hudi_ds.errors import ConfigError
+from hudi_ds.read.filters import Filter, literal
 
 _OPS = {"EqualTo": "=", "EqualNullSafe": "=", "GreaterThan": ">", "GreaterThanOrEqual": ">=",
         "LessThan": "<", "LessThanOrEqual": "<=", "In": "in"}
@@ -44,7 +44,7 @@ def _literal_ok(value: Any, t: pa.DataType) -> bool:
     return isinstance(value, (bytes, bytearray))
 
 
-def translate(f: Any, schema: pa.Schema) -> Triple | None:
+def translate(f: Any, schema: pa.Schema) -> Filter | None:
     """(column, op, value) for a Spark filter we evaluate exactly, else None."""
     negated = type(f).__name__ == "Not"
     inner = f.child if negated else f
@@ -66,48 +66,11 @@ def translate(f: Any, schema: pa.Schema) -> Triple | None:
         return None
     try:
         for v in value if op == "in" else [value]:
-            _scalar(v, t)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, TypeError):
+            literal(v, t)
+    except ConfigError:
         return None
     if negated:
         if type(inner).__name__ == "EqualNullSafe" or op not in _NEGATED:
             return None  # NOT(a <=> v) keeps nulls; NOT(a > v) is pushed by Spark as a <= v anyway
         op = _NEGATED[op]
     return (col, op, value)
-
-
-def _scalar(value: Any, t: pa.DataType) -> pa.Scalar:
-    if pa.types.is_decimal(t) and isinstance(value, int):
-        value = decimal.Decimal(value)
-    return pa.scalar(value, type=t)
-
-
-def expression(filters: list[Triple], schema: pa.Schema) -> pc.Expression | None:
-    """Row filter with Spark's semantics: a comparison with a null column value is not true."""
-    expr: pc.Expression | None = None
-    for col, op, value in filters:
-        t = schema.field(col).type
-        field = pc.field(col)
-        if op in ("in", "not in"):
-            e = field.isin(pa.array([_scalar(v, t).as_py() for v in value], type=t))
-            e = e if op == "in" else ~e
-        else:
-            lit = _scalar(value, t)
-            e = {"=": field == lit, "!=": field != lit, "<": field < lit, "<=": field <= lit,
-                 ">": field > lit, ">=": field >= lit}[op]
-        e = e & field.is_valid()
-        expr = e if expr is None else expr & e
-    return expr
-
-
-@dataclass(frozen=True)
-class RowFilter:
-    """Picklable row filter shipped to executors (Expressions are rebuilt there)."""
-
-    filters: tuple[Triple, ...]
-
-    def apply(self, table: pa.Table) -> pa.Table:
-        if not self.filters or table.num_rows == 0:
-            return table
-        expr = expression(list(self.filters), table.schema)
-        return table if expr is None else table.filter(expr)

@@ -13,7 +13,6 @@ from tables import rows
 from hudi_ds import ConfigError, HudiTable
 from hudi_ds.config.options import OPTION_SPECS, SCOPES, HudiOptions, parse_options
 from hudi_ds.spark.options import parse_spark_options
-from hudi_ds.spark.pushdown import translate
 
 # ---- parsing (no Spark) ----------------------------------------------------------------------------
 
@@ -68,21 +67,6 @@ def test_every_option_is_documented():
     assert len(keys) == len({k.lower() for k in keys}), "an alias collides with another option"
     assert {s.name for s in OPTION_SPECS} == set(HudiOptions.model_fields)
     assert all(s.doc and s.scope in SCOPES for s in OPTION_SPECS)
-
-
-def test_pushdown_translation_is_exact_or_declined():
-    from pyspark.sql.datasource import EqualNullSafe, EqualTo, GreaterThan, In, IsNull, Not, StringStartsWith
-
-    schema = pa.schema([("s", pa.string()), ("i", pa.int32()), ("f", pa.float64()), ("t", pa.timestamp("us"))])
-    assert translate(EqualTo(("s",), "a"), schema) == ("s", "=", "a")
-    assert translate(EqualNullSafe(("i",), 3), schema) == ("i", "=", 3)
-    assert translate(Not(EqualTo(("i",), 3)), schema) == ("i", "!=", 3)
-    assert translate(Not(In(("s",), ("a", "b"))), schema) == ("s", "not in", ["a", "b"])
-    assert translate(GreaterThan(("i",), 2**40), schema) is None  # out of the column's range
-    for declined in [GreaterThan(("f",), 1.0), EqualTo(("t",), 0), In(("s",), ("a", None)), IsNull(("s",)),
-                     EqualTo(("s", "x"), "a"), StringStartsWith(("s",), "a"), Not(EqualNullSafe(("i",), 1)),
-                     EqualTo(("missing",), 1)]:
-        assert translate(declined, schema) is None, declined
 
 
 def test_auto_registration_module_is_discoverable():
