@@ -6,7 +6,8 @@ just enough to give Hudi's answers: the first write to a (partition, bucket) cre
 later writes to a MERGE_ON_READ table append log versions, which fold in order (a data version
 replaces the current one unless that has a higher ordering value; a delete always replaces it) and
 then meet the base row (a folded delete removes it; a folded data version replaces it unless the base
-row has a strictly higher ordering value). A COPY_ON_WRITE write merges straight into the base.
+row has a strictly higher ordering value). A COPY_ON_WRITE write merges straight into the base. A
+compaction folds the logs into the base rows, so the answers of a MERGE_ON_READ table depend on when it ran.
 """
 
 from __future__ import annotations
@@ -80,6 +81,11 @@ class DictModel:
 
     def upsert(self, rows: Iterable[dict[str, Any]]) -> None:
         self._write(self._precombine(rows))
+
+    def compact(self) -> None:
+        """A compaction: every log folds into its base row (a MERGE_ON_READ table's answers change with it)."""
+        self.base = {k: dict(v) for k, v in self.rows.items()}
+        self.log = {}
 
     def delete(self, rows: Iterable[dict[str, Any]]) -> None:
         self._write({k: DELETED for k in self._precombine(rows)})

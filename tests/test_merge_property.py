@@ -17,6 +17,11 @@ from hudi_ds.index.bucket import bucket_for_hash_values
 SCHEMA = pa.schema([("key", pa.string()), ("part", pa.string()), ("ts", pa.int64()), ("val", pa.int64())])
 COLS = ["key", "part", "ts", "val"]
 
+def compactions(t: HudiTable) -> int:
+    """Completed compactions (a `commit` on a MERGE_ON_READ table)."""
+    return sum(i.action == "commit" for i in t.timeline()) if t.config.is_mor else 0
+
+
 row = st.fixed_dictionaries({
     "key": st.sampled_from([f"k{i}" for i in range(12)] + ["ü€", "x:y", "a,b"]),
     "part": st.sampled_from(["p1", "p2", "p3"]),
@@ -33,15 +38,19 @@ batch = st.tuples(st.sampled_from(["upsert", "upsert", "delete", "insert"]), st.
 def test_any_upsert_delete_sequence_matches_dict_model(table_type, buckets, batches):
     with tempfile.TemporaryDirectory() as tmp:
         t = HudiTable.create(tmp + "/t", table_name="prop", record_key="key", ordering_field="ts",
-                             partition_by="part", table_type=table_type, buckets=buckets)
+                             partition_by="part", table_type=table_type, buckets=buckets,
+                             options={"compaction.delta_commits": 3})  # compactions run between writes too
         model = DictModel("key", "ts", "part", merge_on_read=table_type == "MERGE_ON_READ",
                           bucket_of=lambda key: bucket_for_hash_values([key[0]], buckets))
         for op, data in batches:
+            before = compactions(t)
             t.write(pa.Table.from_pylist(data, schema=SCHEMA), operation=op)
             if op == "delete":
                 model.delete(data)
             else:
                 model.upsert(data)
+            if compactions(t) > before:
+                model.compact()  # the write's table services compacted after its commit
         expected = model.sorted_rows(COLS)
         assert rows(t.to_arrow(), COLS) == expected
         assert rows(hudi_rs(t.path), COLS) == expected

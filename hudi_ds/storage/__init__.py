@@ -12,6 +12,7 @@ import posixpath
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -82,6 +83,11 @@ class Storage(ABC):
     @abstractmethod
     def walk_files(self, rel: str = "") -> Iterator[FileEntry]:
         """Every file under a folder, at any depth."""
+
+    @abstractmethod
+    def lock(self, rel: str, timeout_s: float) -> AbstractContextManager[None]:
+        """Hold the table-wide lock named `rel` (a crashed holder never keeps it for long); StorageError after
+        `timeout_s` of waiting."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.uri!r})"  # never the options: they hold secrets

@@ -13,6 +13,8 @@ ARCHIVE_DIR = f"{HOODIE_DIR}/archived"  # hoodie.archivelog.folder (layout 1)
 HEARTBEAT_DIR = f"{HOODIE_DIR}/.heartbeat"
 TEMP_DIR = f"{HOODIE_DIR}/.temp"
 AUX_DIR = f"{HOODIE_DIR}/.aux"
+# Held while a writer checks for conflicts and publishes its commit (not Apache Hudi's lock file format).
+COMMIT_LOCK_PATH = f"{HOODIE_DIR}/.locks/hudi_py_commit_lock.json"
 STREAMING_PLAN_DIR = f"{AUX_DIR}/hudi_ds/streaming"
 
 # The timeline layout hudi_ds writes: version-6 tables keep their instants directly in `.hoodie/` (layout 1);

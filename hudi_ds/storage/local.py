@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import builtins
+import fcntl
 import os
 import posixpath
+import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from hudi_ds.errors import CorruptTableError
+from hudi_ds.errors import CorruptTableError, StorageError
 from hudi_ds.storage import FileEntry, Storage, require_inside
 
 
@@ -118,3 +121,25 @@ class LocalStorage(Storage):
             path = info.path[len(prefix):] if info.path.startswith(prefix) else info.path
             out.append(FileEntry(path, int(info.size or 0), info.type == pafs.FileType.Directory, info.mtime_ns))
         return out
+
+    @contextmanager
+    def lock(self, rel: str, timeout_s: float) -> Iterator[None]:
+        """An exclusive flock: the kernel releases it when the holder dies."""
+        full = self._target(rel)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        fd = os.open(full, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = time.monotonic() + timeout_s
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise StorageError(f"the lock {full} stayed held by another writer for {timeout_s:.0f} s; "
+                                           "retry later") from None
+                    time.sleep(0.005)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+

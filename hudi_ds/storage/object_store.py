@@ -12,9 +12,12 @@ from __future__ import annotations
 import contextlib
 import datetime
 import functools
+import json
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import obstore
@@ -174,6 +177,47 @@ class ObjectStorage(Storage):
         for i in range(0, len(keys), DELETE_BATCH):
             self._call("DELETE", rel, functools.partial(obstore.delete, self.store, keys[i:i + DELETE_BATCH]))
 
+    @contextmanager
+    def lock(self, rel: str, timeout_s: float) -> Iterator[None]:
+        """A lease object created with a conditional create; an expired lease is taken over with a conditional
+        update on its ETag, so of two writers taking it over only one succeeds."""
+        key, owner = _key(rel), uuid.uuid4().hex
+        deadline = time.monotonic() + timeout_s
+        while not self._take_lease(key, owner):
+            if time.monotonic() > deadline:
+                raise StorageError(f"the lock {self.full(rel)} stayed held by another writer for {timeout_s:.0f} s; "
+                                   "retry later")
+            time.sleep(0.02)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(BaseError, FileNotFoundError):
+                if json.loads(bytes(obstore.get(self.store, key).bytes())).get("owner") == owner:
+                    obstore.delete(self.store, key)
+
+    def _take_lease(self, key: str, owner: str) -> bool:
+        lease = json.dumps({"owner": owner, "expires": time.time() + LEASE_S}).encode()
+        try:
+            self._call("PUT", key, lambda: obstore.put(self.store, key, lease, mode="create"))
+            return True
+        except (AlreadyExistsError, PreconditionError):
+            pass
+        try:
+            current = self._call("GET", key, lambda: obstore.get(self.store, key))
+            held = json.loads(bytes(current.bytes()))
+        except FileNotFoundError:
+            return False  # released meanwhile: try again
+        except ValueError:
+            held = {"expires": 0}  # a torn or foreign lease: treat as expired
+        if float(held.get("expires", 0)) > time.time():
+            return False
+        version: Any = {"e_tag": current.meta.get("e_tag"), "version": current.meta.get("version")}
+        try:
+            self._call("PUT", key, lambda: obstore.put(self.store, key, lease, mode=version))
+            return True
+        except (AlreadyExistsError, PreconditionError):
+            return False
+
     def list(self, rel: str = "") -> list[FileEntry]:
         prefix = _folder(rel)
         found = self._call("LIST", rel, lambda: obstore.list_with_delimiter(self.store, prefix or None))
@@ -185,6 +229,9 @@ class ObjectStorage(Storage):
         prefix = _folder(rel)
         chunks = self._call("LIST", rel, lambda: list(obstore.list(self.store, prefix or None, chunk_size=1000)))
         return (_entry(meta) for chunk in chunks for meta in chunk)
+
+
+LEASE_S = 60.0  # a crashed holder's lease expires after this; commits hold the lock for well under a second
 
 
 def _key(rel: str) -> str:

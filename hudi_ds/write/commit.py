@@ -27,7 +27,7 @@ from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
 from hudi_ds.recovery.rollback import ownership, rollback_pending
 from hudi_ds.schema.avro import arrow_to_avro
 from hudi_ds.storage import Storage
-from hudi_ds.storage.layout import WRITE_LAYOUT, temp_dir
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, WRITE_LAYOUT, temp_dir
 from hudi_ds.timeline import Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_ds.write.messages import TaskResult
@@ -41,6 +41,7 @@ from hudi_ds.write.plan import (
 )
 from hudi_ds.write.shared_groups import merge_shared_groups
 
+COMMIT_LOCK_TIMEOUT_S = 120.0  # how long a commit waits for another writer's check-and-publish
 
 def _group_targets(view: FileSystemView) -> dict[tuple[str, int], GroupTarget]:
     # Compaction plans are read from a fresh listing (taken after this write claimed its instant): a plan
@@ -121,7 +122,6 @@ class Coordinator:
         results = merge_shared_groups(self.storage, plan, list(results))
         files = [f for r in results for f in r.files]
         partitions = sorted({p for r in results for p in r.partitions})
-        self._check_conflicts(plan, timeline, {(f.partition, f.bucket) for f in files}, partitions)
         meta = self._metadata(plan, results, extra)
         if plan.is_overwrite:
             view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
@@ -133,8 +133,12 @@ class Coordinator:
                 if plan.operation == "insert_overwrite_table" or partition in partitions:
                     replaced.setdefault(partition, []).append(file_id)
             meta = replace(meta, partition_to_replace_file_ids=replaced)
-        faults.pause_point("commit_publishing")
-        TimelineWriter(self.storage, WRITE_LAYOUT).complete(plan.instant, plan.action, meta.to_json_bytes())
+        # checking for conflicts and publishing is one step: two writers that both checked first would both win
+        with self.storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_TIMEOUT_S):
+            latest = Timeline.load(self.storage, WRITE_LAYOUT)
+            self._check_conflicts(plan, latest, {(f.partition, f.bucket) for f in files}, partitions)
+            faults.pause_point("commit_publishing")
+            TimelineWriter(self.storage, WRITE_LAYOUT).complete(plan.instant, plan.action, meta.to_json_bytes())
         self._cleanup(plan.instant)
         return plan.instant
 
