@@ -1,6 +1,6 @@
 """A writer process for the race tests: upserts the same keys N times into one table, printing each outcome.
 
-    python race_writer.py URI TABLE_TYPE WRITER_ID N START_FILE   (storage options from the environment)
+    python race_writer.py URI WRITER_ID N START_FILE   (storage options from the environment)
 
 Waits for START_FILE to exist so both writers begin together; prints `ok <instant> <ts>` or `conflict <ts>`.
 """
@@ -17,7 +17,7 @@ from hudi_ds import CommitConflictError, HudiTable
 
 
 def main() -> int:
-    uri, table_type, writer, n, start = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    uri, writer, n, start = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     while not Path(start).exists():
         time.sleep(0.01)
     table = HudiTable(uri, options={"compaction.schedule.enabled": "false"})

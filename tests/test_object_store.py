@@ -296,7 +296,7 @@ def test_two_writer_processes_on_the_same_keys_lose_nothing(s3, tmp_path, where,
     create(uri, table_type, opts)
     start = tmp_path / "go"
     script = Path(__file__).parent / "race_writer.py"
-    procs = [subprocess.Popen([sys.executable, str(script), uri, table_type, str(w), "12", str(start)], env=env,
+    procs = [subprocess.Popen([sys.executable, str(script), uri, str(w), "12", str(start)], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for w in (1, 2)]
     start.touch()
     outcomes = []
