@@ -99,7 +99,7 @@ class Coordinator:
             touch_heartbeat(self.storage, instant)  # alive before it exists: no writer may take it for dead
             if writer.create_requested(instant, action):
                 break
-            stop_heartbeat(self.storage, instant)
+            # another writer drew the same instant time and owns it now, heartbeat included: leave that alone
             last = instant
         known = sorted(i.requested_time for i in timeline.commits())
         inflight = CommitMetadata(operation_type=OPERATION_TYPES[operation], extra_metadata=dict(extra or {}))
