@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from hudi_ds.config.options import IGNORED_KEYS, OPTION_SPECS
+from hudi_ds.storage.storage_options import CLIENT_KEYS, OUR_KEYS, S3A_KEYS, STORE_KEYS
 
 SCOPES = [("table", "Table (fixed when the table is created)"), ("write", "Writes"), ("read", "Reads"),
           ("service", "Table services after each commit"), ("storage", "Storage")]
@@ -35,8 +36,26 @@ def render() -> str:
             doc = s.doc.replace("|", "\\|")
             lines.append(f"| `{s.key}` | `{default}` | {aliases} | {doc} |")
         lines.append("")
+    lines += _storage_options()
     lines += ["## Accepted and ignored", "", ", ".join(f"`{k}`" for k in sorted(IGNORED_KEYS)), ""]
     return "\n".join(lines)
+
+
+def _storage_options() -> list[str]:
+    lines = ["## Object store credentials and endpoints (`storage_options`)", "",
+             "Given as `storage_options={...}` (Python API), as data source options (Spark) or as environment",
+             "variables of the same names; see [object-stores.md](object-stores.md).", "",
+             "| key | meaning |", "|---|---|"]
+    for key, target in STORE_KEYS.items():
+        lines.append(f"| `{key}` | the store setting `{target}` |")
+    for key, target in CLIENT_KEYS.items():
+        lines.append(f"| `{key}` | the client setting `{target}` (`true` to allow plain HTTP) |")
+    for key in sorted(OUR_KEYS):
+        lines.append(f"| `{key}` | `true`: only one writer ever writes the table (allows stores without "
+                     "conditional creates) |")
+    lines += ["", "Spark's S3A settings read by `hudi_ds.spark.register(spark)`: "
+              + ", ".join(f"`spark.hadoop.{k}` ({v})" for k, v in S3A_KEYS.items()) + ".", ""]
+    return lines
 
 
 def main() -> int:
