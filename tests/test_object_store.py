@@ -249,6 +249,19 @@ def test_failed_requests_are_retried_or_fail_cleanly_and_the_next_write_recovers
     proxy.rule = flaky  # two 503s: the store client retries them and the write succeeds
     t.write(data(range(10, 30), 2))
     assert failures["left"] == 0 and t.to_arrow().num_rows == 30
+    resets = {"left": 2}
+
+    def reset_then_slow(method: str, path: str):
+        if method == "GET" and path.split("?")[0].endswith(".parquet"):
+            if resets["left"] > 0:
+                resets["left"] -= 1
+                return ("reset", 0)
+            return ("delay", 0.3)
+        return None
+
+    proxy.rule = reset_then_slow  # reset connections are retried, slow responses waited for
+    assert rows(HudiTable(uri, storage_options=opts).to_arrow(), COLS) == rows(t.to_arrow(), COLS)
+    assert resets["left"] == 0
     before = rows(t.to_arrow(), COLS)
     proxy.rule = lambda method, path: ("status", 500) if method == "PUT" and ".deltacommit" in path \
         and not path.endswith((".requested", ".inflight")) else None
