@@ -17,6 +17,7 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -86,6 +87,27 @@ def _measure(rows: int, work: Path, s3, proxy: S3Proxy) -> dict[str, float]:  # 
     return f
 
 
+class _RangedReader:
+    """obstore's ReadableFile as the file object pyarrow.PythonFile wants (it checks `closed`)."""
+
+    closed = False
+
+    def __init__(self, f: Any) -> None:
+        self.f = f
+
+    def read(self, n: int | None = -1) -> bytes:
+        return bytes(self.f.read(n)) if n is not None and n >= 0 else bytes(self.f.read())
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        return int(self.f.seek(pos, whence))
+
+    def tell(self) -> int:
+        return int(self.f.tell())
+
+    def close(self) -> None:
+        self.f.close()
+
+
 def _whole_vs_ranged(table: HudiTable, proxy: S3Proxy) -> dict[str, float]:
     """Reading every base file through one whole-object GET (what ObjectStorage.open_input does) against
     ranged GETs through obstore's file reader, whole and for the first row group only (a row-group split),
@@ -107,7 +129,8 @@ def _whole_vs_ranged(table: HudiTable, proxy: S3Proxy) -> dict[str, float]:
     def ranged(first_group: bool) -> int:
         rows = 0
         for rel in files:
-            pf = pq.ParquetFile(pa.PythonFile(obstore.open_reader(store, rel, buffer_size=1 << 20), mode="r"))
+            reader = _RangedReader(obstore.open_reader(store, rel, buffer_size=1 << 20))
+            pf = pq.ParquetFile(pa.PythonFile(reader, mode="r"))
             rows += pf.read_row_group(0).num_rows if first_group else pf.read().num_rows
         return rows
 
