@@ -37,6 +37,20 @@ def test_truncated_log_of_committed_instant(tmp_path):
     assert log.name in str(info.value)
 
 
+@pytest.mark.parametrize("pattern", [".*.log.*", "*.parquet"])
+def test_committed_file_emptied_is_named_not_silently_skipped(tmp_path, pattern):
+    """A 0-byte log used to read as if its commit never happened, and validate passed."""
+    from hudi_ds.cli.validate import validate
+
+    t = _table(tmp_path)
+    victim = _one(Path(t.path), pattern)
+    victim.write_bytes(b"")
+    with pytest.raises(CorruptTableError, match=f"{victim.name} has 0 bytes but commit .* wrote"):
+        HudiTable(t.path).to_arrow()
+    report = validate(t.path)
+    assert not report["ok"] and any(victim.name in e for e in report["errors"])
+
+
 def test_truncated_reference_avro_log(reference_dir, tmp_path):
     src = reference_dir / "quickstart_mor_avro_v6_trips_8i1u"
     dst = tmp_path / "ref"
@@ -110,3 +124,38 @@ def test_writing_v8_or_metadata_tables_is_refused(reference_dir, tmp_path):
         with pytest.raises(UnsupportedTableError, match=word):
             t.write(before.drop_columns([c for c in before.column_names if c.startswith("_hoodie")]))
         assert HudiTable(str(dst)).to_arrow().num_rows == before.num_rows
+
+
+def _edit_properties(t: HudiTable, key: str, value: str) -> None:
+    props = Path(t.path) / ".hoodie" / "hoodie.properties"
+    lines = [f"{key}={value}" if line.startswith(f"{key}=") else line for line in props.read_text().splitlines()]
+    props.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("buckets", ["4", "1"])
+def test_hand_edited_bucket_count_is_refused_before_it_duplicates_keys(tmp_path, buckets):
+    t = HudiTable.create(str(tmp_path / "t"), table_name="dmg", record_key="id", ordering_field="ts", buckets=2)
+    t.write(pa.table({"id": [f"k{i}" for i in range(20)], "ts": [1] * 20}))
+    before = t.to_arrow().sort_by("id")
+    _edit_properties(t, "hoodie.bucket.index.num.buckets", buckets)
+    with pytest.raises(CorruptTableError, match="duplicate keys"):
+        HudiTable(t.path).write(pa.table({"id": [f"k{i}" for i in range(20)], "ts": [2] * 20}))
+    _edit_properties(t, "hoodie.bucket.index.num.buckets", "2")
+    assert HudiTable(t.path).to_arrow().sort_by("id").equals(before)
+
+
+def test_properties_failing_their_checksum(tmp_path):
+    t = _table(tmp_path)
+    _edit_properties(t, "hoodie.table.name", "renamed")
+    with pytest.raises(CorruptTableError, match="checksum"):
+        HudiTable(t.path)
+
+
+def test_lost_properties_are_not_replaced_by_a_new_table(tmp_path):
+    t = _table(tmp_path)
+    (Path(t.path) / ".hoodie" / "hoodie.properties").unlink()
+    with pytest.raises(CorruptTableError, match="hoodie.properties.backup"):
+        HudiTable(t.path)
+    with pytest.raises(CorruptTableError, match="duplicate keys"):
+        HudiTable.create(t.path, table_name="dmg", record_key="id", ordering_field="ts", partition_by="dt", buckets=8)
+    assert not (Path(t.path) / ".hoodie" / "hoodie.properties").exists()

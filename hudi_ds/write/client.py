@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from hudi_ds.config.options import HudiOptions
-from hudi_ds.config.table_config import TableConfig, load_config
+from hudi_ds.config.table_config import TableConfig, load_config, lost_properties
 from hudi_ds.config.table_shape import check_against_table, new_table_config
 from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError, HudiDsError, SchemaError
@@ -63,6 +63,7 @@ def create_table(storage: Storage, opts: HudiOptions) -> TableConfig:
     the same settings."""
     config = new_table_config(opts, storage.uri)
     if not storage.exists(PROPS_PATH):
+        lost_properties(storage)
         try:
             storage.makedirs(ARCHIVE_DIR)
         except (NotADirectoryError, FileExistsError) as exc:
