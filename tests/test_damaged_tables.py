@@ -159,3 +159,17 @@ def test_lost_properties_are_not_replaced_by_a_new_table(tmp_path):
     with pytest.raises(CorruptTableError, match="duplicate keys"):
         HudiTable.create(t.path, table_name="dmg", record_key="id", ordering_field="ts", partition_by="dt", buckets=8)
     assert not (Path(t.path) / ".hoodie" / "hoodie.properties").exists()
+
+
+def test_empty_completed_instant_is_named_by_validate(tmp_path):
+    """Rule: an empty completed commit file reads as a commit that wrote nothing (Apache Hudi's reading of
+    empty metadata); validate names it as the cause when data files carry its instant time."""
+    from hudi_ds.cli.validate import validate
+
+    t = _table(tmp_path)
+    first = t.timeline()[0].requested_time
+    (Path(t.path) / ".hoodie" / f"{first}.deltacommit").write_bytes(b"")
+    HudiTable(t.path).to_arrow()  # reads (as Apache Hudi would) without the lost commit's files
+    report = validate(t.path)
+    assert not report["ok"]
+    assert any(f"{first}.deltacommit is empty" in e and "metadata was lost" in e for e in report["errors"])
