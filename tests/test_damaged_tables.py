@@ -173,3 +173,19 @@ def test_empty_completed_instant_is_named_by_validate(tmp_path):
     report = validate(t.path)
     assert not report["ok"]
     assert any(f"{first}.deltacommit is empty" in e and "metadata was lost" in e for e in report["errors"])
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_a_write_never_hides_a_missing_committed_file(tmp_path, table_type):
+    """The next write used to reuse a lost log's name (MOR) or rebuild from the older base (COW), after which the
+    lost commit was silently gone and validate passed."""
+    t = HudiTable.create(str(tmp_path / "t"), table_name="dmg", record_key="id", ordering_field="ts",
+                         table_type=table_type, buckets=1, options={"compaction.schedule.enabled": "false"})
+    t.write(pa.table({"id": ["a", "b"], "ts": [1, 1]}))
+    last = t.write(pa.table({"id": ["a"], "ts": [2]}))
+    timeline = t.load_timeline()
+    newest = Path(t.path) / timeline.commit_metadata(timeline.find(last)).write_stats()[0].path
+    newest.unlink()
+    for attempt in (lambda: t.write(pa.table({"id": ["b"], "ts": [3]})), t.to_arrow):
+        with pytest.raises(CorruptTableError, match=newest.name):
+            attempt()

@@ -132,6 +132,7 @@ class Coordinator:
         groups = _group_targets(view)
         try:
             _check_bucket_count(self.config, timeline, groups)
+            view.check_committed_files(view.committed_paths())  # never write over a lost commit's files
         except CorruptTableError:
             self.abort_instant(instant)
             raise
