@@ -143,7 +143,7 @@ class WriteClient:
               max_buffer_bytes: int | None = None) -> WritePlan:
         """Roll back writers that crashed (they must be gone before any later commit completes), then claim an
         instant for this write."""
-        rollback_failed_writes(self.storage, self.config)
+        rollback_failed_writes(self.storage, self.config, timeout_s=self.options.heartbeat_timeout_s)
         plan_options: dict[str, Any] = {"log_block_format": self.options.log_block_format,
                                         "parquet_compression": self.options.parquet_compression}
         if max_buffer_bytes is not None:
