@@ -16,7 +16,7 @@ from hudi_ds.config.writable import check_timeline_writable, check_writable
 from hudi_ds.errors import ConfigError
 from hudi_ds.read import changes as change_feed
 from hudi_ds.read import query
-from hudi_ds.recovery.rollback import rollback_completed
+from hudi_ds.recovery.rollback import require_dead, rollback_completed
 from hudi_ds.services import archive as archiving
 from hudi_ds.services import clean as cleaning
 from hudi_ds.services import compaction
@@ -184,12 +184,13 @@ class HudiTable:
     def run_compaction(self, instant: str | None = None) -> list[str]:
         """Execute pending compaction plans (or one): merged slices become new base files."""
         check_writable(self.config)
-        return compaction.run_compaction(self, instant)
+        return compaction.run_compaction(self, instant, heartbeat_timeout_s=self.options.heartbeat_timeout_s)
 
     def compact(self, min_delta_commits: int = 1) -> list[str]:
         """Schedule and run a compaction (merge-on-read tables); returns the completed compaction instants."""
         check_writable(self.config)
-        return compaction.compact(self, min_delta_commits=min_delta_commits)
+        return compaction.compact(self, min_delta_commits=min_delta_commits,
+                                  heartbeat_timeout_s=self.options.heartbeat_timeout_s)
 
     def clean(self, retain_commits: int | None = None) -> str | None:
         """Delete file versions no query on the last `retain_commits` commits needs (default: the option
@@ -206,10 +207,14 @@ class HudiTable:
         high = self.options.archive_max_commits if max_commits is None else max_commits
         return archiving.archive(self, min_commits=low, max_commits=high)
 
-    def rollback(self, instant: str) -> str | None:
-        """Roll back a pending instant, or the latest completed commit."""
+    def rollback(self, instant: str, *, force: bool = False) -> str | None:
+        """Roll back a pending instant, or the latest completed commit. A pending instant whose heartbeat is
+        fresher than the heartbeat timeout may belong to a live writer: refused unless `force`."""
         check_timeline_writable(self.config)
-        return rollback_completed(self.storage, self.config, normalize_instant_time(instant))
+        target = normalize_instant_time(instant)
+        if not force:
+            require_dead(self.storage, self.load_timeline(), target, self.options.heartbeat_timeout_s)
+        return rollback_completed(self.storage, self.config, target)
 
     def __repr__(self) -> str:
         return f"HudiTable({self.path!r}, {self.config.table_type}, v{self.config.version})"

@@ -37,6 +37,20 @@ def test_truncated_log_of_committed_instant(tmp_path):
     assert log.name in str(info.value)
 
 
+@pytest.mark.parametrize("pattern", [".*.log.*", "*.parquet"])
+def test_committed_file_emptied_is_named_not_silently_skipped(tmp_path, pattern):
+    """A 0-byte log used to read as if its commit never happened, and validate passed."""
+    from hudi_ds.cli.validate import validate
+
+    t = _table(tmp_path)
+    victim = _one(Path(t.path), pattern)
+    victim.write_bytes(b"")
+    with pytest.raises(CorruptTableError, match=f"{victim.name} has 0 bytes but commit .* wrote"):
+        HudiTable(t.path).to_arrow()
+    report = validate(t.path)
+    assert not report["ok"] and any(victim.name in e for e in report["errors"])
+
+
 def test_truncated_reference_avro_log(reference_dir, tmp_path):
     src = reference_dir / "quickstart_mor_avro_v6_trips_8i1u"
     dst = tmp_path / "ref"
@@ -110,3 +124,68 @@ def test_writing_v8_or_metadata_tables_is_refused(reference_dir, tmp_path):
         with pytest.raises(UnsupportedTableError, match=word):
             t.write(before.drop_columns([c for c in before.column_names if c.startswith("_hoodie")]))
         assert HudiTable(str(dst)).to_arrow().num_rows == before.num_rows
+
+
+def _edit_properties(t: HudiTable, key: str, value: str) -> None:
+    props = Path(t.path) / ".hoodie" / "hoodie.properties"
+    lines = [f"{key}={value}" if line.startswith(f"{key}=") else line for line in props.read_text().splitlines()]
+    props.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("buckets", ["4", "1"])
+def test_hand_edited_bucket_count_is_refused_before_it_duplicates_keys(tmp_path, buckets):
+    t = HudiTable.create(str(tmp_path / "t"), table_name="dmg", record_key="id", ordering_field="ts", buckets=2)
+    t.write(pa.table({"id": [f"k{i}" for i in range(20)], "ts": [1] * 20}))
+    before = t.to_arrow().sort_by("id")
+    _edit_properties(t, "hoodie.bucket.index.num.buckets", buckets)
+    with pytest.raises(CorruptTableError, match="duplicate keys"):
+        HudiTable(t.path).write(pa.table({"id": [f"k{i}" for i in range(20)], "ts": [2] * 20}))
+    _edit_properties(t, "hoodie.bucket.index.num.buckets", "2")
+    assert HudiTable(t.path).to_arrow().sort_by("id").equals(before)
+
+
+def test_properties_failing_their_checksum(tmp_path):
+    t = _table(tmp_path)
+    _edit_properties(t, "hoodie.table.name", "renamed")
+    with pytest.raises(CorruptTableError, match="checksum"):
+        HudiTable(t.path)
+
+
+def test_lost_properties_are_not_replaced_by_a_new_table(tmp_path):
+    t = _table(tmp_path)
+    (Path(t.path) / ".hoodie" / "hoodie.properties").unlink()
+    with pytest.raises(CorruptTableError, match="hoodie.properties.backup"):
+        HudiTable(t.path)
+    with pytest.raises(CorruptTableError, match="duplicate keys"):
+        HudiTable.create(t.path, table_name="dmg", record_key="id", ordering_field="ts", partition_by="dt", buckets=8)
+    assert not (Path(t.path) / ".hoodie" / "hoodie.properties").exists()
+
+
+def test_empty_completed_instant_is_named_by_validate(tmp_path):
+    """Rule: an empty completed commit file reads as a commit that wrote nothing (Apache Hudi's reading of
+    empty metadata); validate names it as the cause when data files carry its instant time."""
+    from hudi_ds.cli.validate import validate
+
+    t = _table(tmp_path)
+    first = t.timeline()[0].requested_time
+    (Path(t.path) / ".hoodie" / f"{first}.deltacommit").write_bytes(b"")
+    HudiTable(t.path).to_arrow()  # reads (as Apache Hudi would) without the lost commit's files
+    report = validate(t.path)
+    assert not report["ok"]
+    assert any(f"{first}.deltacommit is empty" in e and "metadata was lost" in e for e in report["errors"])
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_a_write_never_hides_a_missing_committed_file(tmp_path, table_type):
+    """The next write used to reuse a lost log's name (MOR) or rebuild from the older base (COW), after which the
+    lost commit was silently gone and validate passed."""
+    t = HudiTable.create(str(tmp_path / "t"), table_name="dmg", record_key="id", ordering_field="ts",
+                         table_type=table_type, buckets=1, options={"compaction.schedule.enabled": "false"})
+    t.write(pa.table({"id": ["a", "b"], "ts": [1, 1]}))
+    last = t.write(pa.table({"id": ["a"], "ts": [2]}))
+    timeline = t.load_timeline()
+    newest = Path(t.path) / timeline.commit_metadata(timeline.find(last)).write_stats()[0].path
+    newest.unlink()
+    for attempt in (lambda: t.write(pa.table({"id": ["b"], "ts": [3]})), t.to_arrow):
+        with pytest.raises(CorruptTableError, match=newest.name):
+            attempt()

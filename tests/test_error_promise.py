@@ -54,6 +54,8 @@ CASES: list[tuple[str, Callable[[HudiTable], Any], type[HudiDsError], str]] = [
         [pa.array(["q"]), pa.array([3]), pa.array(["d1"]), pa.array([1.0]), pa.array([2.0])],
         names=["id", "ts", "dt", "v", "v"])), SchemaError, "'v'"),
     ("long-partition-value", lambda t: t.write(row(dt=["x" * 300])), InvalidDataError, "dt"),
+    ("null-ordering-value", lambda t: t.write(pa.table({"id": ["y", "z"], "ts": pa.array([3, None], pa.int64()),
+                                                        "dt": ["d1", "d2"], "v": [0.5, 0.6]})), InvalidDataError, "'ts'"),
     ("not-a-table-type", lambda t: t.write([1, 2, 3]), InvalidDataError, "int"),
     ("string-data", lambda t: t.write("rows"), InvalidDataError, "str"),
     ("option-type", lambda t: HudiTable(t.path, options={"compaction.delta_commits": "many"}), ConfigError,
@@ -135,10 +137,12 @@ def test_truncated_copy_on_write_base_file(tmp_path):
         t.write(pa.table({"id": ["a"], "ts": [2], "v": [5.0]}))
 
 
-def test_copied_reference_table_with_a_missing_properties_file(reference_dir, tmp_path):
-    src = next(p for p in sorted(reference_dir.iterdir()) if (p / ".hoodie" / "hoodie.properties").exists())
+@pytest.mark.parametrize("layout", ["v6", "v8"])
+def test_copied_reference_table_with_a_missing_properties_file(reference_dir, tmp_path, layout):
+    src = next(p for p in sorted(reference_dir.iterdir()) if (p / ".hoodie" / "hoodie.properties").exists()
+               and f"_{layout}_" in p.name)
     dst = tmp_path / "copy"
     shutil.copytree(src, dst)
     (dst / ".hoodie" / "hoodie.properties").unlink()
-    with pytest.raises(TableNotFoundError, match="hoodie.properties"):
+    with pytest.raises(CorruptTableError, match="hoodie.properties.backup"):
         HudiTable(str(dst))

@@ -379,3 +379,31 @@ def test_archive_never_passes_a_pending_compaction(mor):
     assert snap(mor) == before == theirs(mor)
     assert max(archive(mor, min_commits=2, max_commits=4)) >= c
     assert snap(mor) == before == theirs(mor)
+
+
+def test_crashed_compaction_waits_for_its_heartbeat_or_is_rolled_back_at_once(mor, capsys):
+    """A compaction killed while its heartbeat is fresh is left alone for hoodie.client.heartbeat.timeout.secs;
+    `hudi-py rollback --force` (or a shorter timeout) takes it over at once."""
+    from hudi_ds.cli import main as cli_main
+    from hudi_ds.recovery.heartbeat import touch_heartbeat
+
+    before = snap(mor)
+    c = schedule_compaction(mor)
+    faults.fail_after(1)
+    try:
+        with pytest.raises(faults.InjectedFault):
+            run_compaction(mor)
+    finally:
+        faults.fail_after(None)
+    touch_heartbeat(mor.storage, c)  # as if its process were still alive somewhere
+    assert HudiTable(mor.path, options=MANUAL).run_compaction() == []  # a live executor's plan is left alone
+    assert cli_main(["rollback", mor.path, c]) == 1
+    assert "may still be running" in capsys.readouterr().err
+    assert HudiTable(mor.path, options={**MANUAL, "hoodie.client.heartbeat.timeout.secs": 0}).run_compaction() == [c]
+    assert snap(mor) == before == theirs(mor)
+
+    mor.write(data([1], 9, v=9.0))
+    c2 = schedule_compaction(mor)
+    touch_heartbeat(mor.storage, c2)
+    assert cli_main(["rollback", mor.path, c2, "--force"]) == 0
+    assert f"{c2}.compaction.requested" not in timeline_files(mor)

@@ -213,7 +213,7 @@ def _service(args: argparse.Namespace, method: str, verb: str, kwargs: dict[str,
 def cmd_rollback(args: argparse.Namespace) -> int:
     table = _writable(args)
     with _busy(args, f"rolling back {args.instant}..."):
-        rollback_instant = table.rollback(args.instant)
+        rollback_instant = table.rollback(args.instant, force=args.force)
     message = f"rolled back {args.instant}" + (f" (rollback instant {rollback_instant})" if rollback_instant else "")
     _emit(args, {"command": "rollback", "path": table.path, "instant": args.instant,
                  "result": {"rolled_back": args.instant, "rollback_instant": rollback_instant},
@@ -272,6 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--meta", action="store_true", help="also show the _hoodie_* meta columns")
     p = add("rollback", cmd_rollback, "roll back a pending instant or the latest completed commit")
     p.add_argument("instant", type=_instant, metavar="INSTANT", help="instant time to roll back")
+    p.add_argument("--force", action="store_true",
+                   help="roll back a pending instant even though its writer's heartbeat is fresh")
     add("compact", cmd_compact, "compact merge-on-read file slices (log files into new base files)")
     p = add("clean", cmd_clean, "delete file slices older than the retained commits")
     p.add_argument("--retain-commits", type=_count(1), metavar="N", help="number of commits whose files to keep")

@@ -5,6 +5,7 @@ Errors make the command fail; warnings (pending instants, duplicate keys, droppe
 
 from __future__ import annotations
 
+import posixpath
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -76,6 +77,29 @@ def check_committed(o: Opened, view: FileSystemView, check: Check) -> None:
     committed = view.committed_paths()
     check.errors.extend(_missing(view, committed))
     check.detail = f"{len(committed)} files listed by {len(o.timeline.commits())} completed commits"
+
+
+def check_instant_files(o: Opened, check: Check) -> None:
+    """A completed commit file of 0 bytes reads as a commit that wrote nothing (Apache Hudi's rule for empty
+    metadata; hudi-rs refuses it). If data files carry its instant time, its metadata was lost."""
+    tl = o.timeline
+    empty = [i for i in tl.commits() if not tl.read_content(i).strip()]
+    if not empty:
+        check.detail = f"{len(tl.commits())} completed commits have metadata"
+        return
+    files = data_files(o.table.storage)
+    for inst in empty:
+        carried = [f.path for f in files if f.instant == inst.requested_time]
+        name = posixpath.basename(tl.file_path(inst))
+        if carried:
+            check.errors.append(
+                f"completed instant {name} is empty, yet {len(carried)} data file(s) carry its instant time (e.g. "
+                f"{carried[0]}): its commit metadata was lost; restore {name}, or roll the commit back with "
+                f"`hudi-py rollback PATH {inst.requested_time}` if it is the latest")
+        else:
+            check.warnings.append(f"completed instant {name} is empty: read as a commit that wrote nothing "
+                                  "(hudi-rs refuses such a file)")
+    check.detail = f"{len(empty)} empty completed commit file(s)"
 
 
 # ---- orphans ------------------------------------------------------------------------------------------------
@@ -266,6 +290,7 @@ def validate(path: str | HudiTable) -> dict[str, Any]:
     o = open_table(path)
     view = o.view()
     checks = [
+        _run("completed commits have metadata", lambda c: check_instant_files(o, c)),
         _run("committed files exist", lambda c: check_committed(o, view, c)),
         _run("no orphan data files", lambda c: check_orphans(o, view, c)),
         _run("one file group per bucket", lambda c: check_buckets(o, view, c)),

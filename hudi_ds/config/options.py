@@ -187,6 +187,12 @@ class HudiOptions(BaseModel):
         "(exactly-once across restarts). Give concurrent streaming writers of one table distinct values.",
         "write.streaming.checkpoint.identifier")
 
+    heartbeat_timeout_s: float = opt(
+        "hoodie.client.heartbeat.timeout.secs", 300.0,
+        "hudi-py: a pending write or compaction whose heartbeat is older than this is taken for crashed: the "
+        "next writer rolls it back (a compaction is re-executed), and rollback() no longer needs force.",
+        scope="write")
+
     # ---- table services after each commit (HudiTable.write, Spark batch writes, the streaming sink) ----
     compaction_enabled: bool = opt(
         "compaction.schedule.enabled", True,
@@ -294,6 +300,13 @@ class HudiOptions(BaseModel):
     def _table_name(cls, v: str | None) -> str | None:
         if v is not None and (not v or not v.replace("_", "a").isalnum()):
             raise ValueError("a table name is letters, digits and underscores")
+        return v
+
+    @field_validator("heartbeat_timeout_s")
+    @classmethod
+    def _not_negative(cls, v: float) -> float:
+        if v < 0:
+            raise ValueError("must be 0 or more seconds")
         return v
 
     @field_validator("compaction_delta_commits", "clean_retain_commits", "archive_min_commits",

@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hudi_ds.config import properties
 from hudi_ds.errors import CorruptTableError, TableNotFoundError
-from hudi_ds.storage.layout import PROPS_PATH, WRITE_LAYOUT
+from hudi_ds.storage.layout import HOODIE_DIR, PROPS_PATH, WRITE_LAYOUT
+from hudi_ds.timeline.instant import parse_instant_file_name
 
 if TYPE_CHECKING:
     from hudi_ds.storage import Storage
@@ -119,6 +120,12 @@ class TableConfig(BaseModel):
                 f"{path} has no hoodie.table.name: the file is garbled or empty; restore it from "
                 ".hoodie/hoodie.properties.backup or recreate the table"
             )
+        stored = props.get("hoodie.table.checksum")
+        expected = table_checksum(props.get("hoodie.database.name", ""), props["hoodie.table.name"])
+        if stored is not None and stored.strip() != expected:
+            raise CorruptTableError(
+                f"{path} fails its checksum (hoodie.table.checksum={stored}, the table name and database give "
+                f"{expected}): it was edited by hand or damaged; restore it from .hoodie/hoodie.properties.backup")
         return cls.from_properties(props, path)
 
     def to_properties(self) -> dict[str, str]:
@@ -166,8 +173,25 @@ def load_config(storage: Storage) -> TableConfig:
     except NotADirectoryError:
         raise TableNotFoundError(f"{storage.uri} is a file, not a table folder; give the folder of a Hudi table") from None
     except FileNotFoundError:
+        lost_properties(storage)
         raise TableNotFoundError(
             f"{storage.uri} is not a Hudi table: {PROPS_PATH} does not exist; create one with "
             "HudiTable.create(path, table_name=..., record_key=...)"
         ) from None
     return TableConfig.parse(data, storage.full(PROPS_PATH))
+
+
+def has_instants(storage: Storage) -> bool:
+    """Whether the timeline folder (either layout) holds instant files."""
+    return any(parse_instant_file_name(e.name, layout) is not None
+               for layout, folder in ((1, HOODIE_DIR), (2, f"{HOODIE_DIR}/timeline")) for e in storage.list(folder))
+
+
+def lost_properties(storage: Storage) -> None:
+    """CorruptTableError when hoodie.properties is gone but the timeline is not: creating the table again could
+    change its bucket count and duplicate keys."""
+    if has_instants(storage):
+        raise CorruptTableError(
+            f"{storage.uri}/{PROPS_PATH} is missing but the timeline holds commits: the table's settings are "
+            "lost. Restore hoodie.properties (Apache Hudi keeps a copy in .hoodie/hoodie.properties.backup); "
+            "creating the table again could change its bucket count and duplicate keys")

@@ -172,10 +172,22 @@ class FileSystemView:
                         out[path] = inst.requested_time
         return out
 
+    def _recorded_sizes(self) -> dict[str, int]:
+        """The size the visible commits recorded for each file they wrote (a log appended to by later commits
+        only grows)."""
+        out: dict[str, int] = {}
+        for inst in self.timeline.commits():
+            if inst.requested_time in self.visibility.committed:
+                for stat in self.timeline.commit_metadata(inst).write_stats():
+                    if stat.path:
+                        out[stat.path] = max(out.get(stat.path, 0), stat.file_size_in_bytes)
+        return out
+
     def check_committed_files(self, committed: dict[str, str]) -> None:
         """A base or log file a commit lists for a live file slice must exist (cleaning only removes
-        slices that a newer base file superseded)."""
+        slices that a newer base file superseded), at least as long as the commit recorded it."""
         latest = {key: slices[-1] for key, slices in self.groups.items()}
+        sizes = self._recorded_sizes()
         for path, instant in committed.items():
             partition, _, name = path.rpartition("/")
             base = parse_base_file(partition, name)
@@ -199,9 +211,25 @@ class FileSystemView:
                     f"{path} is listed by commit {instant} but is missing from the table; restore the file, or roll "
                     f"back commit {instant} if it was the latest"
                 )
+            actual = _listed_size(sl, name)
+            recorded = sizes.get(path, 0)
+            if actual is not None and actual < recorded:
+                raise CorruptTableError(
+                    f"{path} has {actual} bytes but commit {instant} wrote {recorded}: the file was truncated; restore "
+                    f"it, or roll back commit {instant} if it was the latest"
+                )
 
     def latest_slices(self) -> list[FileSlice]:
         return [slices[-1] for _, slices in sorted(self.groups.items())]
 
     def slices_in(self, keys: Iterable[tuple[str, str]]) -> list[FileSlice]:
         return [self.groups[k][-1] for k in keys if k in self.groups]
+
+
+def _listed_size(sl: FileSlice | None, name: str) -> int | None:
+    """The listed size of a file of the slice, None when the slice does not hold it (an older slice's)."""
+    if sl is None:
+        return None
+    if sl.base_file is not None and sl.base_file.name == name:
+        return sl.base_file.size
+    return next((lf.size for lf in sl.log_files if lf.name == name), None)

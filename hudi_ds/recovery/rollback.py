@@ -152,3 +152,16 @@ def rollback_failed_writes(storage: Storage, config: TableConfig, timeout_s: flo
         rollback_pending(storage, config, inst.requested_time)
         rolled.append(inst.requested_time)
     return rolled
+
+
+def require_dead(storage: Storage, timeline: Timeline, instant_time: str, timeout_s: float) -> None:
+    """InstantStateError when `instant_time` is pending and its writer's heartbeat is younger than `timeout_s`."""
+    target = timeline.find(instant_time)
+    if target is None or target.is_completed:
+        return
+    age = heartbeat_age(storage, instant_time)
+    if age is not None and age < timeout_s:
+        raise InstantStateError(
+            f"instant {instant_time} is pending and its writer beat {age:.0f} s ago (timeout {timeout_s:.0f} s): "
+            "it may still be running. Wait for it, or roll it back anyway with force=True (hudi-py rollback "
+            "--force) if you know the writer is gone")

@@ -284,10 +284,12 @@ def run_compaction(table: ServiceTarget, instant: str | None = None, *, row_grou
 
 
 def compact(table: ServiceTarget, *, min_delta_commits: int = 1, row_group_rows: int | None = None,
-            row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES) -> list[str]:
+            row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
+            heartbeat_timeout_s: float = DEFAULT_HEARTBEAT_TIMEOUT_S) -> list[str]:
     """Schedule a compaction (if due) and execute every pending plan; returns the completed instants."""
     schedule_compaction(table, min_delta_commits=min_delta_commits)
-    return run_compaction(table, row_group_rows=row_group_rows, row_group_bytes=row_group_bytes)
+    return run_compaction(table, row_group_rows=row_group_rows, row_group_bytes=row_group_bytes,
+                          heartbeat_timeout_s=heartbeat_timeout_s)
 
 
 class CompactionRunner:

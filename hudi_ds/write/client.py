@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from hudi_ds.config.options import HudiOptions
-from hudi_ds.config.table_config import TableConfig, load_config
+from hudi_ds.config.table_config import TableConfig, load_config, lost_properties
 from hudi_ds.config.table_shape import check_against_table, new_table_config
 from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError, HudiDsError, SchemaError
@@ -63,6 +63,7 @@ def create_table(storage: Storage, opts: HudiOptions) -> TableConfig:
     the same settings."""
     config = new_table_config(opts, storage.uri)
     if not storage.exists(PROPS_PATH):
+        lost_properties(storage)
         try:
             storage.makedirs(ARCHIVE_DIR)
         except (NotADirectoryError, FileExistsError) as exc:
@@ -142,7 +143,7 @@ class WriteClient:
               max_buffer_bytes: int | None = None) -> WritePlan:
         """Roll back writers that crashed (they must be gone before any later commit completes), then claim an
         instant for this write."""
-        rollback_failed_writes(self.storage, self.config)
+        rollback_failed_writes(self.storage, self.config, timeout_s=self.options.heartbeat_timeout_s)
         plan_options: dict[str, Any] = {"log_block_format": self.options.log_block_format,
                                         "parquet_compression": self.options.parquet_compression}
         if max_buffer_bytes is not None:

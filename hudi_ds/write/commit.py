@@ -17,7 +17,7 @@ import pyarrow as pa
 from hudi_ds import faults
 from hudi_ds.config import TableConfig
 from hudi_ds.config.writable import check_writable
-from hudi_ds.errors import CommitConflictError, CommitStateUnknownError, ConfigError
+from hudi_ds.errors import CommitConflictError, CommitStateUnknownError, ConfigError, CorruptTableError
 from hudi_ds.files.compaction_plan import log_targets
 from hudi_ds.files.markers import marked_files
 from hudi_ds.files.view import FileSystemView, Visibility
@@ -41,7 +41,31 @@ from hudi_ds.write.plan import (
 )
 from hudi_ds.write.shared_groups import merge_shared_groups
 
+BUCKETS_KEY = "hoodie.bucket.index.num.buckets"  # recorded in each commit's extra metadata
 COMMIT_LOCK_TIMEOUT_S = 120.0  # how long a commit waits for another writer's check-and-publish
+
+def _check_bucket_count(config: TableConfig, timeline: Timeline, groups: dict[tuple[str, int], GroupTarget]) -> None:
+    """The bucket count routes every key; hoodie.properties saying another count than the table was written with
+    (a hand edit, a table re-created over an old timeline) would send keys to new file groups: duplicates."""
+    count = config.num_buckets
+    if count is None:
+        return
+    problem = None
+    beyond = sorted(b for _, b in groups if b >= count)
+    if beyond:
+        problem = f"it holds file groups of bucket {beyond[-1]}"
+    for inst in reversed([c for c in timeline.commits() if c.is_completed]):
+        written = timeline.commit_metadata(inst).extra_metadata.get(BUCKETS_KEY)
+        if written is None:
+            continue  # a compaction, or a commit of another writer: look further back
+        if problem is None and str(written) != str(count):
+            problem = f"commit {inst.requested_time} was written with {written}"
+        break
+    if problem is not None:
+        raise CorruptTableError(
+            f"hoodie.properties says the table has {count} buckets, but {problem}: writing now would duplicate "
+            "keys. Restore hoodie.bucket.index.num.buckets (or the whole file from .hoodie/hoodie.properties.backup)")
+
 
 def _group_targets(view: FileSystemView) -> dict[tuple[str, int], GroupTarget]:
     # Compaction plans are read from a fresh listing (taken after this write claimed its instant): a plan
@@ -105,9 +129,16 @@ class Coordinator:
         inflight = CommitMetadata(operation_type=OPERATION_TYPES[operation], extra_metadata=dict(extra or {}))
         writer.transition_to_inflight(instant, action, inflight.to_json_bytes())
         view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
+        groups = _group_targets(view)
+        try:
+            _check_bucket_count(self.config, timeline, groups)
+            view.check_committed_files(view.committed_paths())  # never write over a lost commit's files
+        except CorruptTableError:
+            self.abort_instant(instant)
+            raise
         return WritePlan(
             storage=self.storage, instant=instant, operation=operation, config=self.config, schema=schema,
-            groups=_group_targets(view), known_commits=tuple(known), **plan_options,  # type: ignore[arg-type]
+            groups=groups, known_commits=tuple(known), **plan_options,  # type: ignore[arg-type]
         )
 
     def commit(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None = None) -> str:
@@ -164,6 +195,8 @@ class Coordinator:
                 stats.setdefault(p, [])
         avro = arrow_to_avro(plan.schema, plan.config.name)
         extra_meta = {"schema": json.dumps(avro), ARROW_SCHEMA_KEY: encode_arrow_schema(plan.schema)}
+        if plan.config.num_buckets is not None:
+            extra_meta[BUCKETS_KEY] = str(plan.config.num_buckets)
         extra_meta.update(extra or {})
         return CommitMetadata(
             partition_to_write_stats=stats, compacted=False, extra_metadata=extra_meta,
@@ -198,8 +231,11 @@ class Coordinator:
                 )
 
     def abort(self, plan: WritePlan) -> None:
-        rollback_pending(self.storage, self.config, plan.instant)
-        self._cleanup(plan.instant)
+        self.abort_instant(plan.instant)
+
+    def abort_instant(self, instant: str) -> None:
+        rollback_pending(self.storage, self.config, instant)
+        self._cleanup(instant)
 
     def _cleanup(self, instant: str) -> None:
         self.storage.delete_dir(temp_dir(instant))

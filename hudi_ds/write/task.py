@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_ds.errors import InvalidDataError
 from hudi_ds.index.bucket import new_bucket_file_id
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice, natural_deletes
@@ -88,6 +89,20 @@ class _Buffers:
             self.spill_dir = None
 
 
+def _require_ordering_values(table: pa.Table, field: str | None) -> None:
+    """Every row written (deletes aside) needs an ordering value, as Apache Hudi's writers demand: readers cannot
+    agree on which version of a key wins when one of them has none."""
+    if not field or field not in table.column_names or not table[field].null_count:
+        return
+    nulls = pc.is_null(table[field])
+    if DELETE in table.column_names:
+        nulls = pc.and_(nulls, pc.invert(pc.fill_null(table[DELETE], False)))
+    count = int(pc.sum(nulls).as_py() or 0)
+    if count:
+        raise InvalidDataError(f"the ordering (precombine) column {field!r} is null in {count} row(s); every "
+                               "written row needs a value (as in Apache Hudi): fill or drop those rows")
+
+
 class TaskWriter:
     """Writes one task's rows of a WritePlan and reports the files as a TaskResult."""
 
@@ -121,6 +136,7 @@ class TaskWriter:
             table = table.append_column(DELETE, pa.array(np.ones(table.num_rows, dtype=bool)))
         else:
             table = cast_to(table, self.plan.schema, keep=[DELETE])
+            _require_ordering_values(table, config.ordering_field)
         routed = route(table, config, self.auto_keys)
         for key, part in split_by_group(routed).items():
             self.buffers.add(key, part)
