@@ -19,7 +19,7 @@ from hudi_ds.log.blocks import encode_rollback_block
 from hudi_ds.log.format import read_blocks
 from hudi_ds.recovery.heartbeat import DEFAULT_HEARTBEAT_TIMEOUT_S, heartbeat_age, stop_heartbeat
 from hudi_ds.storage import Storage
-from hudi_ds.storage.layout import WRITE_LAYOUT, temp_dir
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_LAYOUT, temp_dir
 from hudi_ds.timeline import COMMIT_ACTIONS, Instant, Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.avro_models import (
     rollback_metadata,
@@ -92,7 +92,13 @@ def record_rollback(storage: Storage, timeline: Timeline, target: Instant, remov
 
 
 def rollback_pending(storage: Storage, config: TableConfig, instant_time: str) -> str | None:
-    """Roll back a pending (failed or aborted) instant; returns the rollback instant, None if nothing was pending."""
+    """Roll back a pending (failed or aborted) instant; returns the rollback instant, None if nothing was pending.
+    Holds the commit lock: the instant cannot complete while its files are being removed."""
+    with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
+        return _rollback_pending(storage, instant_time)
+
+
+def _rollback_pending(storage: Storage, instant_time: str) -> str | None:
     started = time.time()
     timeline = Timeline.load(storage, WRITE_LAYOUT)
     target = timeline.find(instant_time)
@@ -109,14 +115,20 @@ def rollback_pending(storage: Storage, config: TableConfig, instant_time: str) -
 
 
 def rollback_completed(storage: Storage, config: TableConfig, instant_time: str) -> str:
-    """Undo the latest completed commit: its files are removed and its instant files deleted."""
+    """Undo the latest completed commit (or a pending instant): its files are removed and its instant files
+    deleted, under the commit lock (no commit completes meanwhile)."""
+    with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
+        return _rollback_completed(storage, instant_time)
+
+
+def _rollback_completed(storage: Storage, instant_time: str) -> str:
     started = time.time()
     timeline = Timeline.load(storage, WRITE_LAYOUT)
     target = timeline.find(instant_time)
     if target is None:
         raise InstantNotFoundError(f"instant {instant_time} is not on the timeline; see HudiTable.timeline()")
     if not target.is_completed:
-        return rollback_pending(storage, config, instant_time) or instant_time
+        return _rollback_pending(storage, instant_time) or instant_time
     later = [c for c in timeline.commits() if c.requested_time > instant_time]
     if later:
         raise InstantStateError(
@@ -149,7 +161,10 @@ def rollback_failed_writes(storage: Storage, config: TableConfig, timeout_s: flo
             age = heartbeat_age(storage, inst.requested_time)
             if age is not None and age < timeout_s:
                 continue  # a live writer
-        rollback_pending(storage, config, inst.requested_time)
+        try:
+            rollback_pending(storage, config, inst.requested_time)
+        except InstantStateError:
+            continue  # its writer was alive after all, and completed it meanwhile
         rolled.append(inst.requested_time)
     return rolled
 

@@ -60,7 +60,7 @@ from hudi_ds.services.compaction_exec import (
 )
 from hudi_ds.services.target import ServiceTarget
 from hudi_ds.storage import Storage
-from hudi_ds.storage.layout import WRITE_LAYOUT, temp_dir
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_LAYOUT, temp_dir
 from hudi_ds.timeline import (
     COMMIT_ACTIONS,
     CommitMetadata,
@@ -221,16 +221,20 @@ def _attempt(table: ServiceTarget, instant: str, attempt: int, options: ExecOpti
 
     with ThreadPoolExecutor(_THREADS) as pool:
         results = list(pool.map(one, enumerate(work)))
-    if inputs_changed(storage, instant, [inputs for _, inputs in results]):
-        now = Timeline.load(storage, WRITE_LAYOUT)
-        revert_attempt(storage, now, now.get(instant))
-        return False
     stats: dict[str, list[WriteStat]] = {}
     for stat, _ in results:
         stats.setdefault(stat.partition_path or "", []).append(stat)
     meta = CommitMetadata(partition_to_write_stats=stats, compacted=True, operation_type="COMPACT",
                           extra_metadata=schema_metadata(timeline, strip_meta(schema), config.name))
-    TimelineWriter(storage, WRITE_LAYOUT).complete(instant, PENDING_ACTION, meta.to_json_bytes())
+    # the check that no write changed the compacted slices and the publish are one step, as for writes
+    with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
+        changed = inputs_changed(storage, instant, [inputs for _, inputs in results])
+        if not changed:
+            TimelineWriter(storage, WRITE_LAYOUT).complete(instant, PENDING_ACTION, meta.to_json_bytes())
+    if changed:
+        now = Timeline.load(storage, WRITE_LAYOUT)
+        revert_attempt(storage, now, now.get(instant))
+        return False
     storage.delete_dir(temp_dir(instant))
     stop_heartbeat(storage, instant)
     return True

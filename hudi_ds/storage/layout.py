@@ -15,6 +15,7 @@ TEMP_DIR = f"{HOODIE_DIR}/.temp"
 AUX_DIR = f"{HOODIE_DIR}/.aux"
 # Held while a writer checks for conflicts and publishes its commit (not Apache Hudi's lock file format).
 COMMIT_LOCK_PATH = f"{HOODIE_DIR}/.locks/hudi_py_commit_lock.json"
+COMMIT_LOCK_WAIT_S = 120.0  # how long a commit or rollback waits for another writer's
 STREAMING_PLAN_DIR = f"{AUX_DIR}/hudi_ds/streaming"
 
 # The timeline layout hudi_ds writes: version-6 tables keep their instants directly in `.hoodie/` (layout 1);

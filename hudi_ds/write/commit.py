@@ -27,7 +27,7 @@ from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
 from hudi_ds.recovery.rollback import ownership, rollback_pending
 from hudi_ds.schema.avro import arrow_to_avro
 from hudi_ds.storage import Storage
-from hudi_ds.storage.layout import COMMIT_LOCK_PATH, WRITE_LAYOUT, temp_dir
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_LAYOUT, temp_dir
 from hudi_ds.timeline import Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_ds.write.messages import TaskResult
@@ -42,7 +42,6 @@ from hudi_ds.write.plan import (
 from hudi_ds.write.shared_groups import merge_shared_groups
 
 BUCKETS_KEY = "hoodie.bucket.index.num.buckets"  # recorded in each commit's extra metadata
-COMMIT_LOCK_TIMEOUT_S = 120.0  # how long a commit waits for another writer's check-and-publish
 
 def _check_bucket_count(config: TableConfig, timeline: Timeline, groups: dict[tuple[str, int], GroupTarget]) -> None:
     """The bucket count routes every key; hoodie.properties saying another count than the table was written with
@@ -164,12 +163,23 @@ class Coordinator:
                 if plan.operation == "insert_overwrite_table" or partition in partitions:
                     replaced.setdefault(partition, []).append(file_id)
             meta = replace(meta, partition_to_replace_file_ids=replaced)
-        # checking for conflicts and publishing is one step: two writers that both checked first would both win
-        with self.storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_TIMEOUT_S):
+        # checking for conflicts and publishing is one step (two writers that both checked first would both win),
+        # and a rollback takes the same lock (it would otherwise delete files of a commit completing meanwhile)
+        with self.storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
             latest = Timeline.load(self.storage, WRITE_LAYOUT)
-            self._check_conflicts(plan, latest, {(f.partition, f.bucket) for f in files}, partitions)
-            faults.pause_point("commit_publishing")
-            TimelineWriter(self.storage, WRITE_LAYOUT).complete(plan.instant, plan.action, meta.to_json_bytes())
+            mine = latest.find(plan.instant)
+            if mine is None or mine.is_completed:
+                raise CommitStateUnknownError(
+                    f"instant {plan.instant} was rolled back by another writer (its heartbeat looked dead: see "
+                    "hoodie.client.heartbeat.timeout.secs) or completed by another process; nothing was committed "
+                    "by this call: check the timeline and retry the write")
+            conflict = self._conflict(plan, latest, {(f.partition, f.bucket) for f in files}, partitions)
+            if conflict is None:
+                faults.pause_point("commit_publishing")
+                TimelineWriter(self.storage, WRITE_LAYOUT).complete(plan.instant, plan.action, meta.to_json_bytes())
+        if conflict is not None:
+            self.abort(plan)
+            raise CommitConflictError(f"{conflict}; this write was rolled back and is safe to retry")
         self._cleanup(plan.instant)
         return plan.instant
 
@@ -204,10 +214,10 @@ class Coordinator:
             partition_to_replace_file_ids={} if plan.is_overwrite else None,
         )
 
-    def _check_conflicts(self, plan: WritePlan, timeline: Timeline, touched: set[tuple[str, int]],
-                         partitions: list[str]) -> None:
-        """Optimistic concurrency: a commit that completed since begin() and touched the same
-        file groups (or, for overwrites, the same partitions) wins; this write must retry."""
+    def _conflict(self, plan: WritePlan, timeline: Timeline, touched: set[tuple[str, int]],
+                  partitions: list[str]) -> str | None:
+        """Optimistic concurrency: a commit that completed since begin() and touched the same file groups (or,
+        for overwrites, the same partitions) wins; this write must retry. The conflict, or None."""
         known = set(plan.known_commits)
         for inst in timeline.commits():
             if inst.requested_time in known or inst.requested_time == plan.instant:
@@ -224,11 +234,9 @@ class Coordinator:
             if plan.operation == "insert_overwrite_table" or inst.action == "replacecommit":
                 overlap |= {(p, -1) for p in partitions if any(t[0] == p for t in theirs)}
             if overlap or (plan.operation == "insert_overwrite_table" and theirs):
-                self.abort(plan)
-                raise CommitConflictError(
-                    f"commit {inst.requested_time} completed while this write ({plan.instant}) was running and touched "
-                    f"the same file groups ({sorted(overlap)[:3]}...); this write was rolled back and is safe to retry"
-                )
+                return (f"commit {inst.requested_time} completed while this write ({plan.instant}) was running and "
+                        f"touched the same file groups ({sorted(overlap)[:3]}...)")
+        return None
 
     def abort(self, plan: WritePlan) -> None:
         self.abort_instant(plan.instant)
