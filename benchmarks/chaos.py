@@ -219,11 +219,23 @@ def _check(tally: Tally, uri: str, storage_options: dict[str, str] | None,
         builder = builder.with_storage_options(storage_options)
     batches = builder.build().read()
     theirs = sorted((r["p"], r["id"], r["v"]) for b in batches for r in b.select(["p", "id", "v"]).to_pylist())
-    tally.hudi_rs_agrees += theirs == sorted((k[0], k[1], v) for k, v in state.items())
+    ours = sorted((k[0], k[1], v) for k, v in state.items())
+    tally.hudi_rs_agrees += theirs == ours
+    if theirs != ours:
+        only_theirs, only_ours = sorted(set(theirs) - set(ours)), sorted(set(ours) - set(theirs))
+        tally.failures.append(f"hudi-rs differs: {len(only_theirs)} rows only in hudi-rs {only_theirs[:2]}, "
+                              f"{len(only_ours)} only in ours {only_ours[:2]}; timeline {_timeline_tail(uri, storage_options)}")
     report = validate(table)
     tally.validate_clean += bool(report["ok"])
     if not report["ok"]:
         tally.failures.append(f"validate: {report['errors'][:2]}")
+
+
+def _timeline_tail(uri: str, storage_options: dict[str, str] | None) -> list[str]:
+    from hudi_ds import HudiTable
+
+    return [f"{i.requested_time[-6:]}.{i.action}.{i.state.name.lower()}"
+            for i in HudiTable(uri, storage_options=storage_options).timeline()[-6:]]
 
 
 def main() -> int:
@@ -233,6 +245,7 @@ def main() -> int:
     ap.add_argument("--store", choices=["local", "s3"], default="local")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json")
+    ap.add_argument("--workdir", help="keep the tables and writer logs here (default: a temporary folder)")
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--table")
     ap.add_argument("--log")
@@ -248,7 +261,8 @@ def main() -> int:
     results: dict[str, Tally] = {}
     server = None
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
+        work = Path(args.workdir or tmp)
+        work.mkdir(parents=True, exist_ok=True)
         storage_options = None
         if args.store == "s3":
             sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))

@@ -35,6 +35,12 @@ class CorruptTableError(HudiDsError):
     """A table file is missing, truncated or unparseable; the message names the file."""
 
 
+class MissingFileError(CorruptTableError):
+    """A file the visible commits list is not there. Raised by a read whose timeline went stale while it ran (a
+    clean removed a slice a newer compaction replaced) as much as by real loss: readers re-plan once the timeline
+    has moved, and report it only when the file is missing from the latest timeline too."""
+
+
 class CommitConflictError(HudiDsError):
     """Another writer committed to the same file groups first. Nothing was written; safe to retry."""
 

@@ -4,8 +4,8 @@ write."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -23,7 +23,10 @@ from hudi_ds.services import compaction
 from hudi_ds.services.post_commit import TableServices
 from hudi_ds.storage import open_storage
 from hudi_ds.timeline import Instant, Timeline, normalize_instant_time
+from hudi_ds.timeline.moving import on_latest_timeline
 from hudi_ds.write.client import WriteClient, create_table
+
+T = TypeVar("T")
 
 
 def _names(value: str | Sequence[str] | None) -> list[str]:
@@ -105,6 +108,11 @@ class HudiTable:
         """The table as it is now (configuration, timeline, schema, file groups), for lower-level queries."""
         return query.TableSnapshot(self.storage, self.config, self.load_timeline())
 
+    def _read(self, read: Callable[[query.TableSnapshot], T]) -> T:
+        """`read` on the table as it is now, planned again if writers moved on while it ran."""
+        return on_latest_timeline(self.load_timeline,
+                                  lambda timeline: read(query.TableSnapshot(self.storage, self.config, timeline)))
+
     def timeline(self) -> list[Instant]:
         """All instants on the active timeline, oldest first."""
         return list(self.load_timeline().instants)
@@ -112,7 +120,7 @@ class HudiTable:
     @property
     def schema(self) -> pa.Schema:
         """The data columns (without the _hoodie_* meta columns)."""
-        s = self.snapshot().data_schema()
+        s = self._read(lambda snap: snap.data_schema())
         return s if s is not None else pa.schema([])
 
     # ---- reads ------------------------------------------------------------------------------------------
@@ -125,7 +133,8 @@ class HudiTable:
     ) -> pa.Table:
         """Snapshot (or time-travel with `as_of`) read, merged per record key."""
         at = normalize_instant_time(as_of) if as_of is not None else None
-        return query.snapshot(self.snapshot(), at, filters, columns, read_optimized)
+        return self._read(lambda snap: query.snapshot(snap, at, filters, columns,
+                                                                                 read_optimized))
 
     def to_batches(
         self,
@@ -136,7 +145,8 @@ class HudiTable:
     ) -> Iterator[pa.RecordBatch]:
         """The snapshot one merged file slice at a time: memory holds one slice, whatever the table size."""
         at = normalize_instant_time(as_of) if as_of is not None else None
-        plan = query.plan_snapshot(self.snapshot(), at, filters, columns, read_optimized)
+        plan = self._read(lambda snap: query.plan_snapshot(snap, at, filters, columns,
+                                                                                      read_optimized))
         for sl in plan.slices:
             yield from plan.read_slice(sl).to_batches()
 
@@ -151,14 +161,14 @@ class HudiTable:
         """The latest image of records changed in (start, end]."""
         s = normalize_instant_time(start) if start not in ("0", "000") else "0"
         e = normalize_instant_time(end) if end is not None else None
-        return query.incremental(self.snapshot(), s, e, filters, columns)
+        return self._read(lambda snap: query.incremental(snap, s, e, filters, columns))
 
     def changes(self, start: str, end: str | None = None) -> pa.Table:
         """The change feed of commits in (start, end]: `_change_type` (insert, update_preimage,
         update_postimage, delete) and `_commit_time` per row, in commit order."""
         s = normalize_instant_time(start) if start not in ("0", "000") else "0"
         e = normalize_instant_time(end) if end is not None else None
-        return change_feed.changes(self.snapshot(), s, e)
+        return self._read(lambda snap: change_feed.changes(snap, s, e))
 
     # ---- writes -----------------------------------------------------------------------------------------
     def write(self, data: Any, operation: str | None = None, *, buffer_bytes: int | None = None) -> str:

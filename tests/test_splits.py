@@ -4,6 +4,8 @@ back exactly as the whole slice — every merged row once — for any upsert/del
 from __future__ import annotations
 
 import glob
+import json
+import os
 import tempfile
 
 import pyarrow as pa
@@ -23,7 +25,9 @@ COLS = ["key", "ts", "val"]
 
 
 def rewrite_with_row_groups(table_path: str, rows_per_group: int) -> None:
-    """Same rows and footer metadata in every base file, as row groups of `rows_per_group` rows."""
+    """Same rows and footer metadata in every base file, as row groups of `rows_per_group` rows; the commits
+    record the new sizes, as if the writer had written them so (a file shorter than its commit says is damage)."""
+    sizes = {}
     for base in glob.glob(f"{table_path}/**/*.parquet", recursive=True):
         if "/.hoodie/" in base:
             continue
@@ -31,6 +35,15 @@ def rewrite_with_row_groups(table_path: str, rows_per_group: int) -> None:
         content, metadata = pf.read(), pf.schema_arrow.metadata
         pq.write_table(content.replace_schema_metadata(metadata), base, row_group_size=rows_per_group,
                        store_schema=False)
+        sizes[os.path.relpath(base, table_path)] = os.path.getsize(base)
+    for commit in glob.glob(f"{table_path}/.hoodie/*commit"):
+        with open(commit) as f:
+            meta = json.load(f)
+        for stats in meta.get("partitionToWriteStats", {}).values():
+            for stat in stats:
+                stat["fileSizeInBytes"] = sizes.get(stat.get("path"), stat.get("fileSizeInBytes"))
+        with open(commit, "w") as f:
+            json.dump(meta, f)
 
 
 row = st.fixed_dictionaries({

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_ds import faults
-from hudi_ds.errors import CorruptTableError
+from hudi_ds.errors import CorruptTableError, MissingFileError
 from hudi_ds.files.markers import write_marker
 from hudi_ds.files.naming import join
 from hudi_ds.schema.meta import FILE_NAME, META_COLUMNS, RECORD_KEY
@@ -70,7 +70,7 @@ def open_base_file(storage: Storage, rel: str, **options: Any) -> Iterator[pq.Pa
         with storage.open_input(rel) as f:
             yield pq.ParquetFile(f, **options)
     except FileNotFoundError as exc:
-        raise CorruptTableError(f"base file {rel} is missing: the table lost a committed file; restore it, or "
+        raise MissingFileError(f"base file {rel} is missing: the table lost a committed file; restore it, or "
                                 "roll back the commit that wrote it") from exc
     except (OSError, pa.ArrowException) as exc:
         raise CorruptTableError(f"base file {rel} is unreadable (damaged or truncated: {exc}); restore it, or "

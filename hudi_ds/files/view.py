@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from hudi_ds.config import TableConfig
-from hudi_ds.errors import CorruptTableError
+from hudi_ds.errors import CorruptTableError, MissingFileError
 from hudi_ds.files.naming import BaseFile, LogFile, parse_base_file, parse_log_file
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
@@ -207,7 +207,7 @@ class FileSystemView:
                 present = any(lf.name == name for lf in sl.log_files) or (
                     sl.base_instant is not None and sl.base_instant > instant)
             if not present:
-                raise CorruptTableError(
+                raise MissingFileError(
                     f"{path} is listed by commit {instant} but is missing from the table; restore the file, or roll "
                     f"back commit {instant} if it was the latest"
                 )

@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_ds.errors import CorruptTableError, HudiDsError
+from hudi_ds.errors import CorruptTableError, HudiDsError, MissingFileError
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.log.blocks import decode_avro_data_block, decode_delete_block, decode_parquet_data_block
@@ -87,7 +87,8 @@ class SliceReader:
             try:
                 data = self.storage.read_bytes(lf.path)
             except FileNotFoundError as exc:
-                raise CorruptTableError(f"log file {lf.path} is missing") from exc
+                raise MissingFileError(f"log file {lf.path} is missing: restore it, or roll back the commit that "
+                                       "wrote it") from exc
             blocks.extend((lf.path, b) for b in read_blocks(data, lf.path))
         return blocks
 

@@ -20,7 +20,7 @@ from hudi_ds.log.format import read_blocks
 from hudi_ds.recovery.heartbeat import DEFAULT_HEARTBEAT_TIMEOUT_S, heartbeat_age, stop_heartbeat
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_LAYOUT, temp_dir
-from hudi_ds.timeline import COMMIT_ACTIONS, Instant, Timeline, TimelineWriter, new_instant_time
+from hudi_ds.timeline import COMMIT_ACTIONS, Instant, State, Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.avro_models import (
     rollback_metadata,
     rollback_partition_metadata,
@@ -145,22 +145,56 @@ def _rollback_completed(storage: Storage, instant_time: str) -> str:
     return record_rollback(storage, timeline, target, removed, started)
 
 
+def revert_compaction_attempt(storage: Storage, timeline: Timeline, inst: Instant) -> None:
+    """Undo a failed execution of a compaction plan: delete its files (found by markers), record a rollback
+    instant as Hudi does, and turn the instant back into a requested plan (the plan itself stays)."""
+    started = time.time()
+    removed: dict[str, dict[str, list[str]]] = {}
+    for rel in marked_files(storage, inst.requested_time):
+        entry = removed.setdefault(rel.rpartition("/")[0], {"deleted": [], "masked": []})
+        if storage.exists(rel):
+            storage.delete(rel)
+            entry["deleted"].append(rel)
+    if removed:
+        record_rollback(storage, timeline, inst, removed, started)
+    storage.delete(timeline.file_path(inst, State.INFLIGHT))
+    storage.delete_dir(temp_dir(inst.requested_time))
+
+
+def _revert_dead_compaction(storage: Storage, instant_time: str, timeout_s: float) -> bool:
+    """Under the commit lock (an executor claims a plan under it): revert the attempt if it is still inflight
+    and its executor still looks dead."""
+    with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
+        timeline = Timeline.load(storage, WRITE_LAYOUT)
+        inst = timeline.find(instant_time)
+        age = heartbeat_age(storage, instant_time)
+        if inst is None or inst.state is not State.INFLIGHT or (age is not None and age < timeout_s):
+            return False
+        revert_compaction_attempt(storage, timeline, inst)
+        return True
+
+
 def rollback_failed_writes(storage: Storage, config: TableConfig, timeout_s: float = DEFAULT_HEARTBEAT_TIMEOUT_S,
                            only: Iterable[str] | None = None) -> list[str]:
-    """Roll back pending writes whose writer stopped heart-beating (crashed): they must be gone before any
-    later commit completes, or hudi-rs (which does not check the timeline on v6) would read their files."""
+    """Roll back pending writes whose writer stopped heart-beating (crashed), and revert compaction attempts
+    whose executor did: their files must be gone before any later commit completes, or hudi-rs (which does
+    not check the timeline on v6) would read them."""
     timeline = Timeline.load(storage, WRITE_LAYOUT)
     wanted = set(only) if only is not None else None
     rolled = []
     for inst in timeline.pending():
-        if inst.action not in COMMIT_ACTIONS:
+        compaction = inst.action == "compaction" and inst.state is State.INFLIGHT
+        if inst.action not in COMMIT_ACTIONS and not compaction:
             continue
         if wanted is not None and inst.requested_time not in wanted:
             continue
-        if wanted is None:
-            age = heartbeat_age(storage, inst.requested_time)
-            if age is not None and age < timeout_s:
-                continue  # a live writer
+        age = heartbeat_age(storage, inst.requested_time)
+        if wanted is None and age is not None and age < timeout_s:
+            continue  # a live writer
+        if compaction:
+            if _revert_dead_compaction(storage, inst.requested_time, timeout_s if wanted is None else float("inf")):
+                rolled.append(inst.requested_time)
+            continue
         try:
             rollback_pending(storage, config, inst.requested_time)
         except InstantStateError:

@@ -37,7 +37,7 @@ from hudi_ds.recovery.heartbeat import stop_heartbeat
 from hudi_ds.services.archive_schema import ARCHIVED_META_ENTRY, ENTRY_FIELDS
 from hudi_ds.services.target import ServiceTarget
 from hudi_ds.storage import Storage
-from hudi_ds.storage.layout import HOODIE_DIR, WRITE_LAYOUT, temp_dir
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, HOODIE_DIR, WRITE_LAYOUT, temp_dir
 from hudi_ds.timeline import CommitMetadata, Instant, State, Timeline, parse_instant_file_name
 from hudi_ds.timeline.avro_models import (
     CLEAN_METADATA,
@@ -234,6 +234,11 @@ def archive(table: ServiceTarget, *, min_commits: int = 20, max_commits: int = 3
             f"max_commits={max_commits} (Hudi's hoodie.keep.min.commits / hoodie.keep.max.commits)")
     storage = table.storage
     check_writable(table.config)
+    with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):  # one archiver at a time, among all writers
+        return _archive(storage, min_commits, max_commits)
+
+
+def _archive(storage: Storage, min_commits: int, max_commits: int) -> list[str]:
     timeline = Timeline.load(storage, WRITE_LAYOUT)
     boundary = archive_boundary(storage, timeline, min_commits, max_commits)
     if boundary is None:

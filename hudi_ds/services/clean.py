@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
+from hudi_ds.config import TableConfig
 from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError
 from hudi_ds.files.compaction_plan import pending_operations
@@ -26,7 +27,7 @@ from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.services.target import ServiceTarget
 from hudi_ds.storage import Storage, require_inside
-from hudi_ds.storage.layout import WRITE_LAYOUT
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_LAYOUT
 from hudi_ds.timeline import Instant, State, Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.avro_models import (
     CLEAN_METADATA,
@@ -161,6 +162,11 @@ def clean(table: ServiceTarget, *, retain_commits: int = 10) -> str | None:
         raise ConfigError(f"retain_commits must be at least 1, got {retain_commits!r}")
     storage, config = table.storage, table.config
     check_writable(config)
+    with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):  # one cleaner at a time, among all writers
+        return _clean(storage, config, retain_commits)
+
+
+def _clean(storage: Storage, config: TableConfig, retain_commits: int) -> str | None:
     started = time.time()
     timeline = Timeline.load(storage, WRITE_LAYOUT)
     finished = _finish_pending(storage, timeline)

@@ -23,8 +23,10 @@ markers), records a rollback instant as Hudi does, and executes the plan again.
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -47,6 +49,7 @@ from hudi_ds.recovery.heartbeat import (
     stop_heartbeat,
     touch_heartbeat,
 )
+from hudi_ds.recovery.rollback import revert_compaction_attempt
 from hudi_ds.schema.avro import arrow_to_avro
 from hudi_ds.schema.meta import strip_meta
 from hudi_ds.services.compaction_exec import (
@@ -55,12 +58,11 @@ from hudi_ds.services.compaction_exec import (
     compact_slice,
     input_slice,
     inputs_changed,
-    revert_attempt,
     schema_metadata,
 )
 from hudi_ds.services.target import ServiceTarget
 from hudi_ds.storage import Storage
-from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_LAYOUT, temp_dir
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_LAYOUT, executor_path, temp_dir
 from hudi_ds.timeline import (
     COMMIT_ACTIONS,
     CommitMetadata,
@@ -195,29 +197,57 @@ def schedule_compaction(table: ServiceTarget, *, min_delta_commits: int = 1, wai
 # --- execution ---------------------------------------------------------------------------------------------
 
 
-def _attempt(table: ServiceTarget, instant: str, attempt: int, options: ExecOptions) -> bool:
-    """One execution of plan `instant`; False if a compacted slice changed meanwhile (output discarded)."""
+def _claim(storage: Storage, instant: str, executor: str, heartbeat_timeout_s: float) -> str:
+    """Take plan `instant` for this executor, atomically with every other process (under the commit lock):
+    "completed", "elsewhere" (a live executor holds it), or "claimed" (a dead executor's attempt was reverted
+    first). The claim names the executor, so a taken-over executor knows not to publish."""
+    with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
+        timeline = Timeline.load(storage, WRITE_LAYOUT)
+        inst = timeline.find(instant)
+        if inst is None:
+            return "elsewhere"  # completed by another executor and archived since
+        if inst.is_completed:
+            return "completed"
+        if inst.state is State.INFLIGHT:
+            age = heartbeat_age(storage, instant)
+            if age is not None and age < heartbeat_timeout_s:
+                return "elsewhere"
+            revert_compaction_attempt(storage, timeline, inst)
+        TimelineWriter(storage, WRITE_LAYOUT).transition_to_inflight(instant, PENDING_ACTION)
+        touch_heartbeat(storage, instant)
+        storage.write_bytes(executor_path(instant), executor.encode())
+    return "claimed"
+
+
+def _holds_claim(storage: Storage, instant: str, executor: str) -> bool:
+    try:
+        return storage.read_bytes(executor_path(instant)).decode() == executor
+    except FileNotFoundError:
+        return False
+
+
+def _attempt(table: ServiceTarget, instant: str, options: ExecOptions, heartbeat_timeout_s: float) -> str:
+    """One execution of plan `instant`: "completed" (by this or another executor), "elsewhere" (another live
+    executor holds it), or "changed" (a compacted slice changed meanwhile: output discarded, plan pending)."""
     storage, config = table.storage, table.config
+    executor = uuid.uuid4().hex
+    claim = _claim(storage, instant, executor, heartbeat_timeout_s)
+    if claim != "claimed":
+        return claim
     timeline = Timeline.load(storage, WRITE_LAYOUT)
-    inst = timeline.get(instant)
-    if inst.is_completed:
-        return True
-    if inst.state is State.INFLIGHT:
-        revert_attempt(storage, timeline, inst)
-    TimelineWriter(storage, WRITE_LAYOUT).transition_to_inflight(instant, PENDING_ACTION)
-    touch_heartbeat(storage, instant)
     snap = TableSnapshot(storage, config, timeline)
     schema = snap.full_schema()
     vis = Visibility.of(timeline, None, WRITE_LAYOUT)
     view = snap.view(vis)
     reader = snap.reader(vis, schema, view.committed_paths())
     avro = arrow_to_avro(schema, config.name)
-    work = [(op, sl) for op in read_plan(timeline, inst) if (sl := input_slice(view, op)) is not None]
+    work = [(op, sl) for op in read_plan(timeline, timeline.get(instant)) if (sl := input_slice(view, op)) is not None]
+    stage = secrets.randbelow(1 << 30)  # write tokens no other executor of this plan uses
 
     def one(item: tuple[int, tuple[CompactionOperation, FileSlice]]) -> tuple[WriteStat, SliceInputs]:
         n, (op, sl) = item
         touch_heartbeat(storage, instant)
-        return compact_slice(storage, reader, op, sl, f"{n}-0-{attempt}", avro, options)
+        return compact_slice(storage, reader, op, sl, f"{n}-{stage}-0", avro, options)
 
     with ThreadPoolExecutor(_THREADS) as pool:
         results = list(pool.map(one, enumerate(work)))
@@ -226,18 +256,25 @@ def _attempt(table: ServiceTarget, instant: str, attempt: int, options: ExecOpti
         stats.setdefault(stat.partition_path or "", []).append(stat)
     meta = CommitMetadata(partition_to_write_stats=stats, compacted=True, operation_type="COMPACT",
                           extra_metadata=schema_metadata(timeline, strip_meta(schema), config.name))
-    # the check that no write changed the compacted slices and the publish are one step, as for writes
+    # the check that this executor still holds the plan and that no write changed the compacted slices, and
+    # the publish, are one step, as for writes
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
-        changed = inputs_changed(storage, instant, [inputs for _, inputs in results])
-        if not changed:
+        outcome = "elsewhere" if not _holds_claim(storage, instant, executor) else (
+            "changed" if inputs_changed(storage, instant, [inputs for _, inputs in results]) else "completed")
+        if outcome == "completed":
             TimelineWriter(storage, WRITE_LAYOUT).complete(instant, PENDING_ACTION, meta.to_json_bytes())
-    if changed:
+    if outcome == "elsewhere":  # taken over (this executor looked dead): its files are its own, by their tokens
+        for stat, _ in results:
+            if stat.path and storage.exists(stat.path):
+                storage.delete(stat.path)
+        return outcome
+    if outcome == "changed":
         now = Timeline.load(storage, WRITE_LAYOUT)
-        revert_attempt(storage, now, now.get(instant))
-        return False
+        revert_compaction_attempt(storage, now, now.get(instant))
+        return outcome
     storage.delete_dir(temp_dir(instant))
     stop_heartbeat(storage, instant)
-    return True
+    return outcome
 
 
 def run_compaction(table: ServiceTarget, instant: str | None = None, *, row_group_rows: int | None = None,
@@ -266,14 +303,12 @@ def run_compaction(table: ServiceTarget, instant: str | None = None, *, row_grou
                     f"no compaction {instant} on the timeline; see HudiTable.timeline()")
             plans = [p for p in plans if p.requested_time == instant]
         for inst in plans:
-            age = heartbeat_age(storage, inst.requested_time)
-            if inst.state is State.INFLIGHT and age is not None and age < heartbeat_timeout_s:
-                continue  # another process is executing it
             if not _wait_for(storage, _live_writes(storage, timeline, before=inst.requested_time), wait_s):
                 continue
             try:
-                for attempt in range(_ATTEMPTS):
-                    if _attempt(table, inst.requested_time, attempt, options):
+                for _ in range(_ATTEMPTS):
+                    outcome = _attempt(table, inst.requested_time, options, heartbeat_timeout_s)
+                    if outcome != "changed":
                         break
                 else:
                     raise CommitConflictError(
@@ -283,7 +318,8 @@ def run_compaction(table: ServiceTarget, instant: str | None = None, *, row_grou
             except BaseException:
                 stop_heartbeat(storage, inst.requested_time)  # not alive: a re-run may take over
                 raise
-            done.append(inst.requested_time)
+            if outcome == "completed":
+                done.append(inst.requested_time)
     return done
 
 

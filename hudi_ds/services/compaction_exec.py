@@ -19,19 +19,17 @@ from hudi_ds.errors import CorruptTableError
 from hudi_ds.files.base_file import write_base_file
 from hudi_ds.files.compaction_plan import CompactionOperation
 from hudi_ds.files.encoding import dictionary_columns
-from hudi_ds.files.markers import marked_files
 from hudi_ds.files.naming import base_file_name, join, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.log.format import BlockType, read_blocks
 from hudi_ds.merge import merge_slice
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY
 from hudi_ds.read.slice_reader import SliceReader
-from hudi_ds.recovery.rollback import record_rollback
 from hudi_ds.schema.avro import arrow_to_avro
 from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
-from hudi_ds.storage.layout import WRITE_LAYOUT, temp_dir
-from hudi_ds.timeline import Instant, State, Timeline, WriteStat
+from hudi_ds.storage.layout import WRITE_LAYOUT
+from hudi_ds.timeline import Timeline, WriteStat
 
 
 @dataclass(frozen=True)
@@ -158,22 +156,3 @@ def schema_metadata(timeline: Timeline, data_schema: pa.Schema, table_name: str)
         if extra.get("schema"):
             return {k: extra[k] for k in ("schema", ARROW_SCHEMA_KEY) if k in extra}
     return {"schema": json.dumps(arrow_to_avro(data_schema, table_name))}
-
-
-def revert_attempt(storage: Storage, timeline: Timeline, inst: Instant) -> None:
-    """Undo a failed attempt: delete its files (found by markers), record a rollback instant as Hudi does,
-    and turn the instant back into a requested plan."""
-    started = time.time()
-    removed: dict[str, dict[str, list[str]]] = {}
-    for rel in marked_files(storage, inst.requested_time):
-        partition = rel.rpartition("/")[0]
-        entry = removed.setdefault(partition, {"deleted": [], "masked": []})
-        if storage.exists(rel):
-            storage.delete(rel)
-            entry["deleted"].append(rel)
-    if removed:
-        record_rollback(storage, timeline, inst, removed, started)
-    storage.delete(timeline.file_path(inst, State.INFLIGHT))
-    storage.delete_dir(temp_dir(inst.requested_time))
-
-

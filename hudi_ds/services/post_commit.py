@@ -56,9 +56,9 @@ class TableServices:
             return
         if scheduled:
             faults.pause_point("compaction_scheduled")
-        # inline, this writer is the table's only compaction executor: a plan left pending by a crashed run of
-        # it is taken over at once instead of waiting for its heartbeat to expire
-        compaction.run_compaction(table, wait_s=0, heartbeat_timeout_s=0)
+        # a plan another writer's executor holds is left to it while its heartbeat is fresh (other writers of
+        # the table run these services too); one left by a crashed executor is taken over once it expired
+        compaction.run_compaction(table, wait_s=0, heartbeat_timeout_s=self.options.heartbeat_timeout_s)
 
 
 def background_runner(storage: Storage) -> CompactionRunner | None:

@@ -40,6 +40,11 @@ def marker_path(instant: str, data_file: str, io_type: str) -> str:
     return f"{temp_dir(instant)}/{data_file}.marker.{io_type}"
 
 
+def executor_path(instant: str) -> str:
+    """Which executor holds a compaction plan now (the others must not publish it)."""
+    return f"{temp_dir(instant)}/executor"
+
+
 def claim_path(instant: str, partition: str, bucket: int) -> str:
     return f"{temp_dir(instant)}/claims/{partition or '_'}/{bucket}.claim"
 

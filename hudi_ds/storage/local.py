@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import errno
 import fcntl
 import os
 import posixpath
@@ -104,8 +105,15 @@ class LocalStorage(Storage):
                 raise
 
     def delete_dir(self, rel: str) -> None:
-        if self.exists(rel):
-            self.fs.delete_dir(self._target(rel))
+        for attempt in range(3):  # a writer taken for dead may still add a file meanwhile
+            if not self.exists(rel):
+                return
+            try:
+                self.fs.delete_dir(self._target(rel))
+                return
+            except OSError as exc:
+                if exc.errno != errno.ENOTEMPTY or attempt == 2:
+                    raise
 
     def list(self, rel: str = "") -> list[FileEntry]:
         return self._entries(rel, recursive=False)
@@ -115,9 +123,16 @@ class LocalStorage(Storage):
 
     def _entries(self, rel: str, recursive: bool) -> builtins.list[FileEntry]:
         sel = pafs.FileSelector(self.full(rel), allow_not_found=True, recursive=recursive)
+        for attempt in range(3):
+            try:
+                infos = self.fs.get_file_info(sel)
+                break
+            except FileNotFoundError:  # a folder another writer removed while it was being listed
+                if attempt == 2:
+                    raise
         out = []
         prefix = self.base + "/"
-        for info in self.fs.get_file_info(sel):
+        for info in infos:
             path = info.path[len(prefix):] if info.path.startswith(prefix) else info.path
             out.append(FileEntry(path, int(info.size or 0), info.type == pafs.FileType.Directory, info.mtime_ns))
         return out

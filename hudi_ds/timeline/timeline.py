@@ -14,7 +14,12 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
-from hudi_ds.errors import CommitConflictError, CorruptTableError, InstantNotFoundError, UnsupportedTableError
+from hudi_ds.errors import (
+    CommitConflictError,
+    InstantNotFoundError,
+    MissingFileError,
+    UnsupportedTableError,
+)
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import HOODIE_DIR
 from hudi_ds.timeline.avro_models import AVRO_MAGIC, decode_avro_instant, encode_avro_instant
@@ -198,7 +203,7 @@ class Timeline:
         try:
             return self.storage.read_bytes(path)
         except FileNotFoundError:
-            raise CorruptTableError(f"timeline file {path} is missing (was the instant archived or rolled "
+            raise MissingFileError(f"timeline file {path} is missing (was the instant archived or rolled "
                                     "back concurrently? reload the table and retry)") from None
 
     def commit_metadata(self, instant: Instant, state: State | None = None) -> CommitMetadata:

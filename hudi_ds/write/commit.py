@@ -30,6 +30,7 @@ from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_LAYOUT, temp_dir
 from hudi_ds.timeline import Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
+from hudi_ds.timeline.moving import on_latest_timeline
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import (
     OPERATION_TYPES,
@@ -124,21 +125,28 @@ class Coordinator:
                 break
             # another writer drew the same instant time and owns it now, heartbeat included: leave that alone
             last = instant
-        known = sorted(i.requested_time for i in timeline.commits())
         inflight = CommitMetadata(operation_type=OPERATION_TYPES[operation], extra_metadata=dict(extra or {}))
         writer.transition_to_inflight(instant, action, inflight.to_json_bytes())
-        view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
-        groups = _group_targets(view)
         try:
-            _check_bucket_count(self.config, timeline, groups)
-            view.check_committed_files(view.committed_paths())  # never write over a lost commit's files
+            timeline, groups = on_latest_timeline(lambda: Timeline.load(self.storage, WRITE_LAYOUT),
+                                                  lambda tl: (tl, self._groups(tl)))
         except CorruptTableError:
             self.abort_instant(instant)
             raise
+        known = sorted(i.requested_time for i in timeline.commits())  # the commits `groups` reflect
         return WritePlan(
             storage=self.storage, instant=instant, operation=operation, config=self.config, schema=schema,
             groups=groups, known_commits=tuple(known), **plan_options,  # type: ignore[arg-type]
         )
+
+    def _groups(self, timeline: Timeline) -> dict[tuple[str, int], GroupTarget]:
+        """The file groups to write to; never over a committed file that is missing (the next write would hide
+        the loss)."""
+        view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
+        groups = _group_targets(view)
+        _check_bucket_count(self.config, timeline, groups)
+        view.check_committed_files(view.committed_paths())
+        return groups
 
     def commit(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None = None) -> str:
         timeline = Timeline.load(self.storage, WRITE_LAYOUT)
