@@ -327,3 +327,23 @@ def test_two_writer_processes_on_the_same_keys_lose_nothing(s3, tmp_path, where,
     assert rows(hudi_rs(uri, storage_options=opts), COLS) == rows(got, COLS)
     report = validate(t)
     assert report["ok"], report["errors"]
+
+
+def test_the_commit_lock_of_a_crashed_holder_is_taken_over_once_it_expired(s3_table):
+    """A writer killed while it held the commit lock leaves its lease behind: the next writer waits for it
+    while it is live and takes it over (conditional update on the lease's ETag) once it expired."""
+    import json
+    import time
+
+    from hudi_ds.storage.layout import COMMIT_LOCK_PATH
+
+    uri, opts = s3_table
+    table = create(uri, "MERGE_ON_READ", opts)
+    live = json.dumps({"owner": "crashed", "expires": time.time() + 600}).encode()
+    table.storage.write_bytes(COMMIT_LOCK_PATH, live)
+    with pytest.raises(StorageError, match="stayed held"), table.storage.lock(COMMIT_LOCK_PATH, 0.2):
+        pass
+    table.storage.write_bytes(COMMIT_LOCK_PATH, json.dumps({"owner": "crashed", "expires": time.time() - 1}).encode())
+    table.write(data(range(5), 1))
+    assert rows(table.to_arrow(), COLS) == rows(data(range(5), 1), COLS)
+    assert not table.storage.exists(COMMIT_LOCK_PATH)  # released by its new holder

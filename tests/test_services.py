@@ -15,6 +15,7 @@ import pytest
 from tables import hudi_rs, rows
 
 from hudi_ds import HudiTable, faults
+from hudi_ds.cli.validate import validate
 from hudi_ds.errors import CommitConflictError, ConfigError
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.services.archive import archive, read_archived
@@ -407,3 +408,82 @@ def test_crashed_compaction_waits_for_its_heartbeat_or_is_rolled_back_at_once(mo
     touch_heartbeat(mor.storage, c2)
     assert cli_main(["rollback", mor.path, c2, "--force"]) == 0
     assert f"{c2}.compaction.requested" not in timeline_files(mor)
+
+
+def test_an_executor_taken_over_for_dead_never_publishes(mor, monkeypatch):
+    """Executor A looks dead (its heartbeat expired) but is only slow: B takes the plan over and completes it.
+    When A wakes up it must neither publish nor leave its base files behind (hudi-rs lists files)."""
+    from hudi_ds.services import compaction
+
+    before = snap(mor)
+    c = schedule_compaction(mor)
+    real, reached, release = compaction.compact_slice, threading.Event(), threading.Event()
+
+    def slow(*args, **kwargs):
+        out = real(*args, **kwargs)
+        reached.set()
+        assert release.wait(60)
+        return out
+
+    monkeypatch.setattr(compaction, "compact_slice", slow)
+    done: dict[str, list[str]] = {}
+    a = threading.Thread(target=lambda: done.setdefault("a", run_compaction(mor)))
+    a.start()
+    assert reached.wait(60)
+    monkeypatch.setattr(compaction, "compact_slice", real)
+    # as another process would: its own in-process executor lock, and a zero heartbeat timeout
+    monkeypatch.setattr(compaction, "_run_lock", lambda storage: threading.Lock())
+    b = HudiTable(mor.path, options={**MANUAL, "hoodie.client.heartbeat.timeout.secs": 0})
+    assert b.run_compaction() == [c]
+    release.set()
+    a.join(60)
+    assert done["a"] == []
+    new_bases = [f for f in data_files(mor) if (base := parse_base_file(*f.rpartition("/")[::2])) is not None
+                 and base.instant == c]
+    assert len(new_bases) == len({parse_base_file(*f.rpartition("/")[::2]).file_id for f in new_bases})
+    assert snap(mor) == before == theirs(mor)
+    assert validate(mor)["ok"]
+
+
+def test_a_live_executors_plan_is_left_to_it(mor, monkeypatch):
+    """The post-commit services of a second writer find a plan another executor holds (fresh heartbeat)
+    and leave it alone, instead of reverting the files it is writing."""
+    from hudi_ds.recovery.heartbeat import touch_heartbeat
+    from hudi_ds.storage.layout import executor_path
+
+    c = schedule_compaction(mor)
+    mor.storage.write_bytes(executor_path(c), b"someone")
+    from hudi_ds.timeline import TimelineWriter
+
+    TimelineWriter(mor.storage, 1).transition_to_inflight(c, "compaction")
+    touch_heartbeat(mor.storage, c)
+    writer = HudiTable(mor.path, options={"compaction.delta_commits": "1", "hoodie.clean.automatic": "false",
+                                          "hoodie.archive.automatic": "false"})
+    writer.write(data([1], 9, v=9.0))
+    assert f"{c}.compaction.inflight" in timeline_files(mor)
+    assert mor.storage.read_bytes(executor_path(c)) == b"someone"
+
+
+def test_a_read_whose_timeline_went_stale_plans_again(mor):
+    """A read that loaded the timeline before a compaction and a clean finished finds the cleaned slice's
+    files gone: it plans again on the new timeline. A file missing from an unchanged timeline is lost."""
+    from hudi_ds import MissingFileError
+    from hudi_ds.read import query
+    from hudi_ds.timeline.moving import on_latest_timeline
+
+    stale = mor.load_timeline()
+    before = snap(mor)
+    compact(mor)
+    mor.write(data([1], 9, v=9.0))
+    assert clean(mor, retain_commits=1) is not None
+    after = snap(mor)
+    snapshot_at = lambda timeline: query.snapshot(query.TableSnapshot(mor.storage, mor.config, timeline))  # noqa: E731
+    with pytest.raises(MissingFileError):
+        snapshot_at(stale)
+    loads = iter([stale])
+    assert rows(on_latest_timeline(lambda: next(loads, None) or mor.load_timeline(), snapshot_at), COLS) == after
+    assert after != before
+    victim = sorted(f for f in data_files(mor) if f.endswith(".parquet"))[0]
+    (Path(mor.path) / victim).unlink()
+    with pytest.raises(MissingFileError, match="missing"):
+        mor.to_arrow()

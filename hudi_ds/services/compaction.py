@@ -23,6 +23,7 @@ markers), records a rollback instant as Hudi does, and executes the plan again.
 
 from __future__ import annotations
 
+import json
 import secrets
 import threading
 import time
@@ -197,10 +198,12 @@ def schedule_compaction(table: ServiceTarget, *, min_delta_commits: int = 1, wai
 # --- execution ---------------------------------------------------------------------------------------------
 
 
-def _claim(storage: Storage, instant: str, executor: str, heartbeat_timeout_s: float) -> str:
+def _claim(storage: Storage, instant: str, executor: str, owner: str | None, heartbeat_timeout_s: float) -> str:
     """Take plan `instant` for this executor, atomically with every other process (under the commit lock):
     "completed", "elsewhere" (a live executor holds it), or "claimed" (a dead executor's attempt was reverted
-    first). The claim names the executor, so a taken-over executor knows not to publish."""
+    first). The claim names the executor, so a taken-over executor knows not to publish, and its owner: a
+    writer that runs once at a time (a streaming query) takes over its own crashed attempt at once, whatever
+    the heartbeat says."""
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
         timeline = Timeline.load(storage, WRITE_LAYOUT)
         inst = timeline.find(instant)
@@ -210,28 +213,31 @@ def _claim(storage: Storage, instant: str, executor: str, heartbeat_timeout_s: f
             return "completed"
         if inst.state is State.INFLIGHT:
             age = heartbeat_age(storage, instant)
-            if age is not None and age < heartbeat_timeout_s:
+            mine = owner is not None and _claim_of(storage, instant).get("owner") == owner
+            if age is not None and age < heartbeat_timeout_s and not mine:
                 return "elsewhere"
             revert_compaction_attempt(storage, timeline, inst)
         TimelineWriter(storage, WRITE_LAYOUT).transition_to_inflight(instant, PENDING_ACTION)
         touch_heartbeat(storage, instant)
-        storage.write_bytes(executor_path(instant), executor.encode())
+        storage.write_bytes(executor_path(instant), json.dumps({"executor": executor, "owner": owner}).encode())
     return "claimed"
 
 
-def _holds_claim(storage: Storage, instant: str, executor: str) -> bool:
+def _claim_of(storage: Storage, instant: str) -> dict[str, Any]:
     try:
-        return storage.read_bytes(executor_path(instant)).decode() == executor
-    except FileNotFoundError:
-        return False
+        claim = json.loads(storage.read_bytes(executor_path(instant)))
+    except (FileNotFoundError, ValueError):
+        return {}
+    return claim if isinstance(claim, dict) else {}
 
 
-def _attempt(table: ServiceTarget, instant: str, options: ExecOptions, heartbeat_timeout_s: float) -> str:
+def _attempt(table: ServiceTarget, instant: str, options: ExecOptions, heartbeat_timeout_s: float,
+             owner: str | None) -> str:
     """One execution of plan `instant`: "completed" (by this or another executor), "elsewhere" (another live
     executor holds it), or "changed" (a compacted slice changed meanwhile: output discarded, plan pending)."""
     storage, config = table.storage, table.config
     executor = uuid.uuid4().hex
-    claim = _claim(storage, instant, executor, heartbeat_timeout_s)
+    claim = _claim(storage, instant, executor, owner, heartbeat_timeout_s)
     if claim != "claimed":
         return claim
     timeline = Timeline.load(storage, WRITE_LAYOUT)
@@ -259,7 +265,7 @@ def _attempt(table: ServiceTarget, instant: str, options: ExecOptions, heartbeat
     # the check that this executor still holds the plan and that no write changed the compacted slices, and
     # the publish, are one step, as for writes
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
-        outcome = "elsewhere" if not _holds_claim(storage, instant, executor) else (
+        outcome = "elsewhere" if _claim_of(storage, instant).get("executor") != executor else (
             "changed" if inputs_changed(storage, instant, [inputs for _, inputs in results]) else "completed")
         if outcome == "completed":
             TimelineWriter(storage, WRITE_LAYOUT).complete(instant, PENDING_ACTION, meta.to_json_bytes())
@@ -279,15 +285,16 @@ def _attempt(table: ServiceTarget, instant: str, options: ExecOptions, heartbeat
 
 def run_compaction(table: ServiceTarget, instant: str | None = None, *, row_group_rows: int | None = None,
                    row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES, compression: str = "snappy",
-                   wait_s: float = 60.0,
-                   heartbeat_timeout_s: float = DEFAULT_HEARTBEAT_TIMEOUT_S) -> list[str]:
+                   wait_s: float = 60.0, heartbeat_timeout_s: float = DEFAULT_HEARTBEAT_TIMEOUT_S,
+                   owner: str | None = None) -> list[str]:
     """Execute pending compaction plans (all, oldest first, or only `instant`); returns the instants
     completed by this call.
 
     Each file group gets exactly one new base file, written in row groups of `row_group_rows` rows or, by
     default, of about `row_group_bytes` (in-memory size; Hudi's hoodie.parquet.block.size). A plan another
-    live process is executing (fresh heartbeat) is skipped, as is, for now, a plan that a write older than
-    it is still writing to (waited for up to `wait_s`). Safe to call while other threads write.
+    live executor holds (fresh heartbeat) is skipped, unless its claim names `owner` (a writer that runs
+    once at a time, taking over its own crashed attempt); so is, for now, a plan that a write older than it
+    is still writing to (waited for up to `wait_s`). Safe to call while other threads and processes write.
     """
     storage = table.storage
     _check_mor(table.config)
@@ -307,7 +314,7 @@ def run_compaction(table: ServiceTarget, instant: str | None = None, *, row_grou
                 continue
             try:
                 for _ in range(_ATTEMPTS):
-                    outcome = _attempt(table, inst.requested_time, options, heartbeat_timeout_s)
+                    outcome = _attempt(table, inst.requested_time, options, heartbeat_timeout_s, owner)
                     if outcome != "changed":
                         break
                 else:

@@ -27,9 +27,10 @@ class TableServices:
     inline even when the options ask for a background runner: for writers whose process ends with the commit
     (Spark batch writes)."""
 
-    def __init__(self, options: HudiOptions, *, allow_async: bool = True) -> None:
+    def __init__(self, options: HudiOptions, *, allow_async: bool = True, owner: str | None = None) -> None:
         self.options = options
         self.allow_async = allow_async
+        self.owner = owner  # names a writer that runs once at a time: its crashed compactions are its own
 
     def __call__(self, storage: Storage, config: TableConfig) -> None:
         opts = self.options
@@ -49,7 +50,8 @@ class TableServices:
             with _async_lock:
                 runner = _async_runners.get(table.storage.full(""))
                 if runner is None:
-                    runner = _async_runners[table.storage.full("")] = CompactionRunner(table, wait_s=0)
+                    runner = _async_runners[table.storage.full("")] = CompactionRunner(
+                        table, wait_s=0, heartbeat_timeout_s=self.options.heartbeat_timeout_s, owner=self.owner)
             if runner.errors:
                 raise runner.errors[0]
             runner.trigger()
@@ -57,8 +59,10 @@ class TableServices:
         if scheduled:
             faults.pause_point("compaction_scheduled")
         # a plan another writer's executor holds is left to it while its heartbeat is fresh (other writers of
-        # the table run these services too); one left by a crashed executor is taken over once it expired
-        compaction.run_compaction(table, wait_s=0, heartbeat_timeout_s=self.options.heartbeat_timeout_s)
+        # the table run these services too); one left by a crashed executor is taken over once it expired, or at
+        # once if it was this writer's own
+        compaction.run_compaction(table, wait_s=0, heartbeat_timeout_s=self.options.heartbeat_timeout_s,
+                                  owner=self.owner)
 
 
 def background_runner(storage: Storage) -> CompactionRunner | None:

@@ -79,7 +79,7 @@ class PreparedSparkWrite:
 
 
 def prepare_table(opts: HudiOptions, storage: Storage, schema: StructType, overwrite: bool, *,
-                  allow_async_services: bool = False) -> PreparedSparkWrite:
+                  allow_async_services: bool = False, services_owner: str | None = None) -> PreparedSparkWrite:
     """Open the table (a first write creates it: without a record key option a key-less one, as Apache Hudi 0.14+
     does) and prepare the write with the write client; shared by batch writes and the streaming sink."""
     config = open_existing(storage, opts)
@@ -99,7 +99,7 @@ def prepare_table(opts: HudiOptions, storage: Storage, schema: StructType, overw
         require_columns(data_in, key_columns(opts.record_key, opts.partition_fields, opts.ordering_field, operation),
                         operation)
         config = create_table(storage, opts)
-    hooks = [TableServices(opts, allow_async=allow_async_services)]
+    hooks = [TableServices(opts, allow_async=allow_async_services, owner=services_owner)]
     client = WriteClient(storage, config, opts, hooks)
     return PreparedSparkWrite(client, client.prepare(operation, data_in), incoming, changelog)
 

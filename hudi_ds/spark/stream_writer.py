@@ -62,7 +62,9 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
     """Made on the driver for each micro-batch (twice: tasks' copy and commit copy); holds no instant."""
 
     def __init__(self, opts: HudiOptions, storage: Storage, schema: StructType) -> None:
-        spark_write = prepare_table(opts, storage, schema, overwrite=False, allow_async_services=True)
+        # a streaming query runs once at a time: a compaction its crashed run left is its own to take over
+        spark_write = prepare_table(opts, storage, schema, overwrite=False, allow_async_services=True,
+                                    services_owner=f"streaming:{opts.streaming_identifier}")
         self.client = spark_write.client
         self.prepared = spark_write.prepared
         self.storage = spark_write.client.storage

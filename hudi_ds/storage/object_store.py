@@ -211,7 +211,11 @@ class ObjectStorage(Storage):
             held = {"expires": 0}  # a torn or foreign lease: treat as expired
         if float(held.get("expires", 0)) > time.time():
             return False
-        version: Any = {"e_tag": current.meta.get("e_tag"), "version": current.meta.get("version")}
+        # obstore's UpdateVersion: the fields the store gave (moto and S3 give an ETag, no version id)
+        version: Any = {k: current.meta.get(k) for k in ("e_tag", "version") if current.meta.get(k) is not None}
+        if not version:
+            raise StorageError(f"the lock {self.full(key)} expired, but the store gave no ETag or version to take it "
+                               "over safely; delete it by hand once no writer is running")
         try:
             self._call("PUT", key, lambda: obstore.put(self.store, key, lease, mode=version))
             return True
