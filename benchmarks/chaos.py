@@ -37,6 +37,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -288,8 +289,16 @@ def _spark_env() -> dict[str, str]:
     return dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
 
 
-def _run_for(proc: subprocess.Popen, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
+def _run_until_kill(proc: subprocess.Popen, position: Callable[[], Any], rng: random.Random) -> None:
+    """Let a Spark job run until its kill: one run in five at a random moment of its start (recovery included),
+    the others a random moment after it finished one more micro-batch (a session takes ~6-10 s to start)."""
+    if rng.random() < 0.2:
+        deadline = time.monotonic() + rng.uniform(2.0, 10.0)
+    else:
+        start, deadline = position(), time.monotonic() + 90
+        while proc.poll() is None and time.monotonic() < deadline and position() == start:
+            time.sleep(0.1)
+        deadline = time.monotonic() + rng.uniform(0.0, 3.0)
     while proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
 
@@ -368,14 +377,15 @@ def run_stream_sink(kills: int, work: Path, uri: str, rng: random.Random) -> Tal
         proc = subprocess.Popen([sys.executable, str(job), str(work / "sink-src"), uri, str(ck), "--until-files",
                                  str(n_files), "--compaction-every", "3"], env=env, stdout=open(log, "ab"),
                                 stderr=subprocess.STDOUT, start_new_session=True)
-        _run_for(proc, rng.uniform(6.0, 16.0))  # a Spark session takes ~6 s: some kills land in its start
+        _run_until_kill(proc, lambda: finished_batch_ids(str(ck)) and max(finished_batch_ids(str(ck))), rng)
         if not _kill_or_fail(tally, proc, log):
             break
         done = max(finished_batch_ids(str(ck)), default=-1) + 1
         tally.writes = done
         if not (work / "sink-ck").exists() or not Path(uri, ".hoodie").exists():
             continue  # killed before the query started
-        got = HudiTable(uri).to_arrow(columns=["id", "ts", "amount"]).to_pylist()
+        sink = HudiTable(uri)
+        got = sink.to_arrow(columns=["id", "ts", "amount"]).to_pylist() if "id" in sink.schema.names else []
         rows = {r["id"]: (r["ts"], r["amount"]) for r in got}
         matches = [n for n, h in enumerate(prefix_hashes) if h == _state_hash(rows)]
         tally.rounds += 1
@@ -489,7 +499,7 @@ def run_stream_reader(kills: int, work: Path, uri: str, rng: random.Random) -> T
             proc = subprocess.Popen([sys.executable, str(job), uri, str(out), str(ck), "--until-instant", "9" * 17],
                                     env=env, stdout=open(log, "ab"), stderr=subprocess.STDOUT,
                                     start_new_session=True)
-            _run_for(proc, rng.uniform(6.0, 16.0))
+            _run_until_kill(proc, lambda: consumed(str(ck)), rng)
             if not _kill_or_fail(tally, proc, log) or writer.error is not None:
                 break
             with writer.lock:
