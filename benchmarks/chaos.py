@@ -39,6 +39,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -356,21 +357,14 @@ def run_stream_sink(kills: int, work: Path, uri: str, rng: random.Random) -> Tal
     first n micro-batches (n = the batches Spark finished, or one more whose commit Spark did not log yet)."""
     env = _spark_env()
     from jobs import finished_batch_ids
-    from source_data import batches, write_files
+    from source_data import batches, states, write_files
 
     from hudi_ds import HudiTable
 
     n_files = 25 * kills + 50  # more than the runs get through: every kill lands mid-stream
     data = batches(n_files, 40, keys=400)
     write_files(work / "sink-src", data)
-    prefix_hashes, state = [_state_hash({})], {}
-    for batch in data:
-        for r in batch:
-            if r["op"] == "d":
-                state.pop(r["id"], None)
-            else:
-                state[r["id"]] = (r["ts"], r["amount"])
-        prefix_hashes.append(_state_hash(state))
+    prefix_hashes = [_state_hash({})] + [_state_hash(state) for state in states(data)]
     ck, log, job = work / "sink-ck", work / "stream_sink.log", TESTS / "streaming_job" / "run_stream.py"
     tally, started, progress = Tally(), time.monotonic(), [0]
     while tally.kills < kills and not tally.failures:
@@ -545,6 +539,8 @@ def main() -> int:
     ap.add_argument("--store", choices=["local", "s3"], default="local")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json")
+    ap.add_argument("--report", help="also write the table as a Markdown section (benchmarks/run.py puts "
+                                     "benchmarks/results/chaos-<store>.md into REPORT.md)")
     ap.add_argument("--workdir", help="keep the tables and writer logs here (default: a temporary folder)")
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--table")
@@ -586,15 +582,22 @@ def main() -> int:
                 results[name] = run_kind(kind, args.kills, work, uri, storage_options, rng, window)
         if server is not None:
             server.stop()
+    finished = datetime.now(timezone.utc)
     header = (f"{'writer kind':14s} {'kills':>6s} {'writes':>6s} {'reads':>6s} {'bad':>4s} {'rounds':>6s} "
               f"{'consistent':>10s} {'dups':>5s} {'lost':>5s} {'partial':>7s} {'hudi-rs':>7s} {'validate':>8s} {'time':>7s}")
-    print(f"store: {args.store}\n{header}")
+    table = [f"store: {args.store}", header]
     for name, t in results.items():
-        print(f"{name:14s} {t.kills:6d} {t.writes:6d} {t.reads:6d} {t.bad_reads:4d} {t.rounds:6d} {t.consistent:10d} "
-              f"{t.duplicates:5d} {t.lost:5d} {t.partial:7d} {t.hudi_rs_agrees:7d} {t.validate_clean:8d} "
-              f"{t.seconds:6.0f}s")
-        for failure in t.failures[:5]:
-            print(f"    {failure}")
+        table.append(f"{name:14s} {t.kills:6d} {t.writes:6d} {t.reads:6d} {t.bad_reads:4d} {t.rounds:6d} "
+                     f"{t.consistent:10d} {t.duplicates:5d} {t.lost:5d} {t.partial:7d} {t.hudi_rs_agrees:7d} "
+                     f"{t.validate_clean:8d} {t.seconds:6.0f}s")
+        table += [f"    {failure}" for failure in t.failures[:5]]
+    print("\n".join(table))
+    if args.report:
+        Path(args.report).write_text("\n".join([
+            f"## chaos ({args.store})", "",
+            f"`./run chaos --kills {args.kills} --store {args.store} --seed {args.seed}`, {finished:%Y-%m-%d %H:%M UTC}. "
+            "Writers killed with SIGKILL at random moments; every round checks the table against the writes that "
+            "returned (see benchmarks/chaos.py).", "", "```", *table, "```", ""]))
     if args.json:
         Path(args.json).write_text(json.dumps({n: vars(t) for n, t in results.items()}, indent=1))
     bad = any(t.duplicates or t.lost or t.partial or t.failures for t in results.values())

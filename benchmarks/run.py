@@ -241,6 +241,15 @@ def _plot(results: dict[str, dict[str, float]], out: Path) -> list[str]:
     return made
 
 
+def _chaos_sections() -> list[str]:
+    """The last chaos runs (`./run chaos --report benchmarks/results/chaos-<store>.md`), kept with their own
+    dates: the suite is too long to run with every benchmark report."""
+    out: list[str] = []
+    for path in sorted((HERE / "results").glob("chaos-*.md")):
+        out += [path.read_text().strip(), ""]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run, not a measurement)")
@@ -280,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {bench} | {desc} | {op} {target:,} | {shown} | {met} |")
     lines.append("")
     plots = _plot(results, out)
-    lines += [f"![{p}]({p})" for p in plots] + [""] + _memory_table(results) + sections
+    lines += [f"![{p}]({p})" for p in plots] + [""] + _memory_table(results) + sections + _chaos_sections()
     (out / "REPORT.md").write_text("\n".join(lines))
     print(f"wrote {out / 'REPORT.md'} (suite time {total / 60:.1f} min)")
     return 0

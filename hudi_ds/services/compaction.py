@@ -200,17 +200,15 @@ def schedule_compaction(table: ServiceTarget, *, min_delta_commits: int = 1, wai
 
 def _claim(storage: Storage, instant: str, executor: str, owner: str | None, heartbeat_timeout_s: float) -> str:
     """Take plan `instant` for this executor, atomically with every other process (under the commit lock):
-    "completed", "elsewhere" (a live executor holds it), or "claimed" (a dead executor's attempt was reverted
-    first). The claim names the executor, so a taken-over executor knows not to publish, and its owner: a
+    "elsewhere" (a live executor holds it, or another one completed it), or "claimed" (a dead executor's
+    attempt was reverted first). The claim names the executor, so a taken-over executor knows not to publish, and its owner: a
     writer that runs once at a time (a streaming query) takes over its own crashed attempt at once, whatever
     the heartbeat says."""
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
         timeline = Timeline.load(storage, WRITE_LAYOUT)
         inst = timeline.find(instant)
-        if inst is None:
-            return "elsewhere"  # completed by another executor and archived since
-        if inst.is_completed:
-            return "completed"
+        if inst is None or inst.is_completed:
+            return "elsewhere"  # completed by another executor (and archived since, if gone)
         if inst.state is State.INFLIGHT:
             age = heartbeat_age(storage, instant)
             mine = owner is not None and _claim_of(storage, instant).get("owner") == owner
@@ -233,8 +231,8 @@ def _claim_of(storage: Storage, instant: str) -> dict[str, Any]:
 
 def _attempt(table: ServiceTarget, instant: str, options: ExecOptions, heartbeat_timeout_s: float,
              owner: str | None) -> str:
-    """One execution of plan `instant`: "completed" (by this or another executor), "elsewhere" (another live
-    executor holds it), or "changed" (a compacted slice changed meanwhile: output discarded, plan pending)."""
+    """One execution of plan `instant`: "completed" (by this executor), "elsewhere" (another executor holds
+    it or completed it), or "changed" (a compacted slice changed meanwhile: output discarded, plan pending)."""
     storage, config = table.storage, table.config
     executor = uuid.uuid4().hex
     claim = _claim(storage, instant, executor, owner, heartbeat_timeout_s)

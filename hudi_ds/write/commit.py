@@ -101,6 +101,18 @@ def remove_unreported_files(storage: Storage, plan: WritePlan, results: Sequence
     return stray
 
 
+def _pending(storage: Storage, instant: str) -> Timeline:
+    """The timeline, if `instant` is still pending on it."""
+    timeline = Timeline.load(storage, WRITE_LAYOUT)
+    mine = timeline.find(instant)
+    if mine is None or mine.is_completed:
+        raise CommitStateUnknownError(
+            f"instant {instant} was rolled back by another writer (its heartbeat looked dead: see "
+            "hoodie.client.heartbeat.timeout.secs) or completed by another process; nothing was committed by this "
+            "call: check the timeline and retry the write")
+    return timeline
+
+
 class Coordinator:
     """Driver-side commit protocol for one table."""
 
@@ -149,13 +161,7 @@ class Coordinator:
         return groups
 
     def commit(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None = None) -> str:
-        timeline = Timeline.load(self.storage, WRITE_LAYOUT)
-        mine = timeline.find(plan.instant)
-        if mine is None or mine.is_completed:
-            raise CommitStateUnknownError(
-                f"instant {plan.instant} is no longer pending (rolled back by another writer?); nothing was committed "
-                "by this call: check the timeline and retry the write"
-            )
+        timeline = _pending(self.storage, plan.instant)
         remove_unreported_files(self.storage, plan, results)
         results = merge_shared_groups(self.storage, plan, list(results))
         files = [f for r in results for f in r.files]
@@ -174,13 +180,7 @@ class Coordinator:
         # checking for conflicts and publishing is one step (two writers that both checked first would both win),
         # and a rollback takes the same lock (it would otherwise delete files of a commit completing meanwhile)
         with self.storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
-            latest = Timeline.load(self.storage, WRITE_LAYOUT)
-            mine = latest.find(plan.instant)
-            if mine is None or mine.is_completed:
-                raise CommitStateUnknownError(
-                    f"instant {plan.instant} was rolled back by another writer (its heartbeat looked dead: see "
-                    "hoodie.client.heartbeat.timeout.secs) or completed by another process; nothing was committed "
-                    "by this call: check the timeline and retry the write")
+            latest = _pending(self.storage, plan.instant)
             conflict = self._conflict(plan, latest, {(f.partition, f.bucket) for f in files}, partitions)
             if conflict is None:
                 faults.pause_point("commit_publishing")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import random
+from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -40,7 +42,8 @@ def batches(n_batches: int, rows: int, keys: int = 500, seed: int = 7) -> list[l
     return out
 
 
-def model(all_batches: list[list[dict]]) -> dict[str, tuple[int, float]]:
+def states(all_batches: list[list[dict]]) -> Iterator[dict[str, tuple[int, float]]]:
+    """The table after each batch (one dict, updated in place between yields)."""
     state: dict[str, tuple[int, float]] = {}
     for batch in all_batches:
         for r in batch:
@@ -48,7 +51,12 @@ def model(all_batches: list[list[dict]]) -> dict[str, tuple[int, float]]:
                 state.pop(r["id"], None)
             else:
                 state[r["id"]] = (r["ts"], r["amount"])
-    return state
+        yield state
+
+
+def model(all_batches: list[list[dict]]) -> dict[str, tuple[int, float]]:
+    last = deque(states(all_batches), maxlen=1)
+    return last[0] if last else {}
 
 
 def write_files(folder: Path, all_batches: list[list[dict]]) -> None:
