@@ -532,6 +532,30 @@ def _next_offsets(ck: Path) -> list[str]:
     return [str(json.loads(nxt.read_text().splitlines()[-1])["instant"])] if nxt.exists() else []
 
 
+def _table(store: str, results: dict[str, Tally]) -> list[str]:
+    header = (f"{'writer kind':14s} {'kills':>6s} {'writes':>6s} {'reads':>6s} {'bad':>4s} {'rounds':>6s} "
+              f"{'consistent':>10s} {'dups':>5s} {'lost':>5s} {'partial':>7s} {'hudi-rs':>7s} {'validate':>8s} {'time':>7s}")
+    table = [f"store: {store}", header]
+    for name, t in results.items():
+        table.append(f"{name:14s} {t.kills:6d} {t.writes:6d} {t.reads:6d} {t.bad_reads:4d} {t.rounds:6d} "
+                     f"{t.consistent:10d} {t.duplicates:5d} {t.lost:5d} {t.partial:7d} {t.hudi_rs_agrees:7d} "
+                     f"{t.validate_clean:8d} {t.seconds:6.0f}s")
+        table += [f"    {failure}" for failure in t.failures[:5]]
+    return table
+
+
+def _write_results(args: argparse.Namespace, results: dict[str, Tally]) -> None:
+    if args.report:
+        Path(args.report).write_text("\n".join([
+            f"## chaos ({args.store})", "",
+            f"`./run chaos --kills {args.kills} --store {args.store} --seed {args.seed}`, "
+            f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}. Writers killed with SIGKILL at random moments; every "
+            "round checks the table against the writes that returned (see benchmarks/chaos.py).", "",
+            "```", *_table(args.store, results), "```", ""]))
+    if args.json:
+        Path(args.json).write_text(json.dumps({n: vars(t) for n, t in results.items()}, indent=1))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kills", type=int, default=100)
@@ -580,26 +604,10 @@ def main() -> int:
                 results[name] = run_stream_reader(args.kills, work, uri, rng)
             else:
                 results[name] = run_kind(kind, args.kills, work, uri, storage_options, rng, window)
+            _write_results(args, results)  # after each kind: a long run that is cut short keeps what it measured
         if server is not None:
             server.stop()
-    finished = datetime.now(timezone.utc)
-    header = (f"{'writer kind':14s} {'kills':>6s} {'writes':>6s} {'reads':>6s} {'bad':>4s} {'rounds':>6s} "
-              f"{'consistent':>10s} {'dups':>5s} {'lost':>5s} {'partial':>7s} {'hudi-rs':>7s} {'validate':>8s} {'time':>7s}")
-    table = [f"store: {args.store}", header]
-    for name, t in results.items():
-        table.append(f"{name:14s} {t.kills:6d} {t.writes:6d} {t.reads:6d} {t.bad_reads:4d} {t.rounds:6d} "
-                     f"{t.consistent:10d} {t.duplicates:5d} {t.lost:5d} {t.partial:7d} {t.hudi_rs_agrees:7d} "
-                     f"{t.validate_clean:8d} {t.seconds:6.0f}s")
-        table += [f"    {failure}" for failure in t.failures[:5]]
-    print("\n".join(table))
-    if args.report:
-        Path(args.report).write_text("\n".join([
-            f"## chaos ({args.store})", "",
-            f"`./run chaos --kills {args.kills} --store {args.store} --seed {args.seed}`, {finished:%Y-%m-%d %H:%M UTC}. "
-            "Writers killed with SIGKILL at random moments; every round checks the table against the writes that "
-            "returned (see benchmarks/chaos.py).", "", "```", *table, "```", ""]))
-    if args.json:
-        Path(args.json).write_text(json.dumps({n: vars(t) for n, t in results.items()}, indent=1))
+    print("\n".join(_table(args.store, results)))
     bad = any(t.duplicates or t.lost or t.partial or t.failures for t in results.values())
     return 1 if bad else 0
 

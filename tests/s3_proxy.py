@@ -76,7 +76,9 @@ class S3Proxy:
                 for key, value in resp.getheaders():
                     if key.lower() not in ("transfer-encoding", "connection", "content-length"):
                         self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
+                # a HEAD answer has no body but tells the object's length (readers size files by it)
+                head_length = resp.getheader("Content-Length") if self.command == "HEAD" else None
+                self.send_header("Content-Length", head_length or str(len(data)))
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(data)
