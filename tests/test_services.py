@@ -487,3 +487,22 @@ def test_a_read_whose_timeline_went_stale_plans_again(mor):
     (Path(mor.path) / victim).unlink()
     with pytest.raises(MissingFileError, match="missing"):
         mor.to_arrow()
+
+
+def test_archive_finishes_the_work_of_an_archiver_killed_midway(mor):
+    """An archiver deletes the pending-state files of the instants it archived first; killed then, it leaves
+    completed cleans without their requested plan. The next archive must archive them all the same."""
+    for ts in range(10, 20):
+        mor.write(data(range(ts % 5, 50, 5), ts, v=float(ts)))
+        compact(mor)
+        clean(mor, retain_commits=2)
+    cleans = sorted(i.requested_time for i in mor.timeline() if i.action == "clean")
+    assert cleans
+    (Path(mor.path) / ".hoodie" / f"{cleans[0]}.clean.requested").unlink()
+    before = snap(mor)
+    archived = archive(mor, min_commits=2, max_commits=4)
+    assert cleans[0] in archived
+    plans = [r for r in read_archived(mor.storage) if r["commitTime"] == cleans[0] and r["actionType"] == "clean"]
+    assert {r["actionState"] for r in plans} == {"INFLIGHT", "COMPLETED"}
+    assert [r["hoodieCleanerPlan"] is not None for r in plans if r["actionState"] == "INFLIGHT"] == [True]
+    assert snap(mor) == before == theirs(mor)

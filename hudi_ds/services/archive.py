@@ -164,10 +164,11 @@ def _entry(storage: Storage, name: str, inst: Instant) -> dict[str, Any]:
     elif action == "clean":
         if state is State.COMPLETED:
             rec["hoodieCleanMetadata"] = decode_avro_instant(data, path, CLEAN_METADATA)
-        else:
+        else:  # the plan: the requested file, or the inflight one, which repeats it (an archiver killed
+            # midway may have removed the requested file already)
             requested = posixpath.join(HOODIE_DIR, f"{inst.requested_time}.clean.requested")
-            plan = storage.read_bytes(requested)
-            rec["hoodieCleanerPlan"] = decode_avro_instant(plan, requested, CLEANER_PLAN)
+            plan = data or (storage.read_bytes(requested) if storage.exists(requested) else b"")
+            rec["hoodieCleanerPlan"] = decode_avro_instant(plan, path, CLEANER_PLAN) if plan else None
     elif action == "rollback" and state is State.COMPLETED:
         rec["hoodieRollbackMetadata"] = decode_avro_instant(data, path, ROLLBACK_METADATA)
     elif action == "compaction" and state is State.REQUESTED:
