@@ -26,6 +26,7 @@ from pyspark.sql.types import StructType
 
 from hudi_ds import faults
 from hudi_ds.config.options import HudiOptions
+from hudi_ds.errors import CommitStateUnknownError
 from hudi_ds.recovery.rollback import rollback_pending
 from hudi_ds.spark import types
 from hudi_ds.spark.batch_writer import prepare_table, shape_input
@@ -79,10 +80,14 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
         pending (a crashed attempt's, rolled back or even completed) are never reused: the k-th live plan
         is claimed at `<run>-<batch>-<k>.plan`, k counting the stale ones, so racing tasks agree."""
         storage = self.storage
-        timeline = Timeline.load(storage, WRITE_LAYOUT)
         prefix = f"{run_id}-{batch_id}-"
+        entries = sorted(storage.list(streaming_plan_dir(self.identifier)), key=lambda e: e.name)
+        # loaded after the listing: a plan's instant exists before its plan file, so every listed plan's instant
+        # is on this timeline (loaded before, a racing task's fresh plan looked stale and the two tasks of one
+        # micro-batch wrote under two instants: the commit rolled one back, and its rows were lost)
+        timeline = Timeline.load(storage, WRITE_LAYOUT)
         stale = 0
-        for entry in sorted(storage.list(streaming_plan_dir(self.identifier)), key=lambda e: e.name):
+        for entry in entries:
             if not entry.name.startswith(prefix):
                 continue
             plan: WritePlan = pickle.loads(storage.read_bytes(entry.path))
@@ -127,6 +132,10 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
         storage = self.storage
         done = [m for m in messages if isinstance(m, StreamCommitMessage) and m.plan is not None]
         plan = done[0].plan if done else None
+        if len({m.plan.instant for m in done if m.plan is not None}) > 1:  # never silently drop a task's rows
+            raise CommitStateUnknownError(
+                f"the tasks of micro-batch {batchId} wrote under different instants; nothing was committed, the "
+                "batch is replayed when the query restarts")
         timeline = Timeline.load(storage, WRITE_LAYOUT)
         for instant, _ in pending_instants_of(timeline, self.identifier):
             if plan is None or instant != plan.instant:
