@@ -147,6 +147,7 @@ class Tally:
     writes: int = 0  # operations the writers completed (micro-batches, for the streaming kinds)
     reads: int = 0  # reads racing the writers
     bad_reads: int = 0  # racing reads that failed or saw a state no prefix of the writes gives
+    expired_reads: int = 0  # racing reads that outlasted the clean window (MissingFileError), as in Apache Hudi
     consistent: int = 0
     duplicates: int = 0
     lost: int = 0
@@ -197,13 +198,20 @@ def _read_while_writing(tally: Tally, uri: str, storage_options: dict[str, str] 
                         writers: list[tuple[int, Path, list[dict[str, Any]]]], until: float) -> None:
     """Read the table until `until`: each read must show, per writer, the state after some prefix of its
     operations between what it had logged before the read and one past what it logged after."""
-    from hudi_ds import HudiDsError, HudiTable
+    from hudi_ds import HudiDsError, HudiTable, MissingFileError
 
     table = HudiTable(uri, storage_options=storage_options)
     while time.monotonic() < until:
         before = [_logged(log) for _, log, _ in writers]
         try:
             got = table.to_arrow(columns=["id", "p", "v"]).to_pylist() if "id" in table.schema.names else []
+        except MissingFileError:
+            # the read outlasted clean.retain_commits while writers kept committing (its slices were cleaned
+            # under it, re-planned three times): Hudi's documented limit, not a loss; the check after the
+            # kill reads the quiet table and must succeed
+            tally.reads += 1
+            tally.expired_reads += 1
+            continue
         except HudiDsError as exc:
             tally.reads += 1
             tally.bad_reads += 1
@@ -554,11 +562,11 @@ def _next_offsets(ck: Path) -> list[str]:
 
 
 def _table(store: str, results: dict[str, Tally]) -> list[str]:
-    header = (f"{'writer kind':14s} {'kills':>6s} {'writes':>6s} {'reads':>6s} {'bad':>4s} {'rounds':>6s} "
+    header = (f"{'writer kind':14s} {'kills':>6s} {'writes':>6s} {'reads':>6s} {'exp':>4s} {'bad':>4s} {'rounds':>6s} "
               f"{'consistent':>10s} {'dups':>5s} {'lost':>5s} {'partial':>7s} {'hudi-rs':>7s} {'validate':>8s} {'time':>7s}")
     table = [f"store: {store}", header]
     for name, t in results.items():
-        table.append(f"{name:14s} {t.kills:6d} {t.writes:6d} {t.reads:6d} {t.bad_reads:4d} {t.rounds:6d} "
+        table.append(f"{name:14s} {t.kills:6d} {t.writes:6d} {t.reads:6d} {t.expired_reads:4d} {t.bad_reads:4d} {t.rounds:6d} "
                      f"{t.consistent:10d} {t.duplicates:5d} {t.lost:5d} {t.partial:7d} {t.hudi_rs_agrees:7d} "
                      f"{t.validate_clean:8d} {t.seconds:6.0f}s")
         table += [f"    {failure}" for failure in t.failures[:5]]
