@@ -1,10 +1,17 @@
-"""hudi-py (Python API) against deltalake (delta-rs) on the same rows and operations.
+"""hudi-py (Python API) against deltalake (delta-rs) on the same rows and operations, in one process.
 
-    ./run py benchmarks/bench_lakes.py [--rows 1000000]
+    ./run py benchmarks/bench_lakes.py [--rows 2000000] [--runs 3]
 
-Initial load, upsert of 10% (half updates, half new; deltalake runs a MERGE), delete of 1%, snapshot read,
-change feed read of the upsert. Prints rows/s and the hudi-py / deltalake ratio, and checks that both
-tables end with the same rows (count and checksum). Goal (issue 7): hudi-py upsert >= 5x deltalake MERGE.
+Steps: initial load (hudi-py bulk_insert; write_deltalake), upsert of 10% (half updates, half new; deltalake runs
+a MERGE), delete of 1% (a MERGE delete), snapshot read of the merge-on-read table with its log files (all
+columns, then the data columns deltalake returns), change feed of the upsert commit, and the snapshot read after
+compaction. Each run builds both tables anew; every figure is the median over the runs. Memory: the growth of
+this process's peak RSS during each step (the kernel's high-water mark, reset before the step).
+Checks that both tables end with the same rows (count and checksum) and that both change feeds hold the upsert.
+Goals (issue 16): load >= 0.7x deltalake; merge-on-read snapshot >= 0.5x; read after compaction >= 1x; upsert
+>= 5x; delete >= 10x; peak RSS growth per step <= deltalake's.
+
+Paimon (pypaimon 2.1) is not a peer here yet: it pins pyarrow < 20 and cannot share this environment.
 """
 
 from __future__ import annotations
@@ -12,21 +19,38 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import checksum, make_rows, memory_figures, timed  # noqa: E402
+from common import checksum, make_rows, memory_figures, step_memory, timed  # noqa: E402
 
 from hudi_ds import HudiTable  # noqa: E402
 
+DATA_COLUMNS = ["id", "name", "amount", "ts", "dt", "flag"]
+# step -> rows it handles (filled per run); the order is the order they run in
+STEPS = ["load", "upsert", "delete", "read", "read_data", "cdf", "read_compacted"]
 
-def run(rows: int, work: Path) -> dict[str, float]:
+
+def _step(f: dict[str, float], name: str, fn: Callable[[], Any]) -> Any:
+    """Time one step and the growth of this process's peak RSS during it."""
+    mem: dict[str, float] = {}
+    with step_memory(mem, name):
+        seconds, out = timed(fn)
+    f[f"{name}_s"] = seconds
+    f[f"{name}_rss_growth_mib"] = mem[f"{name}_rss_growth_mib"]
+    return out
+
+
+def one_run(rows: int, work: Path) -> dict[str, float]:
     from deltalake import DeltaTable, write_deltalake
 
     n = rows
@@ -41,56 +65,87 @@ def run(rows: int, work: Path) -> dict[str, float]:
     f: dict[str, float] = {}
     # --- deltalake
     dpath = str(work / "delta")
-    f["delta_load_s"], _ = timed(lambda: write_deltalake(
+    _step(f, "delta_load", lambda: write_deltalake(
         dpath, base, partition_by=["dt"], mode="overwrite", configuration={"delta.enableChangeDataFeed": "true"}))
     dt = DeltaTable(dpath)
-    f["delta_upsert_s"], _ = timed(lambda: dt.merge(
+    _step(f, "delta_upsert", lambda: dt.merge(
         upsert, predicate="t.id = s.id AND t.dt = s.dt", source_alias="s", target_alias="t")
         .when_matched_update_all().when_not_matched_insert_all().execute())
     v_upsert = DeltaTable(dpath).version()
-    f["delta_delete_s"], _ = timed(lambda: DeltaTable(dpath).merge(
+    _step(f, "delta_delete", lambda: DeltaTable(dpath).merge(
         deletes.select(["id", "dt"]), predicate="t.id = s.id AND t.dt = s.dt", source_alias="s", target_alias="t")
         .when_matched_delete().execute())
-    f["delta_read_s"], delta_rows = timed(lambda: DeltaTable(dpath).to_pyarrow_table())
-    f["delta_cdf_s"], delta_cdf = timed(lambda: DeltaTable(dpath).load_cdf(
-        starting_version=v_upsert, ending_version=v_upsert).read_all())
-    delta_cdf = pa.table(delta_cdf)
-    delta_rows = pa.table(delta_rows)
+    delta_rows = pa.table(_step(f, "delta_read", lambda: DeltaTable(dpath).to_pyarrow_table()))
+    f["delta_read_data_s"] = f["delta_read_s"]  # deltalake's read returns the data columns only
+    f["delta_read_data_rss_growth_mib"] = f["delta_read_rss_growth_mib"]
+    delta_cdf = pa.table(_step(f, "delta_cdf", lambda: DeltaTable(dpath).load_cdf(
+        starting_version=v_upsert, ending_version=v_upsert).read_all()))
+    f["delta_read_compacted_s"] = f["delta_read_s"]  # a delta table has no log files to fold away
+    f["delta_read_compacted_rss_growth_mib"] = f["delta_read_rss_growth_mib"]
 
     # --- hudi-py
     t = HudiTable.create(str(work / "hudi"), table_name="bench", record_key="id", ordering_field="ts",
                          partition_by="dt", buckets=4)
-    f["hudi_load_s"], _ = timed(lambda: t.write(base, operation="bulk_insert"))
-    f["hudi_upsert_s"], c_up = timed(lambda: t.write(upsert))
-    f["hudi_delete_s"], _ = timed(lambda: t.write(deletes.select(["id", "dt"]), operation="delete"))
-    f["hudi_read_s"], hudi_rows = timed(t.to_arrow)
+    _step(f, "hudi_load", lambda: t.write(base, operation="bulk_insert"))
+    c_up = _step(f, "hudi_upsert", lambda: t.write(upsert))
+    _step(f, "hudi_delete", lambda: t.write(deletes.select(["id", "dt"]), operation="delete"))
+    hudi_rows = _step(f, "hudi_read", t.to_arrow)
+    hudi_data = _step(f, "hudi_read_data", lambda: t.to_arrow(columns=DATA_COLUMNS))
     before_upsert = [i.requested_time for i in t.timeline() if i.is_completed][0]
-    f["hudi_cdf_s"], hudi_cdf = timed(lambda: t.changes(before_upsert, c_up))
+    hudi_cdf = _step(f, "hudi_cdf", lambda: t.changes(before_upsert, c_up))
+    t.compact()
+    compacted = _step(f, "hudi_read_compacted", lambda: t.to_arrow(columns=DATA_COLUMNS))
 
-    a, b = checksum(hudi_rows), checksum(delta_rows.select(["id", "amount"]))
-    assert a == b, f"final tables differ: hudi-py {a} vs deltalake {b}"
+    expected = checksum(delta_rows.select(["id", "amount"]))
+    for name, got in (("snapshot", hudi_rows), ("data columns", hudi_data), ("after compaction", compacted)):
+        assert checksum(got) == expected, f"hudi-py {name} read {checksum(got)} differs from deltalake {expected}"
     n_cdf = pc.sum(pc.is_in(hudi_cdf["_change_type"], value_set=pa.array(["insert", "update_postimage"]))).as_py()
-    d_cdf = pc.sum(pc.is_in(delta_cdf["_change_type"].cast(pa.string()), value_set=pa.array(["insert", "update_postimage"]))).as_py()
+    d_cdf = pc.sum(pc.is_in(delta_cdf["_change_type"].cast(pa.string()),
+                            value_set=pa.array(["insert", "update_postimage"]))).as_py()
     assert n_cdf == d_cdf == k, (n_cdf, d_cdf, k)
-    f.update(rows=n, upsert_rows=k, delete_rows=len(del_ids), final_rows=hudi_rows.num_rows, **memory_figures())
+    f.update(rows=n, upsert_rows=k, delete_rows=len(del_ids), final_rows=hudi_rows.num_rows)
+    return f
+
+
+def step_rows(f: dict[str, float], step: str) -> float:
+    return {"load": f["rows"], "upsert": f["upsert_rows"], "delete": f["delete_rows"],
+            "cdf": f["upsert_rows"]}.get(step, f["final_rows"])
+
+
+def run(rows: int, runs: int) -> dict[str, float]:
+    """Median figures over `runs` fresh runs, with the hudi-py / deltalake speed and memory ratios."""
+    all_runs = []
+    for _ in range(runs):
+        work = Path(tempfile.mkdtemp(prefix="hudi_ds_lakes_"))
+        try:
+            all_runs.append(one_run(rows, work))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    f = {key: statistics.median(r[key] for r in all_runs) for key in all_runs[0]}
+    for step in STEPS:
+        f[f"{step}_ratio"] = f[f"delta_{step}_s"] / f[f"hudi_{step}_s"]
+    f.update(runs=runs, **memory_figures())
     return f
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="hudi_ds_lakes_"))
-    try:
-        f = run(args.rows, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print(f"hudi-py vs deltalake, {args.rows:,} rows (8 partitions; checksums match)")
-    for step, count in (("load", f["rows"]), ("upsert", f["upsert_rows"]), ("delete", f["delete_rows"]),
-                        ("read", f["final_rows"]), ("cdf", f["upsert_rows"])):
+    f = run(args.rows, args.runs)
+    print(f"hudi-py vs deltalake, {args.rows:,} rows, 8 partitions; median of {args.runs} runs; checksums match")
+    print(f"  {'step':15s} {'hudi-py rows/s':>15s} {'deltalake rows/s':>17s} {'speed':>7s}"
+          f"   {'RSS growth MiB: hudi-py':>24s} {'deltalake':>10s}")
+    for step in STEPS:
+        count = step_rows(f, step)
         h, d = count / f[f"hudi_{step}_s"], count / f[f"delta_{step}_s"]
-        print(f"  {step:7s} hudi-py {h:>13,.0f} rows/s   deltalake {d:>13,.0f} rows/s   ratio {h / d:5.2f}x")
+        print(f"  {step:15s} {h:>15,.0f} {d:>17,.0f} {h / d:>6.2f}x"
+              f"   {f[f'hudi_{step}_rss_growth_mib']:>24,.0f} {f[f'delta_{step}_rss_growth_mib']:>10,.0f}")
+    print("  read: the merge-on-read snapshot with its log files, all columns (the five _hoodie_* meta columns "
+          "too); read_data: the data columns deltalake returns; read_compacted: the same after compaction. "
+          "deltalake's reads are one read of its table (it has no log files to merge)")
     if args.json:
         Path(args.json).write_text(json.dumps(f, indent=1))
     return f

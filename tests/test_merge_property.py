@@ -4,6 +4,7 @@ hudi-rs, for MERGE_ON_READ and COPY_ON_WRITE tables."""
 from __future__ import annotations
 
 import tempfile
+from unittest import mock
 
 import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
@@ -13,6 +14,7 @@ from tables import hudi_rs, rows
 
 from hudi_ds import HudiTable
 from hudi_ds.index.bucket import bucket_for_hash_values
+from hudi_ds.write import task
 
 SCHEMA = pa.schema([("key", pa.string()), ("part", pa.string()), ("ts", pa.int64()), ("val", pa.int64())])
 COLS = ["key", "part", "ts", "val"]
@@ -34,9 +36,12 @@ batch = st.tuples(st.sampled_from(["upsert", "upsert", "delete", "insert"]), st.
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(table_type=st.sampled_from(["MERGE_ON_READ", "COPY_ON_WRITE"]),
        buckets=st.integers(min_value=1, max_value=4),
-       batches=st.lists(batch, min_size=1, max_size=6))
-def test_any_upsert_delete_sequence_matches_dict_model(table_type, buckets, batches):
-    with tempfile.TemporaryDirectory() as tmp:
+       batches=st.lists(batch, min_size=1, max_size=6),
+       parallel_route=st.booleans())
+def test_any_upsert_delete_sequence_matches_dict_model(table_type, buckets, batches, parallel_route):
+    # parallel_route: every batch is routed in parts on the writer threads, as big inputs are
+    threshold = 2 if parallel_route else task._PARALLEL_ROUTE_ROWS
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(task, "_PARALLEL_ROUTE_ROWS", threshold):
         t = HudiTable.create(tmp + "/t", table_name="prop", record_key="key", ordering_field="ts",
                              partition_by="part", table_type=table_type, buckets=buckets,
                              options={"compaction.delta_commits": 3})  # compactions run between writes too
@@ -54,3 +59,7 @@ def test_any_upsert_delete_sequence_matches_dict_model(table_type, buckets, batc
         expected = model.sorted_rows(COLS)
         assert rows(t.to_arrow(), COLS) == expected
         assert rows(hudi_rs(t.path), COLS) == expected
+        # a read naming its columns decodes only those (plus what merging needs), with the same result
+        named = t.to_arrow(columns=["val", "key"], filters=[("ts", ">=", 3)])
+        assert named.column_names == ["val", "key"]
+        assert rows(named, ["key", "val"]) == sorted(((k, v) for k, _, ts, v in expected if ts >= 3), key=repr)

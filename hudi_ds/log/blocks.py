@@ -250,7 +250,10 @@ def decode_parquet_data_block(block: LogBlock, path: str, arrow_schema: pa.Schem
     `arrow_schema` when given."""
     require_type(block, BlockType.PARQUET_DATA, path)
     try:
-        table = pq.read_table(pa.BufferReader(pa.py_buffer(block.content)))
+        source = pq.ParquetFile(pa.BufferReader(pa.py_buffer(block.content)))
+        wanted = None if arrow_schema is None else set(arrow_schema.names)
+        table = source.read(columns=None if wanted is None or wanted.issuperset(source.schema_arrow.names)
+                            else [c for c in source.schema_arrow.names if c in wanted])
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise _corrupt(path, block, f"unreadable parquet content ({exc})") from exc
     table = table.replace_schema_metadata(None)

@@ -18,7 +18,7 @@ from hudi_ds.read import filters as flt
 from hudi_ds.read.schema_resolver import resolve_schema
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.read.splits import SlicePart, split_slice
-from hudi_ds.schema.meta import COMMIT_TIME, with_meta
+from hudi_ds.schema.meta import COMMIT_TIME, RECORD_KEY, with_meta
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
 
@@ -44,6 +44,21 @@ class TableSnapshot:
         if (self.config.raw.get("hoodie.record.merge.mode") or "").upper() == "COMMIT_TIME_ORDERING":
             return None
         return self.config.ordering_field
+
+    def read_schema(self, schema: pa.Schema, columns: Sequence[str] | None, filters: Sequence[flt.Filter],
+                    merges: bool, incremental: bool = False) -> pa.Schema:
+        """The columns a query has to decode: those asked for, those its filters and merging (record key,
+        ordering field) and an incremental range (commit time) need. The meta columns are strings unique per
+        row, the costliest to decode: a read that names its columns skips them."""
+        if columns is None:
+            return schema
+        needed = set(columns) | {f[0] for f in filters}
+        ordering = self.ordering_field()
+        if merges:
+            needed |= {RECORD_KEY} | ({ordering} if ordering else set())
+        if incremental:
+            needed.add(COMMIT_TIME)
+        return pa.schema([f for f in schema if f.name in needed], metadata=schema.metadata)
 
     def reader(self, visibility: Visibility, schema: pa.Schema, committed: dict[str, str] | None = None) -> SliceReader:
         ordering = self.ordering_field()
@@ -129,10 +144,11 @@ def plan_snapshot(
     view = snap.view(vis, flt.partition_pruner(snap.config, fl, schema))
     committed = view.committed_paths()
     view.check_committed_files(committed)
+    include_logs = not read_optimized and snap.config.is_mor
     return ReadPlan(
-        reader=snap.reader(vis, schema, committed),
+        reader=snap.reader(vis, snap.read_schema(schema, cols, fl, include_logs), committed),
         slices=view.latest_slices(),
-        include_logs=not read_optimized and snap.config.is_mor,
+        include_logs=include_logs,
         schema=schema,
         columns=cols,
         filter_expr=flt.expression(fl, schema),
@@ -185,7 +201,7 @@ def plan_incremental(
     committed = view.committed_paths()
     view.check_committed_files(committed)
     return ReadPlan(
-        reader=snap.reader(vis, schema, committed),
+        reader=snap.reader(vis, snap.read_schema(schema, cols, fl, snap.config.is_mor, incremental=True), committed),
         slices=view.slices_in(sorted(touched)),
         include_logs=snap.config.is_mor,
         schema=schema,

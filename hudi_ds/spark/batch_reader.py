@@ -26,7 +26,7 @@ from hudi_ds.read import filters as core_filters
 from hudi_ds.read import query
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.read.splits import SlicePart, pack, split_slice
-from hudi_ds.schema.meta import COMMIT_TIME, RECORD_KEY
+from hudi_ds.schema.meta import COMMIT_TIME
 from hudi_ds.spark import pushdown, types
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline, normalize_instant_time
@@ -157,11 +157,9 @@ class HudiBatchReader(DataSourceReader):
     def _columns_to_read(self, plan: _Plan, filters: list[core_filters.Filter]) -> pa.Schema:
         """The table columns Spark asked for (a `.schema(...)` given to the read names fewer) and what merging,
         the incremental range and the filters need: the Python data source API has no column pruning."""
-        needed = set(self.target.names) | {f[0] for f in filters} | {RECORD_KEY, COMMIT_TIME}
-        ordering = plan.snap.ordering_field()
-        if ordering:
-            needed.add(ordering)
-        return pa.schema([f for f in plan.schema if f.name in needed])
+        asked = [c for c in self.target.names if c in plan.schema.names]
+        return plan.snap.read_schema(plan.schema, asked, filters, plan.include_logs,
+                                     incremental=plan.commit_times is not None)
 
     # ---- reading (executors) ---------------------------------------------------------------------
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

@@ -34,6 +34,7 @@ from hudi_ds.write.routing import DELETE, latest_per_key, require_columns, route
 from hudi_ds.write.shared_groups import stage_rows
 
 _WRITER_THREADS = 2
+_PARALLEL_ROUTE_ROWS = 200_000
 
 
 def claim_group(storage: Storage, instant: str, partition: str, bucket: int, file_id: str,
@@ -137,9 +138,20 @@ class TaskWriter:
         else:
             table = cast_to(table, self.plan.schema, keep=[DELETE])
             _require_ordering_values(table, config.ordering_field)
-        routed = route(table, config, self.auto_keys)
-        for key, part in split_by_group(routed).items():
+        for key, part in self._by_group(table):
             self.buffers.add(key, part)
+
+    def _by_group(self, table: pa.Table) -> list[tuple[tuple[str, int], pa.Table]]:
+        """The rows routed and split by file group. A big chunk is routed in parts on the writer threads
+        (key strings, hashing and the split release the GIL); a group's rows stay in input order."""
+        config = self.plan.config
+        if self.auto_keys is not None or table.num_rows < _PARALLEL_ROUTE_ROWS:  # generated keys are sequential
+            return list(split_by_group(route(table, config, self.auto_keys)).items())
+        step = -(-table.num_rows // _WRITER_THREADS)
+        chunks = [table.slice(s, step) for s in range(0, table.num_rows, step)]
+        with ThreadPoolExecutor(_WRITER_THREADS) as pool:
+            parts = list(pool.map(lambda chunk: split_by_group(route(chunk, config)), chunks))
+        return [item for groups in parts for item in groups.items()]
 
     def finish(self) -> TaskResult:
         """Write every buffered file group: two at a time (parquet encoding releases the GIL), taking
