@@ -266,6 +266,11 @@ def _check(tally: Tally, uri: str, storage_options: dict[str, str] | None,
     tally.writes = sum(_logged(log) for _, log, _ in writers)
     tally.consistent += ok
     _as_the_next_writer(table)
+    recovered = HudiTable(uri, storage_options=storage_options).to_arrow(columns=["id", "p", "v"]).to_pylist() \
+        if "id" in table.schema.names else []
+    if sorted((r["p"], r["id"], r["v"]) for r in recovered) != sorted((k[0], k[1], v) for k, v in state.items()):
+        tally.failures.append(f"the next writer's recovery (rollback, pending compactions) changed the table; "
+                              f"timeline {_timeline_tail(uri, storage_options)}")
     builder = HudiTableBuilder.from_base_uri(uri.replace("s3a://", "s3://"))
     if storage_options:
         builder = builder.with_storage_options(storage_options)

@@ -14,9 +14,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.errors import CleanedInstantsError
+from hudi_ds.files.base_file import constant_strings
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.read.query import READ_THREADS, TableSnapshot, commits_between
-from hudi_ds.schema.meta import COMMIT_TIME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
+from hudi_ds.schema.meta import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_ds.timeline import Instant
 
 CHANGE_TYPE = "_change_type"
@@ -60,15 +61,16 @@ class _State:
 
 
 def _ident(t: pa.Table) -> pa.Array:
-    joined = pc.binary_join_element_wise(pc.fill_null(t[PARTITION_PATH], ""), pc.fill_null(t[RECORD_KEY], ""), "\x00")
-    return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
+    """A record's identity within one partition (both states are compared a partition at a time)."""
+    keys = t[RECORD_KEY]
+    return keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
 
 
 def _tag(t: pa.Table, kind: str, commit: str, out: pa.Schema) -> pa.Table:
     n = t.num_rows
     cols = [t[f.name] if f.name in t.column_names else pa.nulls(n, f.type) for f in out
             if f.name not in (CHANGE_TYPE, CHANGE_COMMIT_TIME)]
-    cols += [pa.array([kind] * n, pa.string()), pa.array([commit] * n, pa.string())]
+    cols += [constant_strings(kind, n), constant_strings(commit, n)]
     return pa.Table.from_arrays(cols, schema=out)
 
 
@@ -118,7 +120,8 @@ def commit_changes(snap: TableSnapshot, ts: str, groups: set[tuple[str, str]] | 
     out = change_schema(snap)
     if snap.timeline.commit_metadata(inst).operation_type in NO_DATA_OPERATIONS:
         return out.empty_table()
-    schema = snap.full_schema()
+    # the change rows' columns, and the commit time that tells which rows the commit wrote
+    schema = pa.schema([f for f in snap.full_schema() if f.name not in (COMMIT_SEQNO, FILE_NAME)])
     groups = _groups_touched(snap, inst) if groups is None else groups
     before, after = _State(snap, previous_commit(snap, ts), groups, schema), _State(snap, ts, groups, schema)
 

@@ -28,6 +28,17 @@ def consumed(checkpoint: str) -> str:
     return str(json.loads(lines[-1])["instant"])
 
 
+def files_read(checkpoint: str) -> int:
+    """How many source files the finished micro-batches of a file-source query read: the newest one's end offset
+    in the file source's log, plus one (after a restart one micro-batch may read more than one file: the source
+    logs a file before the batch that reads it is planned, so batch ids and files drift apart)."""
+    ids = finished_batch_ids(checkpoint)
+    if not ids:
+        return 0
+    lines = Path(checkpoint, "offsets", str(max(ids))).read_text().splitlines()
+    return int(json.loads(lines[-1])["logOffset"]) + 1
+
+
 def run_until(spark: Any, query: Any, done: Callable[[], bool]) -> int:
     """Poll until `done()`, then stop the query and the session cleanly; 1 if the query failed first."""
     while not done():

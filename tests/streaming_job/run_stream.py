@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from jobs import finished_batch_ids, run_until  # noqa: E402
+from jobs import files_read, run_until  # noqa: E402
 from source_data import SCHEMA  # noqa: E402
 
 
@@ -50,8 +50,8 @@ def main() -> int:
              .option("checkpointLocation", args.checkpoint)
              .trigger(processingTime="200 milliseconds")
              .start(args.table))
-    # run until every source file was committed by the sink (one file per batch), then stop cleanly
-    return run_until(spark, query, lambda: max(finished_batch_ids(args.checkpoint), default=-1) + 1 >= args.until_files)
+    # run until every source file was committed by the sink, then stop cleanly
+    return run_until(spark, query, lambda: files_read(args.checkpoint) >= args.until_files)
 
 if __name__ == "__main__":
     raise SystemExit(main())
