@@ -31,6 +31,7 @@ from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_L
 from hudi_ds.timeline import Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_ds.timeline.moving import on_latest_timeline
+from hudi_ds.write.cross_task import settle_cross_task_deletes
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import (
     OPERATION_TYPES,
@@ -164,6 +165,7 @@ class Coordinator:
         timeline = _pending(self.storage, plan.instant)
         remove_unreported_files(self.storage, plan, results)
         results = merge_shared_groups(self.storage, plan, list(results))
+        results = settle_cross_task_deletes(self.storage, plan, results)
         files = [f for r in results for f in r.files]
         partitions = sorted({p for r in results for p in r.partitions})
         meta = self._metadata(plan, results, extra)

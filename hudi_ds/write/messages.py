@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pyarrow as pa
+
 
 @dataclass(frozen=True)
 class WrittenFile:
@@ -38,6 +40,16 @@ class DeferredRows:
 
 
 @dataclass(frozen=True)
+class GroupDeletes:
+    """The keys a task deleted in one file group, with their ordering values: another task of the same write
+    may hold a version of one of them (see hudi_ds.write.cross_task)."""
+
+    partition: str
+    file_id: str
+    table: pa.Table  # the record key column, and the ordering field's when the table has one
+
+
+@dataclass(frozen=True)
 class TaskResult:
     """One message per task, empty tasks included (Spark calls write() for every partition)."""
 
@@ -45,3 +57,4 @@ class TaskResult:
     files: tuple[WrittenFile, ...] = ()
     partitions: tuple[str, ...] = ()
     deferred: tuple[DeferredRows, ...] = ()
+    deletes: tuple[GroupDeletes, ...] = ()  # merge-on-read writes that also write rows (a changelog)

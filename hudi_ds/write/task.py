@@ -28,7 +28,7 @@ from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import claim_path
 from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metadata, read_base
 from hudi_ds.write.input import cast_to
-from hudi_ds.write.messages import DeferredRows, TaskResult, WrittenFile
+from hudi_ds.write.messages import DeferredRows, GroupDeletes, TaskResult, WrittenFile
 from hudi_ds.write.plan import GroupTarget, WritePlan
 from hudi_ds.write.routing import DELETE, latest_per_key, require_columns, route, split_by_group
 from hudi_ds.write.shared_groups import stage_rows
@@ -118,6 +118,7 @@ class TaskWriter:
         self.partitions: set[str] = set()
         self.files: list[WrittenFile] = []
         self.deferred: list[DeferredRows] = []
+        self.deletes: list[GroupDeletes] = []
         self.seq = 0
         self._lock = threading.Lock()
         self._last_beat = time.monotonic()  # begin() wrote the first heartbeat
@@ -171,7 +172,8 @@ class TaskWriter:
             self.buffers.close()
         files = sorted(self.files, key=lambda f: f.path)
         deferred = sorted(self.deferred, key=lambda d: (d.partition, d.bucket))
-        return TaskResult(self.task_id, tuple(files), tuple(sorted(self.partitions)), tuple(deferred))
+        deletes = sorted(self.deletes, key=lambda d: (d.partition, d.file_id))
+        return TaskResult(self.task_id, tuple(files), tuple(sorted(self.partitions)), tuple(deferred), tuple(deletes))
 
     def abort(self) -> None:
         self.buffers.close()
@@ -203,6 +205,8 @@ class TaskWriter:
             deletes, data = None, rows
         target = None if plan.is_overwrite else plan.groups.get(key)
         if target is not None and plan.config.is_mor:
+            if deletes is not None and deletes.num_rows and plan.operation != "delete":
+                self._report_deletes(partition, target.file_id, deletes)
             records = self._records(data, target.file_id, partition)
             self.files.append(self.ctx.write_log(
                 partition, target.file_id, bucket, target.base_instant, target.base_file or "",
@@ -223,6 +227,14 @@ class TaskWriter:
         else:  # copy-on-write: one base file per group and instant, so the coordinator merges these rows
             self.deferred.append(stage_rows(self.ctx, partition, file_id, bucket, records,
                                             deletes if target is not None else None))
+
+    def _report_deletes(self, partition: str, file_id: str, deletes: pa.Table) -> None:
+        """Keep the keys (and ordering values) this task deletes in a group, for the coordinator to settle
+        against versions other tasks wrote (hudi_ds.write.cross_task)."""
+        ordering = self.plan.ordering_field
+        cols = [RECORD_KEY] + ([ordering] if ordering and ordering in deletes.column_names else [])
+        with self._lock:
+            self.deletes.append(GroupDeletes(partition, file_id, deletes.select(cols).combine_chunks()))
 
     def _records(self, data: pa.Table, file_name: str, partition: str, new_base: bool = False) -> pa.Table:
         with self._lock:

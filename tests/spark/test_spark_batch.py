@@ -434,3 +434,29 @@ def test_spark_types_round_trip(spark, table_path):
     assert back.columns == META + df.columns
     assert [f.dataType.simpleString() for f in back.schema.fields[5:]] == [f.dataType.simpleString() for f in df.schema]
     assert sorted(back.select(*df.columns).collect()) == sorted(df.collect())
+
+
+def test_changelog_versions_of_a_key_in_several_tasks(spark, table_path):
+    """A merge-on-read changelog write that does not keep a key's rows in one task (round-robin over three
+    tasks): the version with the highest ordering value wins, a delete included, whatever the order in which
+    the tasks' log files fold (hudi_ds.write.cross_task)."""
+    opts = options("MERGE_ON_READ")
+    model = DictModel("id", "ts", "dt", merge_on_read=True)
+    first = make(list(range(60)), 1)
+    write(spark, first, table_path, opts)
+    model.upsert(first.to_pylist())
+    rng = random.Random(5)
+    changes, winners = [], {}
+    for i in range(60):
+        versions = [(rng.choice(["update_postimage", "delete"]), ts) for ts in rng.sample(range(2, 9), 3)]
+        for kind, ts in versions:
+            changes.append({**make([i], ts).to_pylist()[0], "_change_type": kind})
+        winners[i] = max(versions, key=lambda v: v[1])
+    rng.shuffle(changes)
+    opts_cl = {**opts, "hoodie.datasource.write.changelog.column": "_change_type"}
+    write(spark, pa.Table.from_pylist(changes), table_path, opts_cl, cluster=False, tasks=3)
+    assert len({(r["num"], r["ts"]) for r in changes}) == 180  # one version per (key, ordering value)
+    model.upsert([{k: v for k, v in r.items() if k != "_change_type"} for r in changes
+                  if winners[r["num"]] == (r["_change_type"], r["ts"]) and r["_change_type"] != "delete"])
+    model.delete([r for r in changes if winners[r["num"]] == ("delete", r["ts"])])
+    check(spark, table_path, model)
