@@ -4,10 +4,12 @@
 
 Writes: built-in parquet (partitioned by dt) vs hudi-py bulk_insert, insert (fresh MOR tables) and an upsert of
 10% of the keys (vs a built-in parquet write of the same rows). Reads: built-in parquet full scan + a sum over
-every column vs a hudi-py snapshot read of the MOR table with its log files; the incremental read and the change
-feed (cdc format) of the upsert commit vs a parquet read of the same rows. The hudi-py inputs go through
-hudi_ds.spark.cluster_by_bucket (its shuffle is part of the timing); bulk_insert and the upsert also run on the input as it is
-(each task then writes every file group it has rows for: a base file, or a log file beside another task's).
+every column vs a hudi-py snapshot read of the MOR table with its log files, and vs hudi_ds.spark.read_table of the
+table written by insert (base files only, as after a compaction: Spark's own parquet scan of its base files); the
+incremental read and the change feed (cdc format) of the upsert commit vs a parquet read of the same rows. The
+hudi-py inputs go through hudi_ds.spark.cluster_by_bucket (its shuffle is part of the timing); bulk_insert and the
+upsert also run on the input as it is (each task then writes every file group it has rows for: a base file, or a
+log file beside another task's).
 The API floor (benchmarks/api_floor.py) is timed in the same session: a Python source that only hands Spark the
 Arrow batches of parquet files, and a Python sink that discards what it gets. Every result is checked: row
 counts and a checksum over every data column, so a fast wrong answer cannot pass. Memory: the peak RSS of pyspark's
@@ -39,10 +41,15 @@ CHECKSUM = [
 RATIO_KEYS = {
     "hudi bulk_insert": "bulk_insert", "hudi insert": "insert", "hudi bulk_insert, as is": "bulk_insert_as_is",
     "hudi upsert 10%": "upsert", "hudi upsert 10%, as is": "upsert_as_is", "hudi read+sum": "read",
+    "hudi read_table+sum": "read_table",
     "hudi read+sum, schema": "read_columns", "floor sink": "floor_sink", "floor sink, clustered": "floor_sink_clustered",
     "floor source": "floor_source", "floor source, data columns": "floor_source_columns",
     "hudi incremental 10%": "incremental", "hudi cdc 10%": "cdc",
 }
+
+
+# issue 16: Spark's own scan of the base files of a table without log files, vs the built-in parquet read
+READ_TABLE_GOAL = 0.8
 
 
 def start_session(master: str) -> Any:
@@ -100,6 +107,13 @@ def hudi_read(spark: Any, path: Path, **options: str) -> Any:
     return spark.read.format("hudi-py").options(**options).load(str(path))
 
 
+def hudi_read_table(spark: Any, path: Path) -> Any:
+    """hudi_ds.spark.read_table: Spark's own parquet scan of the slices without log files, the source for the rest."""
+    from hudi_ds.spark import read_table
+
+    return read_table(spark, str(path))
+
+
 def parquet_write(df: Any, path: Path) -> None:
     df.write.mode("overwrite").partitionBy("dt").parquet(str(path))
 
@@ -125,6 +139,7 @@ def warm_up(spark: Any, work: Path, opts: dict[str, str], parts: int, rows: int)
     floor_write(warm, work)
     checksum(spark.read.parquet(str(work / "warm_pq")))
     checksum(hudi_read(spark, work / "warm_hudi"))
+    checksum(hudi_read_table(spark, work / "warm_hudi"))
     checksum(floor_read(spark, work / "warm_hudi"))
     warm.unpersist()
 
@@ -179,6 +194,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             results["hudi upsert 10%, as is"], _ = timed(lambda: updates.write.format("hudi-py").options(**opts).option(
                 "hoodie.datasource.write.operation", "upsert").mode("append").save(str(work / "mor_as_is")))
             results["parquet read+sum"], got_pq = timed(lambda: checksum(spark.read.parquet(str(work / "pq"))))
+            results["hudi read_table+sum"], got_read_table = timed(
+                lambda: checksum(hudi_read_table(spark, work / "mor_insert")))
             with step_memory(figures, "read", mem):
                 results["hudi read+sum"], got_hudi = timed(lambda: checksum(hudi_read(spark, work / "mor")))
             data_columns = "id long, name string, amount double, ts long, dt string, flag int"
@@ -203,6 +220,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             assert same(got_pq, expected_base), ("parquet", got_pq, expected_base)
             assert same(got_pq_upd, expected_upd), ("parquet 10%", got_pq_upd, expected_upd)
             assert same(got_insert, expected_base), ("hudi insert", got_insert, expected_base)
+            assert same(got_read_table, expected_base), ("hudi read_table", got_read_table, expected_base)
             assert same(got_as_is, expected_after), ("hudi bulk_insert + upsert, as is", got_as_is, expected_after)
             assert floor_rows == floor_rows_c == n, ("floor sink", floor_rows, floor_rows_c)
             assert same(got_floor, expected_base) and same(got_floor_cols, expected_base), ("floor source", got_floor)
@@ -227,6 +245,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                 "floor sink, clustered": "parquet write", "hudi upsert 10%": "parquet write 10%",
                 "hudi upsert 10%, as is": "parquet write 10%",
                 "hudi read+sum": "parquet read+sum", "hudi read+sum, schema": "parquet read+sum",
+                "hudi read_table+sum": "parquet read+sum",
                 "floor source": "parquet read+sum", "floor source, data columns": "parquet read+sum",
                 "hudi incremental 10%": "parquet read+sum 10%", "hudi cdc 10%": "parquet read+sum 10%"}
     floor = {"hudi bulk_insert": "floor sink, clustered", "hudi insert": "floor sink, clustered",
@@ -243,6 +262,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     print("floor: the Python Data Source API alone (benchmarks/api_floor.py): a sink that discards its input, a "
           "source that hands Spark the Arrow batches of the table's base files; 'schema'/'data columns': the six "
           "data columns only (hudi-py: named with .schema(...)); 'as is': bulk_insert without cluster_by_bucket")
+    read_table_ratio = results["parquet read+sum"] / results["hudi read_table+sum"]
+    print(f"goal: read_table of a table without log files >= {READ_TABLE_GOAL}x the built-in parquet read: "
+          f"{read_table_ratio:.2f}x, {'met' if read_table_ratio >= READ_TABLE_GOAL else 'MISSED'}")
     print("checks: row counts and checksums over every column match the source data (cdc: pre- and post-images)")
     print(f"peak RSS: pyspark Python workers together {figures['bulk_insert_workers_rss_mib']:,.0f} MiB during "
           f"bulk_insert, {figures['read_workers_rss_mib']:,.0f} MiB during the snapshot read, "

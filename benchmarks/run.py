@@ -64,6 +64,7 @@ GOALS = [
     ("spark", "upsert_as_is_ratio", ">=", 0.6, "... upsert of the input as it is (no cluster_by_bucket)"),
     ("spark", "read_ratio", ">=", 0.7, "Spark snapshot read vs built-in parquet read"),
     ("spark", "read_columns_ratio", ">=", 0.7, "... the same read naming its data columns (.schema)"),
+    ("spark", "read_table_ratio", ">=", 0.8, "Spark read_table (table without log files) vs built-in parquet read"),
     ("streaming", "sustained_rows_s", ">=", 300_000, "streaming ingest rows/s"),
     ("streaming", "commit_overhead_s", "<=", 0.3, "commit overhead per small batch (s)"),
     ("stream_read", "latency_median_s", "<=", 2.0, "streaming read: commit -> row latency, median (s)"),

@@ -148,6 +148,10 @@ class HudiOptions(BaseModel):
     min_partitions: int | None = opt(
         "hoodie.datasource.read.min.partitions", None,
         "hudi-py: aim for at least this many Spark partitions (default: the driver's CPU count).", scope="read")
+    read_slices: Literal["all", "with_logs"] = opt(
+        "hoodie.datasource.read.slices", "all",
+        "hudi-py internal, set by hudi_ds.spark.read_table: 'with_logs' reads only the file slices that have log "
+        "files to merge (read_table scans the others with Spark's own parquet reader). Batch reads.", scope="read")
 
     # ---- streaming reads (batch reads ignore them) ------------------------------------------------------
     streaming_enabled: bool = opt(
@@ -252,7 +256,7 @@ class HudiOptions(BaseModel):
         return v.strip().upper() if isinstance(v, str) else v
 
     @field_validator("operation", "query_type", "log_block_format", "parquet_compression", "filter_pushdown",
-                     "incremental_format", mode="before")
+                     "incremental_format", "read_slices", mode="before")
     @classmethod
     def _lower(cls, v: Any) -> Any:
         if isinstance(v, str):

@@ -6,6 +6,7 @@
 """
 
 from hudi_ds.spark.cluster import cluster_by_bucket
+from hudi_ds.spark.read_table import read_table
 from hudi_ds.spark.session import register, session
 
-__all__ = ["cluster_by_bucket", "register", "session"]
+__all__ = ["cluster_by_bucket", "read_table", "register", "session"]

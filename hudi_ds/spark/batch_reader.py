@@ -146,7 +146,8 @@ class HudiBatchReader(DataSourceReader):
         reader = plan.snap.reader(plan.visibility, self._columns_to_read(plan, usable))
         row_filter = core_filters.RowFilter(tuple(usable), sql_nulls=True)
         opts = self.opts
-        parts = [p for sl in plan.slices for p in split_slice(
+        slices = plan.slices if opts.read_slices == "all" else [sl for sl in plan.slices if sl.log_files]
+        parts = [p for sl in slices for p in split_slice(
             plan.snap.storage, sl, plan.include_logs, opts.split_max_bytes, opts.split_max_rows,
             can_split_merges=not reader.synthesize_meta)]
         min_partitions = opts.min_partitions or (os.cpu_count() or 2)
