@@ -148,6 +148,11 @@ class HudiOptions(BaseModel):
     min_partitions: int | None = opt(
         "hoodie.datasource.read.min.partitions", None,
         "hudi-py: aim for at least this many Spark partitions (default: the driver's CPU count).", scope="read")
+    meta_columns: bool = opt(
+        "hoodie.datasource.read.meta.columns", True,
+        "hudi-py: false leaves the five _hoodie_* meta columns out of a batch read's schema (they are strings, the "
+        "costliest columns to hand to Spark); the default includes them, as Apache Hudi's reader does.",
+        scope="read")
     read_slices: Literal["all", "with_logs"] = opt(
         "hoodie.datasource.read.slices", "all",
         "hudi-py internal, set by hudi_ds.spark.read_table: 'with_logs' reads only the file slices that have log "

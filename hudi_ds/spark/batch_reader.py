@@ -26,7 +26,7 @@ from hudi_ds.read import filters as core_filters
 from hudi_ds.read import query
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.read.splits import SlicePart, pack, split_slice
-from hudi_ds.schema.meta import COMMIT_TIME
+from hudi_ds.schema.meta import COMMIT_TIME, META_COLUMNS
 from hudi_ds.spark import pushdown, types
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline, normalize_instant_time
@@ -58,7 +58,12 @@ def read_schema(opts: HudiOptions, storage: Storage) -> pa.Schema:
     """Arrow schema (meta columns first) the query produces."""
     snap = load_snapshot(storage)
     as_of = instant_option(opts.as_of, "as.of.instant") if opts.query_type != "incremental" else None
-    return snap.full_schema(as_of)
+    return without_meta_if_asked(opts, snap.full_schema(as_of))
+
+
+def without_meta_if_asked(opts: HudiOptions, schema: pa.Schema) -> pa.Schema:
+    """The schema without the _hoodie_* meta columns when the read options leave them out."""
+    return schema if opts.meta_columns else pa.schema([f for f in schema if f.name not in META_COLUMNS])
 
 
 class HudiInputPartition(InputPartition):

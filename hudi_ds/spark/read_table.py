@@ -30,7 +30,7 @@ from hudi_ds.config.options import OPTION_SPECS, HudiOptions, key_of
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.read import query
 from hudi_ds.spark import types
-from hudi_ds.spark.batch_reader import instant_option, load_snapshot
+from hudi_ds.spark.batch_reader import instant_option, load_snapshot, without_meta_if_asked
 from hudi_ds.spark.options import parse_spark_options
 from hudi_ds.spark.source import FORMAT
 from hudi_ds.storage import Storage, open_storage, require_inside
@@ -95,7 +95,7 @@ def read_table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
     split = plan_split(str(path), opts)
     if split is None or not split.base_files:
         return spark.read.format(FORMAT).options(**options).load(str(path))
-    halves = _scan_base_files(spark, split, types.spark_schema(split.schema))
+    halves = _scan_base_files(spark, split, types.spark_schema(without_meta_if_asked(opts, split.schema)))
     if split.merges:
         # the slices with logs as of the instant the driver planned
         rest = {k: v for k, v in options.items() if k.lower() not in _PINNED_KEYS}

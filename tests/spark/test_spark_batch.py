@@ -460,3 +460,19 @@ def test_changelog_versions_of_a_key_in_several_tasks(spark, table_path):
                   if winners[r["num"]] == (r["_change_type"], r["ts"]) and r["_change_type"] != "delete"])
     model.delete([r for r in changes if winners[r["num"]] == ("delete", r["ts"])])
     check(spark, table_path, model)
+
+
+def test_read_without_meta_columns(spark, table_path):
+    """hoodie.datasource.read.meta.columns=false: the data columns only, the same rows (merge-on-read with
+    logs, so merging still needs the record key it no longer returns), in format("hudi-py") and read_table."""
+    from hudi_ds.spark import read_table
+
+    opts = options("MERGE_ON_READ")
+    write(spark, make(list(range(40)), 1), table_path, opts)
+    write(spark, make(list(range(20, 60)), 2), table_path, opts, cluster=False, tasks=3)
+    full = read(spark, table_path)
+    lean = read(spark, table_path, **{"hoodie.datasource.read.meta.columns": "false"})
+    assert lean.schema.names == COLUMNS
+    assert rows(lean, COLUMNS) == rows(full, COLUMNS)
+    fast = read_table(spark, table_path, **{"hoodie.datasource.read.meta.columns": "false"}).toArrow()
+    assert fast.schema.names == COLUMNS and rows(fast, COLUMNS) == rows(full, COLUMNS)
