@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 from hudi_ds import faults
 from hudi_ds.errors import CorruptTableError, MissingFileError
+from hudi_ds.files.encoding import statistics_columns
 from hudi_ds.files.markers import write_marker
 from hudi_ds.files.naming import join
 from hudi_ds.schema.meta import FILE_NAME, META_COLUMNS, RECORD_KEY
@@ -43,7 +44,7 @@ def write_base_file(storage: Storage, instant: str, partition: str, name: str, r
     # store_schema=False keeps Arrow's own schema out of the footer (hudi-rs types come from parquet);
     # Hudi's footer keys are added explicitly, as that option also drops schema metadata
     with pq.ParquetWriter(sink, records.schema, compression=compression, store_schema=False,
-                          use_dictionary=dictionary) as writer:
+                          use_dictionary=dictionary, write_statistics=statistics_columns(records)) as writer:
         writer.write_table(records, row_group_size=max(1, row_group_rows) if row_group_rows else None)
         writer.add_key_value_metadata(kv)
     data = sink.getvalue()

@@ -5,9 +5,17 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_ds.schema.meta import COMMIT_TIME, FILE_NAME, PARTITION_PATH
+from hudi_ds.schema.meta import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
 
 _LOW_CARDINALITY_META = (COMMIT_TIME, PARTITION_PATH, FILE_NAME)
+# min/max statistics no reader prunes by (one value per file, or keys Hudi's readers look up in the footer's
+# hoodie_min/max_record_key), and computing them on these strings costs about a quarter of the encoding
+_NO_STATISTICS = frozenset({COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME})
+
+
+def statistics_columns(table: pa.Table) -> list[str]:
+    """Columns to write min/max statistics for: all but the meta columns no reader prunes by."""
+    return [c for c in table.column_names if c not in _NO_STATISTICS]
 
 
 def dictionary_columns(table: pa.Table, sample: int = 8192) -> list[str]:
