@@ -1,6 +1,7 @@
-"""One merge-on-read write whose tasks hold versions of the same key, a delete among them (Spark hands rows to
-tasks in any order): driven task by task without Spark, through the real coordinator. The highest ordering value
-wins whatever the order of the tasks' log files (a tie goes to the later task), in our reader and in hudi-rs."""
+"""One write whose tasks hold versions of the same key, a delete among them (Spark hands rows to tasks in any
+order): driven task by task without Spark, through the real coordinator. The highest ordering value wins, as
+within one task (a tie goes to the later task), whatever the order of the tasks' log files (merge-on-read) or
+whichever task claimed the file group (copy-on-write), in our reader and in hudi-rs."""
 
 from __future__ import annotations
 
@@ -74,11 +75,11 @@ def check(t: HudiTable, model: DictModel) -> None:
     assert report["ok"], report["errors"]
 
 
-def new_table(path: str, buckets: int) -> tuple[HudiTable, DictModel]:
+def new_table(path: str, buckets: int, table_type: str = "MERGE_ON_READ") -> tuple[HudiTable, DictModel]:
     """A table whose every file group exists (a new group's first write is its base file, by one task)."""
     t = HudiTable.create(path, table_name="ct", record_key="id", ordering_field="ts", partition_by="dt",
-                         table_type="MERGE_ON_READ", buckets=buckets)
-    model = DictModel("id", "ts", "dt", merge_on_read=True,
+                         table_type=table_type, buckets=buckets)
+    model = DictModel("id", "ts", "dt", merge_on_read=table_type == "MERGE_ON_READ",
                       bucket_of=lambda key: bucket_for_hash_values([key[0]], buckets))
     first = [(rec(i, 1), False) for i in range(20)]
     write_tasks(t, [first])
@@ -104,10 +105,11 @@ def test_delete_and_row_of_one_key_in_two_tasks(tmp_path):
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 10_000), writes=st.integers(1, 3))
-def test_versions_spread_over_tasks_read_as_the_model(tmp_path_factory, seed, writes):
+@given(seed=st.integers(0, 10_000), writes=st.integers(1, 3),
+       table_type=st.sampled_from(["MERGE_ON_READ", "COPY_ON_WRITE"]))
+def test_versions_spread_over_tasks_read_as_the_model(tmp_path_factory, seed, writes, table_type):
     rng = random.Random(seed)
-    t, model = new_table(str(tmp_path_factory.mktemp("ct") / "t"), rng.randint(1, 2))
+    t, model = new_table(str(tmp_path_factory.mktemp("ct") / "t"), rng.randint(1, 2), table_type)
     for _ in range(writes):
         tasks = rng.randint(2, 3)
         parts: list[list[Version]] = [[] for _ in range(tasks)]

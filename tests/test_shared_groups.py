@@ -142,32 +142,33 @@ def test_merged_file_keeps_each_rows_meta_and_stats(tmp_path):
 
 
 def test_keys_in_several_tasks_resolve_by_the_merge_rule_whoever_claims(tmp_path):
-    """Same key in several tasks (the user's to avoid): highest ordering value wins, ties go to the later
-    task, between a delete and a row the later task wins; the same answer whichever task claimed the group."""
+    """Same key in several tasks (a changelog spread over tasks): the highest ordering value wins, a delete
+    included, as within one task; ties go to the later task; the same answer whichever task claimed the group."""
     parts = [
         [rec(1, 5, 1.0), rec(2, 4, 2.0), rec(4, 3, 4.0), rec(7, 2, 7.0)],
-        [rec(1, 3, 1.1), rec(3, 6, 3.1), rec(7, 1, 7.1), rec(8, 0, 8.1)],
+        [rec(1, 3, 1.1), rec(3, 6, 3.1), rec(7, 1, 7.1), rec(8, 0, 8.1), rec(10, 4, 10.1)],
         [rec(2, 4, 2.2), rec(5, 2, 5.2)],
     ]
-    deletes = [[rec(3, 0), rec(6, 0)], [rec(4, 0)], [rec(9, 0)]]
+    deletes = [[rec(3, 0), rec(6, 0), rec(10, 4)], [rec(4, 0)], [rec(9, 0), rec(1, 6)]]
     answers = []
     for order in ([0, 1, 2], [2, 1, 0], [1, 2, 0]):
         t = HudiTable.create(str(tmp_path / "".join(map(str, order))), table_name="sg", record_key="id",
                              ordering_field="ts", table_type="COPY_ON_WRITE", buckets=1)
-        t.write(pa.Table.from_pylist([rec(i, 1, -1.0) for i in range(1, 10)] + [rec(8, 9, -8.0)], schema=SCHEMA))
+        t.write(pa.Table.from_pylist([rec(i, 1, -1.0) for i in range(1, 11)] + [rec(8, 9, -8.0)], schema=SCHEMA))
         write_tasks(t, parts, deletes, order)
         answers.append(rows(t.to_arrow(), ["id", "ts", "v"]))
         assert rows(hudi_rs(t.path), ["id", "ts", "v"]) == answers[-1]
         assert validate(t.path)["ok"]
     assert answers[0] == answers[1] == answers[2]
     assert answers[0] == [
-        ("k1", 5, 1.0),  # ts 5 beats ts 3
+        ("k10", 4, 10.1),  # a tie between task 0's delete and task 1's row: the later task
         ("k2", 4, 2.2),  # a tie: the later task
-        ("k3", 6, 3.1),  # deleted by task 0, written by task 1: the later task
+        ("k3", 6, 3.1),  # deleted by task 0 at ts 0, written by task 1 at ts 6
+        ("k4", 3, 4.0),  # written by task 0 at ts 3, deleted by task 1 at ts 0
         ("k5", 2, 5.2),
         ("k7", 2, 7.0),  # ts 2 beats ts 1
         ("k8", 9, -8.0),  # the base row's higher ts beats task 1's row
-    ]  # k4: written by task 0, deleted by task 1 (the later task); k6, k9: deleted
+    ]  # k1: task 2's delete at ts 6 beats the rows at ts 5 and 3; k6, k9: deleted
 
 
 def test_buckets_of_a_table_without_record_key_take_rows_from_any_number_of_tasks(tmp_path):

@@ -43,9 +43,10 @@ def settle_cross_task_deletes(storage: Storage, plan: WritePlan, results: list[T
         for f in r.files:
             if f.is_log:
                 logs[(f.partition, f.file_id)].append((r.task_id, f))
-    contested = sorted(g for g in deletes if len({t for t, f in logs.get(g, []) if f.num_writes} | {
-        t for t, _ in deletes[g]}) > 1)
-    if not contested:
+    writers = {g: {t for t, f in files if f.num_writes} for g, files in logs.items()}
+    contested = sorted(g for g, dels in deletes.items()
+                       if writers.get(g) and len(writers[g] | {t for t, _ in dels}) > 1)
+    if not plan.config.is_mor or not contested:
         return results
     token = max(r.task_id for r in results) + 1
     ctx = GroupWriteContext.for_plan(storage, plan, token, f"{token}-0-0")

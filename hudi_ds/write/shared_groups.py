@@ -89,10 +89,11 @@ def merge_shared_groups(storage: Storage, plan: WritePlan, results: list[TaskRes
             if shared is not None and not f.is_log:
                 shared.owner = (r.task_id, f)
     # a partition id no task of this write reported: the merged file's name is never a task's file's name
+    reported = {(d.partition, d.file_id, r.task_id): d.table for r in results for d in r.deletes}
     token = max(r.task_id for r in results) + 1
     ctx = GroupWriteContext.for_plan(storage, plan, token, f"{token}-0-0")
     with ThreadPoolExecutor(_THREADS) as pool:
-        merged = list(pool.map(lambda g: _merge(ctx, plan, g), groups.values()))
+        merged = list(pool.map(lambda g: _merge(ctx, plan, g, reported), groups.values()))
     replaced = {g.owner[1].path for g in groups.values() if g.owner is not None}
     for rel in sorted(replaced):
         storage.delete(rel)
@@ -100,26 +101,30 @@ def merge_shared_groups(storage: Storage, plan: WritePlan, results: list[TaskRes
     return [*out, TaskResult(token, tuple(merged), tuple(sorted({f.partition for f in merged})))]
 
 
-def _merge(ctx: GroupWriteContext, plan: WritePlan, g: _Group) -> WrittenFile:
+def _merge(ctx: GroupWriteContext, plan: WritePlan, g: _Group,
+           reported: dict[tuple[str, str, int], pa.Table]) -> WrittenFile:
     schema = ctx.schema
     target = None if plan.is_overwrite else plan.groups.get((g.partition, g.bucket))
     base = read_base(ctx.storage, target.base_file, schema) if target is not None and target.base_file else None
     base_keys = base[RECORD_KEY] if base is not None else pa.chunked_array([], pa.string())
-    effects: list[tuple[int, pa.Table, pa.ChunkedArray]] = []  # (task, rows it writes, old keys it deletes)
+    # (task, rows it writes, keys it deletes): the deletes with their ordering values when the task reported
+    # them (a write of rows and deletes), so that a delete and a row of one key in two tasks meet by ordering
+    # value, as within one task; otherwise (a delete write) as keys alone
+    effects: list[tuple[int, pa.Table, pa.Table]] = []
     if g.owner is not None:
         task, wf = g.owner
         written = read_base(ctx.storage, wf.path, schema)
         rows = written.filter(pc.equal(written[COMMIT_TIME], plan.instant))
         gone = pc.filter(base_keys, pc.invert(pc.is_in(base_keys, value_set=written[RECORD_KEY])))
-        effects.append((task, rows, gone))
+        effects.append((task, rows, reported.get((g.partition, g.file_id, task), _keys(gone))))
     for task, d in g.staged:
         rows = _read_ipc(ctx.storage, d.rows_path) if d.rows_path else schema.empty_table()
         rows = _not_beaten(rows, base, plan.ordering_field)
-        gone = pa.chunked_array([], pa.string())
-        if d.deletes_path:
-            keys = _read_ipc(ctx.storage, d.deletes_path)[RECORD_KEY]  # a ChunkedArray, as base_keys
-            gone = pc.filter(keys, pc.is_in(keys, value_set=base_keys))
-        effects.append((task, rows, gone))
+        dels = reported.get((g.partition, g.file_id, task))
+        if dels is None:
+            keys = _read_ipc(ctx.storage, d.deletes_path)[RECORD_KEY] if d.deletes_path else _keys(None)[RECORD_KEY]
+            dels = _keys(pc.filter(keys, pc.is_in(keys, value_set=base_keys)))
+        effects.append((task, rows, dels))
     effects.sort(key=lambda e: e[0])
     merged = merge_slice(base, *_as_log(effects, plan, schema), plan.ordering_field, schema)
     inserts, updates = _counts(merged, base_keys, plan.instant)
@@ -127,6 +132,10 @@ def _merge(ctx: GroupWriteContext, plan: WritePlan, g: _Group) -> WrittenFile:
                         inserts, updates, is_merge=target is not None)
     base_rows = base.num_rows if base is not None else 0
     return replace(wf, num_deletes=base_rows - (merged.num_rows - inserts))
+
+
+def _keys(keys: pa.ChunkedArray | None) -> pa.Table:
+    return pa.table({RECORD_KEY: keys if keys is not None else pa.chunked_array([], pa.string())})
 
 
 def _not_beaten(rows: pa.Table, base: pa.Table | None, ordering_field: str | None) -> pa.Table:
@@ -139,22 +148,27 @@ def _not_beaten(rows: pa.Table, base: pa.Table | None, ordering_field: str | Non
     return rows.filter(pc.invert(pc.fill_null(beaten, False)))
 
 
-def _as_log(effects: list[tuple[int, pa.Table, pa.ChunkedArray]], plan: WritePlan,
+def _as_log(effects: list[tuple[int, pa.Table, pa.Table]], plan: WritePlan,
             schema: pa.Schema) -> tuple[LogVersions, LogDeletes]:
-    """The effects as log versions of one slice, one rank per task in partition order; deletes natural."""
-    tables, ranks, keys, del_ranks = [], [], [], []
-    for rank, (_, rows, gone) in enumerate(effects):
+    """The effects as log versions of one slice, one rank per task in partition order. A delete with an ordering
+    value competes by it (the highest wins, a tie to the later task); one without is natural (always wins over
+    what precedes it)."""
+    tables, ranks, del_keys, del_ords, del_ranks = [], [], [], [], []
+    ordering = plan.ordering_field
+    ord_type = schema.field(ordering).type if ordering else pa.int64()
+    for rank, (_, rows, dels) in enumerate(effects):
         tables.append(rows)
         ranks.append(np.full(rows.num_rows, rank, dtype=np.int64))
-        keys.append(gone)
-        del_ranks.append(np.full(len(gone), rank, dtype=np.int64))
+        del_keys.append(dels[RECORD_KEY].combine_chunks().cast(pa.string()))
+        del_ords.append(pc.cast(dels[ordering], ord_type).combine_chunks() if ordering in dels.column_names
+                        else pa.nulls(dels.num_rows, ord_type))
+        del_ranks.append(np.full(dels.num_rows, rank, dtype=np.int64))
     data = pa.concat_tables(tables)
     n = data.num_rows
-    del_keys = pa.chunked_array([c for k in keys for c in k.chunks], pa.string()).combine_chunks()
-    m = len(del_keys)
-    ord_type = schema.field(plan.ordering_field).type if plan.ordering_field else pa.int64()
-    deletes = LogDeletes(del_keys, pa.nulls(m, ord_type), np.ones(m, dtype=bool), np.concatenate(del_ranks),
-                         np.arange(n, n + m, dtype=np.int64))
+    keys, ords = pa.concat_arrays(del_keys), pa.concat_arrays(del_ords)
+    m = len(keys)
+    natural = np.asarray(pc.is_null(ords).to_numpy(zero_copy_only=False), dtype=bool)
+    deletes = LogDeletes(keys, ords, natural, np.concatenate(del_ranks), np.arange(n, n + m, dtype=np.int64))
     return LogVersions(data, np.concatenate(ranks), np.arange(n, dtype=np.int64)), deletes
 
 

@@ -217,6 +217,8 @@ class TaskWriter:
             return  # deletes of keys in a bucket that does not exist yet: nothing to delete
         file_id, owner = claim_group(self.storage, plan.instant, partition, bucket,
                                      target.file_id if target else new_bucket_file_id(bucket), self.task_id)
+        if target is not None and deletes is not None and deletes.num_rows and plan.operation != "delete":
+            self._report_deletes(partition, file_id, deletes)  # for the coordinator, should the group be shared
         records = self._records(data, file_id, partition, new_base=owner and target is None)
         if owner and target is not None:
             self._rewrite_base(partition, bucket, target, records, deletes)
