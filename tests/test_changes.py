@@ -71,13 +71,19 @@ def test_replayed_feed_reproduces_the_table(tmp_path_factory, seed, table_type):
     rng = random.Random(seed)
     path = tmp_path_factory.mktemp("feed") / "t"
     t = HudiTable.create(str(path), table_name="f", record_key="id", ordering_field="ts", partition_by="dt",
-                         table_type=table_type, buckets=2)
+                         table_type=table_type, buckets=2,
+                         options={"compaction.delta_commits": rng.choice([1, 2, 3, 100])})  # compactions between
+    commits = []
     for step in range(rng.randint(1, 6)):
         rows = [{"id": f"k{rng.randrange(12)}", "dt": rng.choice("xy"), "ts": rng.randrange(5), "v": step}
                 for _ in range(rng.randint(1, 10))]
         op = rng.choice(["upsert", "upsert", "delete", "insert_overwrite"])
-        t.write(pa.Table.from_pylist(rows, schema=SCHEMA), operation=op)
+        commits.append(t.write(pa.Table.from_pylist(rows, schema=SCHEMA), operation=op))
     assert replay(t.changes("0")) == snapshot_state(t)
+    for c in commits:  # the feed up to each commit reproduces the table as of it
+        as_of = {(r["_hoodie_partition_path"], r["_hoodie_record_key"]): (r["ts"], r["v"])
+                 for r in t.to_arrow(as_of=c).to_pylist()}
+        assert replay(t.changes("0", c)) == as_of, c
 
 
 def test_changes_of_an_archived_commit_name_the_retention_options(tmp_path):

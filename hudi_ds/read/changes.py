@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.errors import CleanedInstantsError
 from hudi_ds.files.base_file import constant_strings
 from hudi_ds.files.view import FileSlice, Visibility
+from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.read.query import READ_THREADS, TableSnapshot, commits_between
 from hudi_ds.schema.meta import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_ds.timeline import Instant
@@ -45,17 +47,18 @@ class _State:
     def __init__(self, snap: TableSnapshot, as_of: str | None, groups: set[tuple[str, str]],
                  schema: pa.Schema) -> None:
         self.schema = schema
-        self.slices: dict[str, list[FileSlice]] = {}
+        self.by_group: dict[tuple[str, str], FileSlice] = {}
         if as_of is None:
             return
         vis = Visibility.of(snap.timeline, as_of, snap.config.layout_version)
         self.reader = snap.reader(vis, schema)
         self.include_logs = snap.config.is_mor
         for sl in snap.view(vis).slices_in(sorted(groups)):
-            self.slices.setdefault(sl.partition, []).append(sl)
+            self.by_group[(sl.partition, sl.file_id)] = sl
 
-    def rows(self, partition: str) -> pa.Table:
-        tables = [self.reader.read(sl, self.include_logs) for sl in self.slices.get(partition, [])]
+    def rows(self, partition: str, groups: set[tuple[str, str]]) -> pa.Table:
+        tables = [self.reader.read(sl, self.include_logs) for key, sl in sorted(self.by_group.items())
+                  if key[0] == partition and key in groups]
         tables = [t for t in tables if t.num_rows]
         return pa.concat_tables(tables) if tables else self.schema.empty_table()
 
@@ -124,14 +127,69 @@ def commit_changes(snap: TableSnapshot, ts: str, groups: set[tuple[str, str]] | 
     schema = pa.schema([f for f in snap.full_schema() if f.name not in (COMMIT_SEQNO, FILE_NAME)])
     groups = _groups_touched(snap, inst) if groups is None else groups
     before, after = _State(snap, previous_commit(snap, ts), groups, schema), _State(snap, ts, groups, schema)
+    # a merge-on-read group whose commit only added log blocks to the slice it had: both states come from one
+    # read of that slice, and only the keys the commit wrote can differ between them
+    in_place = {key for key, sl in after.by_group.items() if snap.config.is_mor and key in before.by_group
+                and _same_base(before.by_group[key], sl)}
 
-    def partition_changes(partition: str) -> pa.Table:  # a record never leaves its partition
-        return _commit_changes(before.rows(partition), after.rows(partition), ts, out)
+    def partition_changes(partition: str) -> list[pa.Table]:  # a record never leaves its partition
+        tables = [_log_commit_changes(after, after.by_group[g], ts, out)
+                  for g in sorted(in_place) if g[0] == partition]
+        rest = {g for g in groups if g[0] == partition} - in_place
+        if rest:
+            tables.append(_commit_changes(before.rows(partition, rest), after.rows(partition, rest), ts, out))
+        return tables
 
     partitions = sorted({p for p, _ in groups})
     with ThreadPoolExecutor(min(READ_THREADS, max(1, len(partitions)))) as pool:
-        tables = list(pool.map(partition_changes, partitions))
+        tables = [t for ts_ in pool.map(partition_changes, partitions) for t in ts_]
     return pa.concat_tables(tables) if tables else out.empty_table()
+
+
+def _same_base(a: FileSlice, b: FileSlice) -> bool:
+    return (a.base_file.path if a.base_file else None) == (b.base_file.path if b.base_file else None)
+
+
+def _log_commit_changes(state: _State, sl: FileSlice, ts: str, out: pa.Schema) -> pa.Table:
+    """The changes of commit `ts` to a slice whose base it left alone: the slice is read once, and the states
+    before and after the commit are merged for the keys its log blocks name only."""
+    reader = state.reader
+    data, deletes = reader.read_logs(sl)
+    rank = reader.visibility.order_key(ts)
+    written = [] if data is None else [pc.filter(data.table[RECORD_KEY], pa.array(data.rank == rank))]
+    if deletes is not None:
+        written.append(pc.filter(deletes.keys, pa.array(deletes.rank == rank)))
+    keys = pa.chunked_array(written, pa.string()) if written else pa.chunked_array([], pa.string())
+    if len(keys) == 0:
+        return out.empty_table()
+    base = reader.read_base(sl)
+    if base is not None:
+        base = base.filter(pc.is_in(base[RECORD_KEY], value_set=keys))
+    ordering, schema = reader.ordering_field, reader.schema
+    before = merge_slice(base, _versions(data, keys, rank, True), _deletes(deletes, keys, rank, True), ordering, schema)
+    after = merge_slice(base, _versions(data, keys, rank, False), _deletes(deletes, keys, rank, False), ordering,
+                        schema)
+    return _commit_changes(before, after, ts, out)
+
+
+def _versions(data: LogVersions | None, keys: pa.ChunkedArray, rank: int, before: bool) -> LogVersions | None:
+    """The log rows of `keys` up to the commit of `rank` (before it, with `before`)."""
+    if data is None:
+        return None
+    mask = pc.and_(pc.is_in(data.table[RECORD_KEY], value_set=keys),
+                   pa.array(data.rank < rank if before else data.rank <= rank))
+    picked = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+    return LogVersions(data.table.filter(mask), data.rank[picked], data.position[picked])
+
+
+def _deletes(deletes: LogDeletes | None, keys: pa.ChunkedArray, rank: int, before: bool) -> LogDeletes | None:
+    if deletes is None:
+        return None
+    mask = pc.and_(pc.is_in(deletes.keys, value_set=keys),
+                   pa.array(deletes.rank < rank if before else deletes.rank <= rank))
+    picked = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+    return LogDeletes(pc.filter(deletes.keys, mask), pc.filter(deletes.ordering, mask), deletes.natural[picked],
+                      deletes.rank[picked], deletes.position[picked])
 
 
 def iter_changes(snap: TableSnapshot, start: str, end: str | None = None) -> Iterator[pa.Table]:
