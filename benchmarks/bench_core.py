@@ -3,9 +3,9 @@
     ./run py benchmarks/bench_core.py [--rows 2000000] [--buckets 4] [--table-type MERGE_ON_READ]
 
 Prints rows/s per step and the ratio to the floor, and checks every result against the data it wrote.
-Goals (issue 2): insert >= 0.7x the pyarrow floor; upsert >= 1,000,000 rows/s; snapshot read of the MOR
-table with one log file per touched bucket >= 2,500,000 rows/s. Also times the incremental read and the
-change feed of the upsert commit, and the memory of the largest write (the insert) and read (the snapshot):
+Goals (issues 2 and 16): insert >= 0.5x the pyarrow floor; upsert >= 1,000,000 rows/s; snapshot read of the
+MOR table with one log file per touched bucket >= 0.4x the floor and >= 2,500,000 rows/s. The floors and the
+insert are the best of three runs. Also times the incremental read and the change feed of the upsert commit, and the memory of the largest write (the insert) and read (the snapshot):
 this process's peak RSS during each, exact (the kernel's high-water mark, reset before the step).
 """
 
@@ -47,16 +47,21 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             shutil.rmtree(work / "floor", ignore_errors=True)
             pq.write_to_dataset(base, str(work / "floor"), partition_cols=["dt"], compression="snappy")
 
-        floor_w, _ = best_of(1, floor_write)
-        floor_r, floor_t = best_of(2, lambda: pq.read_table(str(work / "floor")))
+        floor_w, _ = best_of(3, floor_write)
+        floor_r, floor_t = best_of(3, lambda: pq.read_table(str(work / "floor")))
         assert floor_t.num_rows == n
 
-        table = HudiTable.create(str(work / "hudi"), table_name="bench", record_key="id", ordering_field="ts",
-                                 partition_by="dt", table_type=args.table_type, buckets=args.buckets)
-        with step_memory(mem, "insert"):
-            start = time.perf_counter()
-            c_insert = table.write(base, operation="insert")
-            t_insert = time.perf_counter() - start
+        # the insert, like its floor, is the best of three (each into a new table; the last one is kept)
+        inserts = []
+        for _ in range(3):
+            shutil.rmtree(work / "hudi", ignore_errors=True)
+            table = HudiTable.create(str(work / "hudi"), table_name="bench", record_key="id", ordering_field="ts",
+                                     partition_by="dt", table_type=args.table_type, buckets=args.buckets)
+            with step_memory(mem, "insert"):
+                start = time.perf_counter()
+                c_insert = table.write(base, operation="insert")
+                inserts.append(time.perf_counter() - start)
+        t_insert = min(inserts)
 
         k = n // 10
         rng = np.random.default_rng(7)
@@ -112,11 +117,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         print(f"  pyarrow parquet write (floor)  {figures['floor_write_rows_s']:>14,.0f} rows/s")
         print(f"  pyarrow parquet read  (floor)  {figures['floor_read_rows_s']:>14,.0f} rows/s")
         print(f"  create + insert                {figures['insert_rows_s']:>14,.0f} rows/s"
-              f"   {figures['insert_rows_s'] / figures['floor_write_rows_s']:.2f}x floor (goal >= 0.7x)")
+              f"   {figures['insert_rows_s'] / figures['floor_write_rows_s']:.2f}x floor (goal >= 0.5x)")
         print(f"  upsert 10% (half new)          {figures['upsert_rows_s']:>14,.0f} rows/s   (goal >= 1,000,000)")
         print(f"  delete 1%                      {figures['delete_rows_s']:>14,.0f} rows/s")
         print(f"  snapshot read (base + logs)    {figures['snapshot_read_rows_s']:>14,.0f} rows/s"
-              f"   {figures['snapshot_read_rows_s'] / figures['floor_read_rows_s']:.2f}x floor (goal >= 2,500,000)")
+              f"   {figures['snapshot_read_rows_s'] / figures['floor_read_rows_s']:.2f}x floor (goal >= 0.4x; >= 2,500,000 rows/s)")
         print(f"  incremental read of the upsert {figures['incremental_rows_s']:>14,.0f} rows/s")
         print(f"  change feed of the upsert      {figures['changes_rows_s']:>14,.0f} rows/s"
               f"   ({cdc.num_rows:,} rows: pre- and post-images, inserts)")
