@@ -18,6 +18,7 @@ from hudi_ds.errors import CorruptTableError, HudiDsError
 from hudi_ds.files.markers import marked_files
 from hudi_ds.files.naming import BaseFile, LogFile
 from hudi_ds.files.view import FileSystemView
+from hudi_ds.log.cdc_block import decode_cdc_block
 from hudi_ds.log.format import BlockType, read_blocks
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, decode_arrow_schema
 from hudi_ds.schema.avro import avro_to_arrow
@@ -100,6 +101,41 @@ def check_instant_files(o: Opened, check: Check) -> None:
             check.warnings.append(f"completed instant {name} is empty: read as a commit that wrote nothing "
                                   "(hudi-rs refuses such a file)")
     check.detail = f"{len(empty)} empty completed commit file(s)"
+
+
+def check_change_data(o: Opened, check: Check) -> None:
+    """Every change-data file a commit lists exists, is as long as the commit recorded, and holds CDC blocks of
+    that commit only."""
+    tl, storage = o.timeline, o.table.storage
+    count = 0
+    for inst in tl.commits():
+        for stat in tl.commit_metadata(inst).write_stats():
+            for rel in stat.cdc_paths():
+                count += 1
+                problem = _change_data_problem(storage, rel, inst.requested_time, stat.cdc_stats.get(rel))
+                if problem:
+                    check.errors.append(f"change-data file {rel} of commit {inst.requested_time} {problem}; restore "
+                                        "it, or roll the commit back if it is the latest")
+    check.detail = f"{count} change-data files checked"
+
+
+def _change_data_problem(storage: Any, rel: str, instant: str, recorded: Any) -> str | None:
+    try:
+        data = storage.read_bytes(rel)
+    except FileNotFoundError:
+        return "is missing"
+    if isinstance(recorded, int) and len(data) < recorded:
+        return f"is shorter ({len(data)} bytes) than its commit recorded ({recorded})"
+    for block in read_blocks(data, rel):
+        if block.block_type != BlockType.CDC_DATA:
+            return f"holds a {block.block_type.name} block at byte {block.offset}, not change data"
+        if block.instant_time != instant:
+            return f"holds a block of instant {block.instant_time}"
+        try:
+            decode_cdc_block(block, rel)
+        except HudiDsError as exc:
+            return f"cannot be decoded ({exc})"
+    return None
 
 
 # ---- orphans ------------------------------------------------------------------------------------------------
@@ -292,6 +328,7 @@ def validate(path: str | HudiTable) -> dict[str, Any]:
     checks = [
         _run("completed commits have metadata", lambda c: check_instant_files(o, c)),
         _run("committed files exist", lambda c: check_committed(o, view, c)),
+        _run("change data of commits readable", lambda c: check_change_data(o, c)),
         _run("no orphan data files", lambda c: check_orphans(o, view, c)),
         _run("one file group per bucket", lambda c: check_buckets(o, view, c)),
         _run("commit schemas readable with the latest", lambda c: check_schemas(o, c)),

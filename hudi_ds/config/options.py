@@ -22,6 +22,11 @@ from hudi_ds.errors import ConfigError
 TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
 Operation = Literal["upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"]
 QueryType = Literal["snapshot", "read_optimized", "incremental"]
+CdcMode = Literal["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]
+# Apache Hudi 0.13's names of the same modes, still accepted by Hudi
+LEGACY_CDC_MODES = {"CDC_OP_KEY": "OP_KEY_ONLY", "CDC_DATA_BEFORE": "DATA_BEFORE",
+                    "CDC_DATA_BEFORE_AFTER": "DATA_BEFORE_AFTER", "OP_KEY": "OP_KEY_ONLY",
+                    "WITH_BEFORE": "DATA_BEFORE", "WITH_BEFORE_AFTER": "DATA_BEFORE_AFTER"}
 
 
 Scope = Literal["table", "write", "read", "service", "storage"]
@@ -80,6 +85,16 @@ class HudiOptions(BaseModel):
         "hoodie.datasource.write.keygenerator.class", None,
         "Accepted for compatibility: Simple, Complex and NonPartitioned key generators (the table infers one).",
         "hoodie.table.keygenerator.class", "hoodie.datasource.write.keygenerator.type", scope="table")
+    cdc_enabled: bool = opt(
+        "hoodie.table.cdc.enabled", False,
+        "Persist change data at write time (Apache Hudi's RFC-51): every commit that updates or deletes rows of an "
+        "existing file group writes a -cdc log file beside it, and the change feed reads those instead of "
+        "comparing file slices. Fixed when the table is created.", "cdc.enabled", scope="table")
+    cdc_mode: CdcMode = opt(
+        "hoodie.table.cdc.supplemental.logging.mode", "DATA_BEFORE_AFTER",
+        "What the change data holds: OP_KEY_ONLY (operation and record key), DATA_BEFORE (also the before-image) or "
+        "DATA_BEFORE_AFTER (before- and after-images: the change feed needs no other file). Fixed when the table "
+        "is created.", "cdc.supplemental.logging.mode", scope="table")
     metadata_enable: bool = opt(
         "hoodie.metadata.enable", False, "Must be false: hudi-py does not maintain a metadata table.",
         "metadata.enabled", scope="table")
@@ -277,6 +292,14 @@ class HudiOptions(BaseModel):
             v = int(v)
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 99_999_999:
             raise ValueError("the bucket count must be an integer between 1 and 99999999")
+        return v
+
+    @field_validator("cdc_mode", mode="before")
+    @classmethod
+    def _cdc_mode(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = v.strip().upper()
+            return LEGACY_CDC_MODES.get(v, v)
         return v
 
     @field_validator("metadata_enable", "drop_partition_columns")

@@ -28,6 +28,17 @@ def _split(value: str | None) -> list[str]:
     return [part.split(":")[0].strip() for part in value.split(",") if part.strip()]
 
 
+def _cdc_mode(value: str | None) -> str:
+    """The supplemental logging mode under its current name (Hudi 0.13 wrote cdc_op_key, cdc_data_before, ...)."""
+    from hudi_ds.config.options import LEGACY_CDC_MODES
+
+    mode = (value or "DATA_BEFORE_AFTER").strip().upper()
+    mode = LEGACY_CDC_MODES.get(mode, mode)
+    if mode not in ("OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"):
+        raise ValueError(f"unknown hoodie.table.cdc.supplemental.logging.mode {value!r}")
+    return mode
+
+
 def table_checksum(database: str, name: str) -> str:
     return str(zlib.crc32(f"{database}.{name}".encode()))
 
@@ -57,6 +68,8 @@ class TableConfig(BaseModel):
     index_type: str | None = None
     timezone: str = "LOCAL"
     drop_partition_columns: bool = False
+    cdc_enabled: bool = False  # hoodie.table.cdc.enabled: writers persist change data (read/change_data.py)
+    cdc_mode: str = "DATA_BEFORE_AFTER"  # hoodie.table.cdc.supplemental.logging.mode
     raw: dict[str, str] = Field(default_factory=dict)
 
     @property
@@ -103,6 +116,8 @@ class TableConfig(BaseModel):
                 index_type=props.get("hoodie.index.type"),
                 timezone=props.get("hoodie.table.timeline.timezone", "LOCAL"),
                 drop_partition_columns=flag("hoodie.datasource.write.drop.partition.columns", False),
+                cdc_enabled=flag("hoodie.table.cdc.enabled", False),
+                cdc_mode=_cdc_mode(props.get("hoodie.table.cdc.supplemental.logging.mode")),
                 raw=dict(props),
             )
         except (KeyError, ValueError) as exc:
@@ -159,6 +174,9 @@ class TableConfig(BaseModel):
             props["hoodie.bucket.index.num.buckets"] = str(self.num_buckets)
         if not self.record_key_fields:
             del props["hoodie.table.recordkey.fields"]
+        if self.cdc_enabled:
+            props["hoodie.table.cdc.enabled"] = "true"
+            props["hoodie.table.cdc.supplemental.logging.mode"] = self.cdc_mode
         props["hoodie.table.checksum"] = table_checksum(self.database, self.name)
         return props
 

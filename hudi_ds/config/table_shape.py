@@ -21,6 +21,8 @@ TABLE_SETTINGS: tuple[tuple[str, str, str], ...] = (
     ("hive_style", "hive_style_partitioning", "hive_style"),
     ("url_encode", "url_encode_partitions", "url_encode"),
     ("table_name", "table_name", "name"),
+    ("cdc_enabled", "options", "cdc_enabled"),
+    ("cdc_mode", "options", "cdc_mode"),
 )
 
 
@@ -36,7 +38,7 @@ def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
         name=opts.table_name or default_table_name(path), table_type=opts.table_type, record_key_fields=keys,
         ordering_field=opts.ordering_field, partition_fields=parts, key_generator=key_generator_class(keys, parts),
         hive_style=opts.hive_style, url_encode=opts.url_encode, num_buckets=opts.num_buckets, index_type="BUCKET",
-        timezone="UTC", database="default",
+        timezone="UTC", database="default", cdc_enabled=opts.cdc_enabled, cdc_mode=opts.cdc_mode,
     )
 
 

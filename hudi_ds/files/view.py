@@ -11,11 +11,11 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import CorruptTableError, MissingFileError
-from hudi_ds.files.naming import BaseFile, LogFile, parse_base_file, parse_log_file
+from hudi_ds.files.naming import BaseFile, LogFile, parse_base_file, parse_cdc_file, parse_log_file
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
 
@@ -27,6 +27,7 @@ class FileSlice:
     base_instant: str | None
     base_file: BaseFile | None = None
     log_files: list[LogFile] = field(default_factory=list)
+    cdc_files: list[LogFile] = field(default_factory=list)  # change data beside the slice; cleaned with it
 
     @property
     def files(self) -> list[str]:
@@ -64,6 +65,12 @@ class Visibility:
     def order_key(self, instant: str) -> int:
         return self.rank.get(instant, -1)
 
+    def with_pending(self, instant: str) -> Visibility:
+        """What readers will see once `instant`, still being written, completes (as the latest commit): for a
+        writer that derives the commit's change data before publishing it."""
+        return replace(self, committed=self.committed | {instant}, rank={**self.rank, instant: len(self.rank)},
+                       completion={**self.completion, instant: "9" * 17})
+
     @classmethod
     def of(cls, timeline: Timeline, as_of: str | None, layout: int) -> Visibility:
         commits = [i for i in timeline.commits() if as_of is None or i.requested_time <= as_of]
@@ -79,6 +86,16 @@ class Visibility:
             as_of=as_of,
             uses_completion_time=layout >= 2,
         )
+
+
+def _attach_change_data(slices: list[FileSlice], files: list[LogFile]) -> None:
+    """Each change-data file to the slice its name points at (the slice's base instant), so cleaning a slice
+    removes its change data too."""
+    by_instant = {sl.base_instant or (sl.log_files[0].instant if sl.log_files else ""): sl for sl in slices}
+    for f in files:
+        sl = by_instant.get(f.instant)
+        if sl is not None:
+            sl.cdc_files.append(f)
 
 
 class FileSystemView:
@@ -114,6 +131,7 @@ class FileSystemView:
     def _build(self, storage: Storage, partition_filter: Callable[[str], bool] | None) -> None:
         bases: dict[tuple[str, str], list[BaseFile]] = defaultdict(list)
         logs: dict[tuple[str, str], list[LogFile]] = defaultdict(list)
+        cdc: dict[tuple[str, str], list[LogFile]] = defaultdict(list)
         partitions: set[str] = set()
         for entry in storage.walk_files(""):
             if entry.path.startswith(".hoodie/") or "/.hoodie/" in entry.path:
@@ -131,11 +149,16 @@ class FileSystemView:
             if log is not None:
                 partitions.add(partition)
                 logs[(partition, log.file_id)].append(log)
+                continue
+            change_data = parse_cdc_file(partition, name, entry.size)
+            if change_data is not None:
+                cdc[(partition, change_data.file_id)].append(change_data)
         self.partitions = sorted(partitions)
         for key in set(bases) | set(logs):
             if key in self.replaced:
                 continue
             slices = self._slices(key, sorted(bases.get(key, []), key=lambda b: b.instant), logs.get(key, []))
+            _attach_change_data(slices, cdc.get(key, []))
             if slices:
                 self.groups[key] = slices
 

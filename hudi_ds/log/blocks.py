@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import fastavro
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_ds.errors import (
@@ -32,10 +34,13 @@ from hudi_ds.schema.avro import (
     arrow_to_avro_records,
     avro_records_to_arrow,
     avro_to_arrow,
+    inline_named_references,
     parse_avro_json,
+    to_wire_types,
     wire_schema,
 )
 from hudi_ds.schema.avro_binary import zigzag
+from hudi_ds.schema.avro_encode import encode_datums
 from hudi_ds.schema.meta import fit_table, with_meta_avro
 
 CONTENT_VERSION = 3  # HoodieLogBlock content version; older ones (1, 2) used Kryo and are not readable here
@@ -102,8 +107,23 @@ def encode_avro_data_block(table: pa.Table, avro_schema: dict[str, Any], instant
     meta fields; added if `avro_schema` lacks them)."""
     full = with_meta_avro(avro_schema)
     schema_json = json.dumps(full, separators=(",", ":"))
+    content = avro_records_content(table, full, schema_json)
+    header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
+    return encode_block(BlockType.AVRO_DATA, header, content)
+
+
+def avro_records_content(table: pa.Table, avro_schema: dict[str, Any], schema_json: str) -> bytes:
+    """The content of an Avro-encoded block (HoodieAvroDataBlock and the CDC block that extends it): version,
+    record count, then each record's length and Avro datum."""
+    prepared = _prepare_for_write(table, avro_schema)
+    try:
+        datums = encode_datums(to_wire_types(prepared), inline_named_references(wire_schema(avro_schema)))
+    except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+        raise InvalidDataError(f"rows cannot be encoded with the table's Avro schema: {exc}") from exc
+    if datums is not None:
+        return _framed_content(datums)
     parsed, _, _ = _avro_codec(schema_json)
-    records = arrow_to_avro_records(_prepare_for_write(table, full))
+    records = arrow_to_avro_records(prepared)
     buf = io.BytesIO()
     ends = []
     write = fastavro.schemaless_writer
@@ -122,25 +142,40 @@ def encode_avro_data_block(table: pa.Table, avro_schema: dict[str, Any], instant
         start = end
     content = b"".join(parts)
     del data
-    header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
-    return encode_block(BlockType.AVRO_DATA, header, content)
+    return content
 
 
-def decode_avro_data_block(block: LogBlock, path: str, arrow_schema: pa.Schema | None = None) -> pa.Table:
-    """Rows of an AVRO_DATA block decoded with its SCHEMA header as writer schema; shaped to `arrow_schema`
-    when given (older blocks lack newer columns)."""
-    require_type(block, BlockType.AVRO_DATA, path)
+def _framed_content(datums: pa.Array) -> bytes:
+    """Version, record count, then each datum after its 4-byte big-endian length."""
+    lengths = np.asarray(pc.binary_length(datums).to_numpy(zero_copy_only=False), dtype=">i4")
+    prefixes = pa.Array.from_buffers(pa.binary(4), len(lengths), [None, pa.py_buffer(lengths.tobytes())])
+    framed = pc.binary_join_element_wise(prefixes.cast(pa.binary()), datums, b"")
+    framed = framed.cast(pa.large_binary())
+    offsets = np.frombuffer(framed.buffers()[1], dtype=np.int64)[framed.offset:framed.offset + len(framed) + 1]
+    body = framed.buffers()[2][int(offsets[0]):int(offsets[-1])] if len(framed) else b""
+    return _II.pack(CONTENT_VERSION, len(datums)) + bytes(body)
+
+
+def decode_avro_data_block(block: LogBlock, path: str, arrow_schema: pa.Schema | None = None,
+                           block_type: BlockType = BlockType.AVRO_DATA) -> pa.Table:
+    """Rows of an AVRO_DATA block (or of a CDC block, Avro too) decoded with its SCHEMA header as writer schema;
+    shaped to `arrow_schema` when given (older blocks lack newer columns)."""
+    require_type(block, block_type, path)
     schema_json = block.schema_json
     if not schema_json:
         raise _corrupt(path, block, "no SCHEMA header")
     try:
         _, array_schema, natural = _avro_codec(schema_json)
-        fast = _polars_can_read(parse_avro_json(schema_json))
+        polars_schema = _polars_schema(schema_json)
     except Exception as exc:  # invalid JSON, unknown Avro types, fastavro parse errors
         raise _corrupt(path, block, f"unusable SCHEMA header ({type(exc).__name__}: {exc})") from exc
-    count, body = _record_bytes(block, path)
-    table = _decode_polars(schema_json, count, body, natural, path) if fast and count else None
+    _check_version(block.content, path, block)
+    (count,) = _I.unpack_from(block.content, 4)
+    table = None
+    if polars_schema is not None and count > 0:
+        table = _decode_polars(polars_schema, count, block.content[8:], natural, path)
     if table is None:
+        count, body = _record_bytes(block, path)
         table = _decode_fastavro(array_schema, count, body, natural, block, path)
     return fit_table(table, arrow_schema, path) if arrow_schema is not None else table
 
@@ -207,11 +242,37 @@ def _polars_can_read(node: Any) -> bool:
     return typ == "fixed" or typ in _PRIMITIVES
 
 
-def _decode_polars(schema_json: str, count: int, body: bytes, natural: pa.Schema,
+_LENGTH_FIELD = "__hudi_ds_record_length"
+
+
+@functools.lru_cache(maxsize=128)
+def _polars_schema(schema_json: str) -> str | None:
+    """The writer schema as polars' reader can take it, each record preceded by its 4-byte length (an Avro
+    fixed(4): the block's framing decodes as a column, with no walk over the records in Python); None when
+    polars cannot decode the schema."""
+    node = inline_named_references(parse_avro_json(schema_json))
+    if not _polars_can_read(node) or node.get("type") != "record":
+        return None
+    length = {"name": _LENGTH_FIELD, "type": {"type": "fixed", "name": "HudiDsRecordLength", "size": 4}}
+    return json.dumps({**node, "fields": [length, *node.get("fields", [])]})
+
+
+def _framed_bytes(lengths: pa.Array) -> int:
+    """The sum of the records' 4-byte big-endian lengths (a binary column of 4-byte values)."""
+    lengths = lengths.cast(pa.large_binary())
+    offsets = np.frombuffer(lengths.buffers()[1], dtype=np.int64)[lengths.offset:lengths.offset + len(lengths) + 1]
+    if len(offsets) != len(lengths) + 1 or np.any(np.diff(offsets) != 4):
+        return -1
+    data = np.frombuffer(lengths.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+    return int(data.view(">i4").astype(np.int64).sum())
+
+
+def _decode_polars(schema_json: str, count: int, body: bytes | memoryview, natural: pa.Schema,
                    path: str) -> pa.Table | None:
-    """Decode through polars' native Avro reader (~10x faster than fastavro) by wrapping the datums in a
-    one-block Avro container file; None (caller falls back to fastavro) on any failure. polars is imported
-    here, not at module load: its thread pool must not exist in Spark's forking daemon (hudi_ds.spark.daemon)."""
+    """Decode through polars' native Avro reader (~10x faster than fastavro) by wrapping the length-prefixed
+    datums in a one-block Avro container file; None (caller falls back to fastavro) on any failure. polars is
+    imported here, not at module load: its thread pool must not exist in Spark's forking daemon
+    (hudi_ds.spark.daemon)."""
     import polars as pl
 
     sync = os.urandom(16)
@@ -223,7 +284,9 @@ def _decode_polars(schema_json: str, count: int, body: bytes, natural: pa.Schema
         table = pl.read_avro(io.BytesIO(ocf)).to_arrow()
         if table.num_rows != count:
             return None
-        return fit_table(table, natural, path)
+        if _framed_bytes(table[_LENGTH_FIELD].combine_chunks()) + 4 * count != len(body):
+            return None  # the lengths do not frame the records: let the reference decoder name the damage
+        return fit_table(table.drop_columns([_LENGTH_FIELD]), natural, path)
     except Exception:  # any polars/arrow failure: use the reference decoder instead
         return None
 

@@ -1,26 +1,41 @@
 """The change feed (CDC): per commit, the inserts, updates (pre- and post-image) and deletes it made.
 
-Each commit in (start, end] is compared with the commit before it on the file groups it touched:
-both states come from the ordinary merged read, so the feed agrees with snapshots by construction.
+A file group whose commit wrote change data (`hoodie.table.cdc.enabled`, the write stat's `cdcStats`) is read from
+those files. Any other is inferred: the commit is compared with the commit before it on the file groups it
+touched, both states coming from the ordinary merged read, so the feed agrees with snapshots by construction. The
+writer derives its change data with the same comparison (`pending_changes`), so both ways give the same rows.
 Compaction and clustering commits change no record and yield no rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_ds.errors import CleanedInstantsError
+from hudi_ds.errors import CleanedInstantsError, CorruptTableError
 from hudi_ds.files.base_file import constant_strings
 from hudi_ds.files.view import FileSlice, Visibility
+from hudi_ds.keys.keygen import record_key_strings
+from hudi_ds.log import cdc_block as cdc
+from hudi_ds.log.format import BlockType, read_blocks
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.read.query import READ_THREADS, TableSnapshot, commits_between
-from hudi_ds.schema.meta import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
+from hudi_ds.schema.meta import (
+    COMMIT_SEQNO,
+    COMMIT_TIME,
+    FILE_NAME,
+    META_COLUMNS,
+    PARTITION_PATH,
+    RECORD_KEY,
+    fit_table,
+)
+from hudi_ds.storage import Storage
 from hudi_ds.timeline import Instant
+from hudi_ds.timeline.commit_metadata import CommitMetadata
 
 CHANGE_TYPE = "_change_type"
 CHANGE_COMMIT_TIME = "_commit_time"  # the change feed's commit column: orders changes, never stored
@@ -34,7 +49,10 @@ def change_schema(snap: TableSnapshot) -> pa.Schema:
 
 
 def _groups_touched(snap: TableSnapshot, inst: Instant) -> set[tuple[str, str]]:
-    meta = snap.timeline.commit_metadata(inst)
+    return _touched(snap.timeline.commit_metadata(inst))
+
+
+def _touched(meta: CommitMetadata) -> set[tuple[str, str]]:
     groups = {(s.partition_path or "", s.file_id) for s in meta.write_stats() if s.file_id}
     for partition, ids in (meta.partition_to_replace_file_ids or {}).items():
         groups.update((partition, fid) for fid in ids)
@@ -44,17 +62,22 @@ def _groups_touched(snap: TableSnapshot, inst: Instant) -> set[tuple[str, str]]:
 class _State:
     """The merged rows of file groups as of a commit (nothing before the first commit)."""
 
-    def __init__(self, snap: TableSnapshot, as_of: str | None, groups: set[tuple[str, str]],
+    def __init__(self, snap: TableSnapshot, vis: Visibility | None, groups: set[tuple[str, str]],
                  schema: pa.Schema) -> None:
         self.schema = schema
         self.by_group: dict[tuple[str, str], FileSlice] = {}
-        if as_of is None:
+        if vis is None:
             return
-        vis = Visibility.of(snap.timeline, as_of, snap.config.layout_version)
         self.reader = snap.reader(vis, schema)
         self.include_logs = snap.config.is_mor
-        for sl in snap.view(vis).slices_in(sorted(groups)):
+        partitions = {p for p, _ in groups}
+        for sl in snap.view(vis, partitions.__contains__).slices_in(sorted(groups)):
             self.by_group[(sl.partition, sl.file_id)] = sl
+
+    @classmethod
+    def as_of(cls, snap: TableSnapshot, as_of: str | None, groups: set[tuple[str, str]], schema: pa.Schema) -> _State:
+        vis = None if as_of is None else Visibility.of(snap.timeline, as_of, snap.config.layout_version)
+        return cls(snap, vis, groups, schema)
 
     def rows(self, partition: str, groups: set[tuple[str, str]]) -> pa.Table:
         tables = [self.reader.read(sl, self.include_logs) for key, sl in sorted(self.by_group.items())
@@ -121,29 +144,145 @@ def commit_changes(snap: TableSnapshot, ts: str, groups: set[tuple[str, str]] | 
             f"commit {ts} is no longer on the active timeline (archived); its changes cannot be read. Read from a "
             "later commit, or keep more history with archive.min_commits/archive.max_commits")
     out = change_schema(snap)
-    if snap.timeline.commit_metadata(inst).operation_type in NO_DATA_OPERATIONS:
+    meta = snap.timeline.commit_metadata(inst)
+    if meta.operation_type in NO_DATA_OPERATIONS:
         return out.empty_table()
+    groups = _touched(meta) if groups is None else groups
     # the change rows' columns, and the commit time that tells which rows the commit wrote
     schema = pa.schema([f for f in snap.full_schema() if f.name not in (COMMIT_SEQNO, FILE_NAME)])
-    groups = _groups_touched(snap, inst) if groups is None else groups
-    before, after = _State(snap, previous_commit(snap, ts), groups, schema), _State(snap, ts, groups, schema)
+    recorded = recorded_change_files(meta, groups)
+    previous = previous_commit(snap, ts)
+    states = _States(lambda: _State.as_of(snap, previous, groups, schema), lambda: _State.as_of(snap, ts, groups, schema))
+    tables = [read_change_files(snap, ts, group, paths, out, states) for group, paths in sorted(recorded.items())]
+    rest = groups - set(recorded)
+    if rest:
+        tables += _inferred(snap, states.before(), states.after(), ts, rest, out).values()
+    tables = [t for t in tables if t.num_rows]
+    return pa.concat_tables(tables) if tables else out.empty_table()
+
+
+def pending_changes(snap: TableSnapshot, instant: str, groups: set[tuple[str, str]],
+                    out: pa.Schema) -> dict[tuple[str, str], pa.Table]:
+    """The change rows per file group of `instant`, a commit whose files are written but which is not on the
+    timeline yet (its writer records them as change data before publishing it)."""
+    vis = Visibility.of(snap.timeline, None, snap.config.layout_version)
+    schema = pa.schema([f for f in out if f.name not in (CHANGE_TYPE, CHANGE_COMMIT_TIME)]
+                       + [pa.field(COMMIT_TIME, pa.string())])
+    before = _State(snap, vis if snap.timeline.commits() else None, groups, schema)
+    after = _State(snap, vis.with_pending(instant), groups, schema)
+    return _inferred(snap, before, after, instant, groups, out, per_group=True)
+
+
+def _inferred(snap: TableSnapshot, before: _State, after: _State, ts: str, groups: set[tuple[str, str]],
+              out: pa.Schema, per_group: bool = False) -> dict[tuple[str, str], pa.Table]:
+    """The changes of commit `ts` found by comparing the states before and after it, per partition (an overwrite
+    moves keys to new file groups of the partition: a key it rewrites is an update), or with `per_group` (a
+    write that keeps every key in its file group) per file group."""
     # a merge-on-read group whose commit only added log blocks to the slice it had: both states come from one
     # read of that slice, and only the keys the commit wrote can differ between them
     in_place = {key for key, sl in after.by_group.items() if snap.config.is_mor and key in before.by_group
                 and _same_base(before.by_group[key], sl)}
+    units: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for g in groups:
+        units.setdefault(g if per_group or g in in_place else (g[0], ""), set()).add(g)
 
-    def partition_changes(partition: str) -> list[pa.Table]:  # a record never leaves its partition
-        tables = [_log_commit_changes(after, after.by_group[g], ts, out)
-                  for g in sorted(in_place) if g[0] == partition]
-        rest = {g for g in groups if g[0] == partition} - in_place
-        if rest:
-            tables.append(_commit_changes(before.rows(partition, rest), after.rows(partition, rest), ts, out))
-        return tables
+    def unit_changes(unit: tuple[str, str]) -> pa.Table:
+        if unit in in_place:
+            return _log_commit_changes(after, after.by_group[unit], ts, out)
+        members = units[unit]
+        return _commit_changes(before.rows(unit[0], members), after.rows(unit[0], members), ts, out)
 
-    partitions = sorted({p for p, _ in groups})
-    with ThreadPoolExecutor(min(READ_THREADS, max(1, len(partitions)))) as pool:
-        tables = [t for ts_ in pool.map(partition_changes, partitions) for t in ts_]
-    return pa.concat_tables(tables) if tables else out.empty_table()
+    ordered = sorted(units)
+    with ThreadPoolExecutor(min(READ_THREADS, max(1, len(ordered)))) as pool:
+        return dict(zip(ordered, pool.map(unit_changes, ordered), strict=True))
+
+
+class _States:
+    """The states before and after a commit, each built when first needed."""
+
+    def __init__(self, before: Callable[[], _State], after: Callable[[], _State]) -> None:
+        self._make = {"before": before, "after": after}
+        self._built: dict[str, _State] = {}
+
+    def get(self, which: str) -> _State:
+        if which not in self._built:
+            self._built[which] = self._make[which]()
+        return self._built[which]
+
+    def before(self) -> _State:
+        return self.get("before")
+
+    def after(self) -> _State:
+        return self.get("after")
+
+
+def recorded_change_files(meta: CommitMetadata, groups: set[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
+    """The change-data files a commit lists, per file group (of `groups`)."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for stat in meta.write_stats():
+        key = (stat.partition_path or "", stat.file_id)
+        if key in groups and stat.cdc_paths():
+            out.setdefault(key, []).extend(stat.cdc_paths())
+    return out
+
+
+def read_change_files(snap: TableSnapshot, ts: str, group: tuple[str, str], paths: list[str], out: pa.Schema,
+                      states: _States) -> pa.Table:
+    """The change rows of a file group from the change data its commit wrote (hudi_ds.log.cdc_block). Images the
+    supplemental logging mode leaves out come from the file group's states around the commit."""
+    records = read_cdc_records(snap.storage, paths)
+    op = records[cdc.OP]
+    data_schema = pa.schema([f for f in out if f.name not in (RECORD_KEY, PARTITION_PATH, CHANGE_TYPE,
+                                                               CHANGE_COMMIT_TIME)])
+
+    def picked(kind: str) -> pa.Table:
+        return records.filter(pc.equal(op, kind))
+
+    def images(rows: pa.Table, column: str) -> pa.Table:
+        """The `before`/`after` images of `rows` as change rows (data columns in the feed's types)."""
+        struct = rows[column].combine_chunks()
+        table = pa.Table.from_arrays(struct.flatten(), names=[f.name for f in struct.type])
+        keys = (rows[cdc.RECORD_KEY] if cdc.RECORD_KEY in rows.column_names
+                else record_key_strings(table, snap.config.record_key_fields))
+        table = fit_table(table, data_schema, paths[0])
+        return table.append_column(RECORD_KEY, keys).append_column(
+            PARTITION_PATH, constant_strings(group[0], rows.num_rows))
+
+    def from_state(state: _State, rows: pa.Table) -> pa.Table:
+        found = state.rows(group[0], {group})
+        return found.filter(pc.is_in(found[RECORD_KEY], value_set=rows[cdc.RECORD_KEY]))
+
+    ins, upd, dels = picked(cdc.INSERT), picked(cdc.UPDATE), picked(cdc.DELETE)
+    if cdc.AFTER in records.column_names:
+        post, added = images(upd, cdc.AFTER), images(ins, cdc.AFTER)
+    else:
+        post, added = from_state(states.after(), upd), from_state(states.after(), ins)
+    if cdc.BEFORE in records.column_names:
+        pre, gone = images(upd, cdc.BEFORE), images(dels, cdc.BEFORE)
+    else:
+        pre, gone = from_state(states.before(), upd), from_state(states.before(), dels)
+    return pa.concat_tables([_tag(pre, "update_preimage", ts, out), _tag(post, "update_postimage", ts, out),
+                             _tag(added, "insert", ts, out), _tag(gone, "delete", ts, out)])
+
+
+def read_cdc_records(storage: Storage, paths: list[str]) -> pa.Table:
+    """The records of change-data files (their CDC blocks, in file order)."""
+    tables = []
+    for rel in paths:
+        try:
+            data = storage.read_bytes(rel)
+        except FileNotFoundError:
+            raise CorruptTableError(f"change-data file {rel}, listed by a completed commit, is missing; restore it, "
+                                    "or roll back that commit") from None
+        for block in read_blocks(data, rel):
+            if block.block_type == BlockType.CORRUPT:
+                raise CorruptTableError(f"change-data file {rel} has a truncated or corrupt block at byte "
+                                        f"{block.offset}; restore the file or roll back the commit that lists it")
+            if block.block_type == BlockType.CDC_DATA:
+                tables.append(cdc.decode_cdc_block(block, rel))
+    if not tables:
+        return pa.table({cdc.OP: pa.array([], pa.string())})
+    return pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
 
 
 def _same_base(a: FileSlice, b: FileSlice) -> bool:

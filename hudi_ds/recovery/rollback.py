@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import InstantNotFoundError, InstantStateError
 from hudi_ds.files.markers import marked_files
-from hudi_ds.files.naming import join, log_file_name, parse_base_file, parse_log_file
+from hudi_ds.files.naming import join, log_file_name, parse_base_file, parse_cdc_file, parse_log_file
 from hudi_ds.log.blocks import encode_rollback_block
 from hudi_ds.log.format import read_blocks
 from hudi_ds.recovery.heartbeat import DEFAULT_HEARTBEAT_TIMEOUT_S, heartbeat_age, stop_heartbeat
@@ -34,7 +34,7 @@ def ownership(storage: Storage, rel: str, instant: str) -> str:
     instants too), "foreign" (another writer's: a marker of a name this instant tried and lost), "gone".
     A base file's name carries its instant; a log file's blocks carry theirs in their headers."""
     partition, _, name = rel.rpartition("/")
-    log = parse_log_file(partition, name)
+    log = parse_log_file(partition, name) or parse_cdc_file(partition, name)
     if log is None:
         base = parse_base_file(partition, name)
         if base is not None and base.instant != instant:
@@ -138,7 +138,7 @@ def _rollback_completed(storage: Storage, instant_time: str) -> str:
     files = set(marked_files(storage, instant_time))
     if target.action in COMMIT_ACTIONS:
         for stat in timeline.commit_metadata(target).write_stats():
-            files.update(stat.all_paths())
+            files.update(stat.all_paths() + stat.cdc_paths())
     removed = _remove_files(storage, instant_time, sorted(files))
     TimelineWriter(storage, WRITE_LAYOUT).delete_instant_files(instant_time, target.action)
     storage.delete_dir(temp_dir(instant_time))

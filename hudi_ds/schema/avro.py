@@ -281,6 +281,51 @@ def _logical(node: dict[str, Any]) -> pa.DataType | None:
     return None
 
 
+def inline_named_references(schema: dict[str, Any]) -> Any:
+    """A copy of `schema` where each reference to a named type is replaced by a renamed copy of its definition
+    (the same binary encoding), for encoders and decoders that do not resolve references (a CDC block's `after`
+    image refers to the `before` image's record)."""
+    defined: dict[str, Any] = {}
+    copies = [0]
+
+    def walk(node: Any, namespace: str) -> Any:
+        if isinstance(node, list):
+            return [walk(n, namespace) for n in node]
+        if isinstance(node, str):
+            if node in _AVRO_PRIMITIVES:
+                return node
+            full = node if "." in node else (f"{namespace}.{node}" if namespace else node)
+            found = defined.get(full)
+            if found is None:
+                return node
+            copies[0] += 1
+            return {**found, "name": f"{found['name']}_{copies[0]}"}
+        if not isinstance(node, dict):
+            return node
+        out = dict(node)
+        ns = namespace
+        if node.get("type") in ("record", "enum", "fixed") and isinstance(node.get("name"), str):
+            name = node["name"]
+            ns = node.get("namespace", name.rpartition(".")[0] if "." in name else namespace)
+            full = name if "." in name else (f"{ns}.{name}" if ns else name)
+            if node.get("type") == "record":
+                out["fields"] = [{**f, "type": walk(f.get("type"), ns)} for f in node.get("fields", [])]
+            defined[full] = {**out, "namespace": ns} if ns else out
+            return out
+        if node.get("type") == "array":
+            out["items"] = walk(node.get("items"), ns)
+        elif node.get("type") == "map":
+            out["values"] = walk(node.get("values"), ns)
+        elif "type" in node:
+            out["type"] = walk(node["type"], ns)
+        return out
+
+    return walk(schema, "")
+
+
+_AVRO_PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
+
+
 def wire_schema(avro: dict[str, Any]) -> dict[str, Any]:
     """Copy of `avro` without date/time/timestamp/uuid logical types: same binary encoding, but fastavro then
     reads and writes plain ints/strings, which is faster and avoids Python datetime range limits."""
@@ -316,16 +361,21 @@ def avro_records_to_arrow(records: list[dict[str, Any]], schema: pa.Schema) -> p
         raise InvalidDataError(f"Avro records do not fit the Arrow schema: {exc}") from exc
 
 
+def to_wire_types(table: pa.Table) -> pa.Table:
+    """`table` with temporal values as plain ints in the Avro unit (days, ms, us; ns truncated to us)."""
+    norm = pa.schema([pa.field(f.name, _convert_type(f.type, _norm_leaf), f.nullable) for f in table.schema])
+    wire = pa.schema([pa.field(f.name, _convert_type(f.type, _wire_leaf), f.nullable) for f in norm])
+    return table.cast(norm, safe=False).cast(wire)
+
+
 def arrow_to_avro_records(table: pa.Table) -> list[dict[str, Any]]:
     """Python records of `table` ready for fastavro against `wire_schema(arrow_to_avro(table.schema, ...))`.
 
     Temporal values are plain ints in the Avro unit (days, ms, us; ns truncated to us), maps become dicts.
     """
-    norm = pa.schema([pa.field(f.name, _convert_type(f.type, _norm_leaf), f.nullable) for f in table.schema])
-    wire = pa.schema([pa.field(f.name, _convert_type(f.type, _wire_leaf), f.nullable) for f in norm])
-    table = table.cast(norm, safe=False).cast(wire)
+    table = to_wire_types(table)
     records: list[dict[str, Any]] = table.to_pylist()
-    fixers = [(f.name, fx) for f in wire if (fx := _map_fixer(f.type)) is not None]
+    fixers = [(f.name, fx) for f in table.schema if (fx := _map_fixer(f.type)) is not None]
     for name, fix in fixers:
         for rec in records:
             rec[name] = fix(rec[name])

@@ -23,7 +23,7 @@ from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError
 from hudi_ds.files.compaction_plan import pending_operations
 from hudi_ds.files.markers import marked_files
-from hudi_ds.files.naming import parse_base_file, parse_log_file
+from hudi_ds.files.naming import parse_base_file, parse_cdc_file, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.services.target import ServiceTarget
 from hudi_ds.storage import Storage, require_inside
@@ -90,14 +90,14 @@ def plan_clean(storage: Storage, timeline: Timeline, view: FileSystemView,
                 continue  # read by queries on retained commits (the newest slice before E: queries at E)
             if op is not None and _slice_instant(sl) >= op.base_instant:
                 continue  # the slice a pending compaction will read
-            out[sl.partition].extend(f for f in sl.files if f not in protected)
+            out[sl.partition].extend(f for f in sl.files + [c.path for c in sl.cdc_files] if f not in protected)
     replaced = _replaced_groups_before(timeline, earliest) - set(compacting)
     if replaced:
         for entry in storage.walk_files(""):
             if entry.path.startswith(".hoodie/") or entry.path in protected:
                 continue
             partition, _, name = entry.path.rpartition("/")
-            ref = parse_base_file(partition, name) or parse_log_file(partition, name)
+            ref = parse_base_file(partition, name) or parse_log_file(partition, name) or parse_cdc_file(partition, name)
             if ref is not None and (partition, ref.file_id) in replaced:
                 out[partition].append(entry.path)
     return {p: sorted(files) for p, files in sorted(out.items()) if files}

@@ -115,6 +115,10 @@ class WriteStat:
                 out.append(rel)
         return out
 
+    def cdc_paths(self) -> list[str]:
+        """The change-data files this stat lists (`cdcStats`: relative path -> size)."""
+        return sorted(self.cdc_stats) if isinstance(self.cdc_stats, dict) else []
+
 
 @dataclass
 class CommitMetadata:
@@ -139,7 +143,7 @@ class CommitMetadata:
             require_inside(partition, source)
             for stat in stats:
                 require_inside(stat.partition_path or "", source)
-                for rel in stat.all_paths():
+                for rel in stat.all_paths() + stat.cdc_paths():
                     require_inside(rel, source)
         for partition in self.partition_to_replace_file_ids or {}:
             require_inside(partition, source)

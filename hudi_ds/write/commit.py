@@ -31,6 +31,7 @@ from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_L
 from hudi_ds.timeline import Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_ds.timeline.moving import on_latest_timeline
+from hudi_ds.write.change_data import write_change_data
 from hudi_ds.write.cross_task import settle_cross_task_deletes
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import (
@@ -166,9 +167,11 @@ class Coordinator:
         remove_unreported_files(self.storage, plan, results)
         results = merge_shared_groups(self.storage, plan, list(results))
         results = settle_cross_task_deletes(self.storage, plan, results)
+        token = max((r.task_id for r in results), default=0) + 1
+        change_data = write_change_data(self.storage, plan, results, timeline, f"{token}-0-0")
         files = [f for r in results for f in r.files]
         partitions = sorted({p for r in results for p in r.partitions})
-        meta = self._metadata(plan, results, extra)
+        meta = self._metadata(plan, results, extra, change_data)
         if plan.is_overwrite:
             view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
             new_ids = {(f.partition, f.file_id) for f in files}
@@ -193,8 +196,10 @@ class Coordinator:
         self._cleanup(plan.instant)
         return plan.instant
 
-    def _metadata(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None) -> CommitMetadata:
+    def _metadata(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None,
+                  change_data: dict[tuple[str, str], dict[str, int]]) -> CommitMetadata:
         stats: dict[str, list[WriteStat]] = {}
+        change_data = dict(change_data)
         for r in results:
             for f in r.files:
                 stat = WriteStat(
@@ -209,6 +214,7 @@ class Coordinator:
                     stat.log_files = [f.path.rsplit("/", 1)[-1]]
                     stat.total_log_blocks = f.log_blocks
                     stat.total_log_records = f.num_writes + f.num_deletes
+                stat.cdc_stats = change_data.pop((f.partition, f.file_id), None)  # on the group's first stat
                 stats.setdefault(f.partition, []).append(stat)
         for r in results:
             for p in r.partitions:

@@ -1,0 +1,117 @@
+"""Change data written with the commit (`hoodie.table.cdc.enabled`, Apache Hudi's RFC-51).
+
+Before publishing a commit, the coordinator derives what it changes in each existing file group it wrote: with the
+bucket index a key's previous version lives in that group's slice, so the group's states before and after the
+commit (the after-state read with the pending instant counted as committed, after every task's files are final:
+shared groups merged, cross-task deletes settled) give each key's operation and images. The rows are written as a
+CDC block in a `-cdc` log file beside the group's files (marker first, so a rollback removes it with the rest), and
+the group's write stat lists it under `cdcStats`.
+
+New file groups (all inserts), overwrites (deletes of the replaced groups, inserts into new ones) and tables without
+a record key write none: a reader infers those changes from the commit's own files as cheaply as it would read
+change data.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_ds import faults
+from hudi_ds.files.markers import write_marker
+from hudi_ds.files.naming import cdc_file_name, join
+from hudi_ds.log import cdc_block as cdc
+from hudi_ds.read.changes import CHANGE_COMMIT_TIME, CHANGE_TYPE, pending_changes
+from hudi_ds.read.query import TableSnapshot
+from hudi_ds.schema.avro import arrow_to_avro
+from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY
+from hudi_ds.storage import Storage
+from hudi_ds.timeline import Timeline
+from hudi_ds.write.messages import TaskResult
+from hudi_ds.write.plan import WritePlan
+
+_OPS = {"insert": cdc.INSERT, "update_postimage": cdc.UPDATE, "delete": cdc.DELETE}
+
+
+def write_change_data(storage: Storage, plan: WritePlan, results: Sequence[TaskResult], timeline: Timeline,
+                      write_token: str) -> dict[tuple[str, str], dict[str, int]]:
+    """Write the change data of the commit `plan` is about to publish; per file group, its files and sizes."""
+    config = plan.config
+    if not config.cdc_enabled or plan.is_overwrite or not config.record_key_fields:
+        return {}
+    existing = {(partition, target.file_id) for (partition, _), target in plan.groups.items()}
+    written: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for r in results:
+        for f in r.files:
+            if (f.partition, f.file_id) in existing:
+                written[(f.partition, f.file_id)].append(f.prev_commit if f.is_log else plan.instant)
+    if not written:
+        return {}
+    data = pa.schema([f for f in plan.schema if f.name != RECORD_KEY])
+    out = pa.schema([pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string()), *data,
+                     pa.field(CHANGE_TYPE, pa.string()), pa.field(CHANGE_COMMIT_TIME, pa.string())])
+    snap = TableSnapshot(storage, config, timeline)
+    changes = pending_changes(snap, plan.instant, set(written), out)
+    schema = cdc.cdc_schema(config.cdc_mode, arrow_to_avro(data, config.name))
+    files: dict[tuple[str, str], dict[str, int]] = {}
+    for group, rows in sorted(changes.items()):
+        if rows.num_rows == 0:
+            continue
+        records = cdc_records(rows, config.cdc_mode, data, plan.instant)
+        block = cdc.encode_cdc_block(records, schema, plan.instant)
+        rel = _write_new(storage, plan.instant, group, written[group][0], write_token, block)
+        files[group] = {rel: len(block)}
+    return files
+
+
+def cdc_records(changes: pa.Table, mode: str, data: pa.Schema, instant: str) -> pa.Table:
+    """Change rows (one per insert and delete, a pre- and a post-image per update) as CDC records of `mode`:
+    one per changed key."""
+    kind = changes[CHANGE_TYPE]
+    by_kind = {k: changes.filter(pc.equal(kind, k)) for k in ("insert", "update_preimage", "update_postimage",
+                                                             "delete")}
+    pre = _by_key(by_kind["update_preimage"])
+    post = _by_key(by_kind["update_postimage"])
+    inserts, deletes = by_kind["insert"], by_kind["delete"]
+    ops = pa.array([cdc.INSERT] * inserts.num_rows + [cdc.UPDATE] * post.num_rows + [cdc.DELETE] * deletes.num_rows,
+                   pa.string())
+    columns: dict[str, pa.Array | pa.ChunkedArray] = {cdc.OP: ops}
+    if mode != "DATA_BEFORE_AFTER":
+        columns[cdc.RECORD_KEY] = pa.chunked_array(
+            [inserts[RECORD_KEY], post[RECORD_KEY], deletes[RECORD_KEY]], pa.string())
+    else:
+        columns[cdc.TS] = pa.array([instant] * len(ops), pa.string())
+    image = pa.struct(list(data))
+    if mode != "OP_KEY_ONLY":
+        columns[cdc.BEFORE] = pa.chunked_array([pa.nulls(inserts.num_rows, image), _images(pre, data),
+                                                _images(deletes, data)], image)
+    if mode == "DATA_BEFORE_AFTER":
+        columns[cdc.AFTER] = pa.chunked_array([_images(inserts, data), _images(post, data),
+                                               pa.nulls(deletes.num_rows, image)], image)
+    return pa.table(columns)
+
+
+def _by_key(rows: pa.Table) -> pa.Table:
+    return rows.take(pc.sort_indices(rows[RECORD_KEY]))
+
+
+def _images(rows: pa.Table, data: pa.Schema) -> pa.Array:
+    arrays = [rows[f.name].combine_chunks() for f in data]
+    return pa.StructArray.from_arrays(arrays, fields=list(data))
+
+
+def _write_new(storage: Storage, instant: str, group: tuple[str, str], slice_instant: str, write_token: str,
+               payload: bytes) -> str:
+    """Create the group's change-data file under a free name (marker first)."""
+    partition, file_id = group
+    version = 1
+    while True:
+        rel = join(partition, cdc_file_name(file_id, slice_instant, version, write_token))
+        write_marker(storage, instant, rel, "CREATE")
+        if storage.put_if_absent(rel, payload):
+            faults.file_written()
+            return rel
+        version += 1
