@@ -9,7 +9,9 @@ compaction. Each run builds both tables anew; every figure is the median over th
 this process's peak RSS during each step (the kernel's high-water mark, reset before the step).
 Checks that both tables end with the same rows (count and checksum) and that both change feeds hold the upsert.
 Goals (issue 16): load >= 0.7x deltalake; merge-on-read snapshot >= 0.5x; read after compaction >= 1x; upsert
->= 5x; delete >= 10x; peak RSS growth per step <= deltalake's.
+>= 5x; delete >= 10x; peak RSS growth per step <= deltalake's. Issue 15: a second table with change data written at
+commit time (hoodie.table.cdc.enabled): its change feed >= 1x deltalake's load_cdf, its upsert and delete <= 1.5x
+the time without.
 
 Paimon (pypaimon 2.1) is not a peer here yet: it pins pyarrow < 20 and cannot share this environment.
 """
@@ -96,6 +98,16 @@ def one_run(rows: int, work: Path) -> dict[str, float]:
     t.compact()
     compacted = _step(f, "hudi_read_compacted", lambda: t.to_arrow(columns=DATA_COLUMNS))
 
+    # --- hudi-py with change data written at commit time (hoodie.table.cdc.enabled)
+    c = HudiTable.create(str(work / "hudi_cdc"), table_name="bench", record_key="id", ordering_field="ts",
+                         partition_by="dt", buckets=4, options={"hoodie.table.cdc.enabled": "true"})
+    c.write(base, operation="bulk_insert")
+    c_up_cdc = _step(f, "hudi_cdc_upsert", lambda: c.write(upsert))
+    _step(f, "hudi_cdc_delete", lambda: c.write(deletes.select(["id", "dt"]), operation="delete"))
+    before_cdc = [i.requested_time for i in c.timeline() if i.is_completed][0]
+    cdc_feed = _step(f, "hudi_cdc_cdf", lambda: c.changes(before_cdc, c_up_cdc))
+    assert cdc_feed.num_rows == hudi_cdf.num_rows, (cdc_feed.num_rows, hudi_cdf.num_rows)
+
     expected = checksum(delta_rows.select(["id", "amount"]))
     for name, got in (("snapshot", hudi_rows), ("data columns", hudi_data), ("after compaction", compacted)):
         assert checksum(got) == expected, f"hudi-py {name} read {checksum(got)} differs from deltalake {expected}"
@@ -124,6 +136,9 @@ def run(rows: int, runs: int) -> dict[str, float]:
     f = {key: statistics.median(r[key] for r in all_runs) for key in all_runs[0]}
     for step in STEPS:
         f[f"{step}_ratio"] = f[f"delta_{step}_s"] / f[f"hudi_{step}_s"]
+    f["cdc_cdf_ratio"] = f["delta_cdf_s"] / f["hudi_cdc_cdf_s"]
+    f["cdc_upsert_cost"] = f["hudi_cdc_upsert_s"] / f["hudi_upsert_s"]
+    f["cdc_delete_cost"] = f["hudi_cdc_delete_s"] / f["hudi_delete_s"]
     f.update(runs=runs, **memory_figures())
     return f
 
@@ -143,6 +158,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         h, d = count / f[f"hudi_{step}_s"], count / f[f"delta_{step}_s"]
         print(f"  {step:15s} {h:>15,.0f} {d:>17,.0f} {h / d:>6.2f}x"
               f"   {f[f'hudi_{step}_rss_growth_mib']:>24,.0f} {f[f'delta_{step}_rss_growth_mib']:>10,.0f}")
+    print(f"  with change data written at commit time (hoodie.table.cdc.enabled, DATA_BEFORE_AFTER): change feed "
+          f"{f['upsert_rows'] / f['hudi_cdc_cdf_s']:,.0f} rows/s = {f['cdc_cdf_ratio']:.2f}x deltalake's load_cdf "
+          f"(RSS growth {f['hudi_cdc_cdf_rss_growth_mib']:,.0f} MiB); upsert {f['cdc_upsert_cost']:.2f}x and delete "
+          f"{f['cdc_delete_cost']:.2f}x the time without")
     print("  read: the merge-on-read snapshot with its log files, all columns (the five _hoodie_* meta columns "
           "too); read_data: the data columns deltalake returns; read_compacted: the same after compaction. "
           "deltalake's reads are one read of its table (it has no log files to merge)")

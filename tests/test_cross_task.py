@@ -103,6 +103,23 @@ def test_delete_and_row_of_one_key_in_two_tasks(tmp_path):
     assert len(stats) == 2 * 2 + 2  # two tasks x two partitions, plus one settling file per partition
 
 
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+@pytest.mark.parametrize("owner_deletes", [True, False])
+def test_a_row_the_table_outranks_still_beats_a_lower_delete(tmp_path, table_type, owner_deletes):
+    """The table holds k0 at ts 4; one task deletes it at ts 2, another writes it at ts 3. The write's own merge
+    picks the row (3 > 2), which then loses to the table's row (4 > 3): k0 stays as it was, whichever task
+    rewrites the copy-on-write base file."""
+    t, model = new_table(str(tmp_path / "t"), 1, table_type)
+    write_tasks(t, [[(rec(0, 4), False)]])
+    apply(model, [[(rec(0, 4), False)]])
+    delete, row = [(rec(0, 2), True)], [(rec(0, 3), False)]
+    parts = [delete, row] if owner_deletes else [row, delete]
+    write_tasks(t, parts)
+    apply(model, parts)
+    assert [r for r in model.sorted_rows(COLUMNS) if r[0] == "k0"] == [("k0", 4, "d0", 4.0)]
+    check(t, model)
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), writes=st.integers(1, 3),

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_ds.errors import CleanedInstantsError, CorruptTableError
+from hudi_ds.errors import CleanedInstantsError, CorruptTableError, HudiDsError
 from hudi_ds.files.base_file import constant_strings
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.keys.keygen import record_key_strings
@@ -231,6 +231,14 @@ def read_change_files(snap: TableSnapshot, ts: str, group: tuple[str, str], path
     """The change rows of a file group from the change data its commit wrote (hudi_ds.log.cdc_block). Images the
     supplemental logging mode leaves out come from the file group's states around the commit."""
     records = read_cdc_records(snap.storage, paths)
+    if records is None:
+        retained = earliest_retained(snap)
+        if retained is not None and ts < retained:
+            raise CleanedInstantsError(
+                f"the change data of commit {ts} was cleaned with its file slice (cleaning keeps the file versions of "
+                f"the commits from {retained} on); read from a later commit, or keep more with clean.retain_commits")
+        raise CorruptTableError(f"a change-data file of commit {ts} ({', '.join(paths)}) is missing; restore it, "
+                                "or roll back that commit")
     op = records[cdc.OP]
     data_schema = pa.schema([f for f in out if f.name not in (RECORD_KEY, PARTITION_PATH, CHANGE_TYPE,
                                                                CHANGE_COMMIT_TIME)])
@@ -265,15 +273,15 @@ def read_change_files(snap: TableSnapshot, ts: str, group: tuple[str, str], path
                              _tag(added, "insert", ts, out), _tag(gone, "delete", ts, out)])
 
 
-def read_cdc_records(storage: Storage, paths: list[str]) -> pa.Table:
-    """The records of change-data files (their CDC blocks, in file order)."""
+def read_cdc_records(storage: Storage, paths: list[str]) -> pa.Table | None:
+    """The records of change-data files (their CDC blocks, in file order); None if one of them is missing."""
     tables = []
     for rel in paths:
         try:
             data = storage.read_bytes(rel)
         except FileNotFoundError:
-            raise CorruptTableError(f"change-data file {rel}, listed by a completed commit, is missing; restore it, "
-                                    "or roll back that commit") from None
+            return None
+
         for block in read_blocks(data, rel):
             if block.block_type == BlockType.CORRUPT:
                 raise CorruptTableError(f"change-data file {rel} has a truncated or corrupt block at byte "
@@ -301,9 +309,7 @@ def _log_commit_changes(state: _State, sl: FileSlice, ts: str, out: pa.Schema) -
     keys = pa.chunked_array(written, pa.string()) if written else pa.chunked_array([], pa.string())
     if len(keys) == 0:
         return out.empty_table()
-    base = reader.read_base(sl)
-    if base is not None:
-        base = base.filter(pc.is_in(base[RECORD_KEY], value_set=keys))
+    base = reader.read_base_keys(sl, keys)
     ordering, schema = reader.ordering_field, reader.schema
     before = merge_slice(base, _versions(data, keys, rank, True), _deletes(deletes, keys, rank, True), ordering, schema)
     after = merge_slice(base, _versions(data, keys, rank, False), _deletes(deletes, keys, rank, False), ordering,
@@ -329,6 +335,19 @@ def _deletes(deletes: LogDeletes | None, keys: pa.ChunkedArray, rank: int, befor
     picked = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
     return LogDeletes(pc.filter(deletes.keys, mask), pc.filter(deletes.ordering, mask), deletes.natural[picked],
                       deletes.rank[picked], deletes.position[picked])
+
+
+def earliest_retained(snap: TableSnapshot) -> str | None:
+    """The earliest commit whose file versions the newest clean kept (None if never cleaned)."""
+    cleans = [i for i in snap.timeline.completed() if i.action == "clean"]
+    if not cleans:
+        return None
+    try:
+        meta = snap.timeline.read_avro(cleans[-1])
+    except HudiDsError:
+        return None
+    value = meta.get("earliestCommitToRetain")
+    return str(value) if value else None
 
 
 def iter_changes(snap: TableSnapshot, start: str, end: str | None = None) -> Iterator[pa.Table]:

@@ -60,6 +60,29 @@ class SliceReader:
             table = self._with_synthetic_meta(table, sl)
         return conform(table, self.schema, path)
 
+    def read_base_keys(self, sl: FileSlice, keys: pa.Array | pa.ChunkedArray) -> pa.Table | None:
+        """The base rows of `keys` only: the record key column is decoded first and the other columns only when
+        the file holds one of them (the change of a commit needs the previous version of the keys it wrote)."""
+        if sl.base_file is None:
+            return None
+        path = sl.base_file.path
+        with open_base_file(self.storage, path, read_dictionary=_DICTIONARY_COLUMNS) as pf:
+            names = pf.schema_arrow.names
+            if self.synthesize_meta or RECORD_KEY not in names:
+                table = None
+            else:
+                key = pf.read(columns=[RECORD_KEY])[RECORD_KEY]
+                mask = pc.is_in(key, value_set=keys)
+                if not pc.any(mask).as_py():
+                    return self.schema.empty_table()
+                others = [c for c in self._projection(names) or names if c != RECORD_KEY]
+                table = pf.read(columns=others).filter(mask).append_column(RECORD_KEY, key.filter(mask))
+        if table is None:
+            whole = self.read_base(sl)
+            assert whole is not None
+            return whole.filter(pc.is_in(whole[RECORD_KEY], value_set=keys))
+        return conform(table, self.schema, path)
+
     def _projection(self, file_columns: list[str]) -> list[str] | None:
         """The file's columns this reader's schema keeps (None: all of them)."""
         wanted = set(self.schema.names)

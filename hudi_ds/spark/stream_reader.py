@@ -25,7 +25,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
 from hudi_ds.config.options import HudiOptions
-from hudi_ds.errors import CleanedInstantsError, HudiDsError
+from hudi_ds.errors import CleanedInstantsError
 from hudi_ds.read import changes as feed
 from hudi_ds.read import query
 from hudi_ds.read.splits import pack
@@ -143,7 +143,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         if start == "0":
             return True
         active = snap.timeline.commits()
-        retained_from = _earliest_retained(snap)
+        retained_from = feed.earliest_retained(snap)
         gone = (active and start < min(_key(snap, c) for c in active)
                 and snap.timeline.has_archived_instants()) or (retained_from is not None and start < retained_from)
         if not gone:
@@ -208,19 +208,6 @@ def _over(limit: Any, rows: int, files: int) -> bool:
     if isinstance(limit, ReadMaxFiles):
         return files > limit.max_files
     return False
-
-
-def _earliest_retained(snap: query.TableSnapshot) -> str | None:
-    """The earliest commit whose file versions the newest clean kept (None if never cleaned)."""
-    cleans = [i for i in snap.timeline.completed() if i.action == "clean"]
-    if not cleans:
-        return None
-    try:
-        meta = snap.timeline.read_avro(cleans[-1])
-    except HudiDsError:
-        return None
-    value = meta.get("earliestCommitToRetain")
-    return str(value) if value else None
 
 
 __all__ = ["ADMISSION_CONTROL", "HudiStreamReader", "stream_schema"]

@@ -26,7 +26,7 @@ from hudi_ds.log.format import BlockType, read_blocks
 from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
 from hudi_ds.write.group_writer import GroupWriteContext
-from hudi_ds.write.messages import GroupDeletes, TaskResult, WrittenFile
+from hudi_ds.write.messages import GroupKeys, TaskResult, WrittenFile
 from hudi_ds.write.plan import WritePlan
 
 _TASK = "__task"
@@ -35,7 +35,7 @@ _TASK = "__task"
 def settle_cross_task_deletes(storage: Storage, plan: WritePlan, results: list[TaskResult]) -> list[TaskResult]:
     """The results with each contested group settled (merge-on-read writes): log files rewritten without the
     deletes that lost, and one more log file where a delete won."""
-    deletes: dict[tuple[str, str], list[tuple[int, GroupDeletes]]] = defaultdict(list)
+    deletes: dict[tuple[str, str], list[tuple[int, GroupKeys]]] = defaultdict(list)
     logs: dict[tuple[str, str], list[tuple[int, WrittenFile]]] = defaultdict(list)
     for r in results:
         for d in r.deletes:
@@ -61,7 +61,7 @@ def settle_cross_task_deletes(storage: Storage, plan: WritePlan, results: list[T
     return out
 
 
-def _settle(ctx: GroupWriteContext, plan: WritePlan, group_deletes: list[tuple[int, GroupDeletes]],
+def _settle(ctx: GroupWriteContext, plan: WritePlan, group_deletes: list[tuple[int, GroupKeys]],
             files: list[tuple[int, WrittenFile]], replaced: dict[str, WrittenFile | None],
             added: list[WrittenFile]) -> None:
     data = {f.path: _data_rows(ctx, f) for _, f in files}

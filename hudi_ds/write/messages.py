@@ -40,9 +40,10 @@ class DeferredRows:
 
 
 @dataclass(frozen=True)
-class GroupDeletes:
-    """The keys a task deleted in one file group, with their ordering values: another task of the same write
-    may hold a version of one of them (see hudi_ds.write.cross_task)."""
+class GroupKeys:
+    """Keys of one file group with their ordering values, that another task of the same write may also hold a
+    version of (see hudi_ds.write.cross_task and hudi_ds.write.shared_groups): the keys a task deleted, or (copy-on-
+    write) the keys whose row it dropped because the base file's row outranks it."""
 
     partition: str
     file_id: str
@@ -57,4 +58,5 @@ class TaskResult:
     files: tuple[WrittenFile, ...] = ()
     partitions: tuple[str, ...] = ()
     deferred: tuple[DeferredRows, ...] = ()
-    deletes: tuple[GroupDeletes, ...] = ()  # merge-on-read writes that also write rows (a changelog)
+    deletes: tuple[GroupKeys, ...] = ()  # writes that also write rows (a changelog)
+    outranked: tuple[GroupKeys, ...] = ()  # copy-on-write: rows the base file's row beat

@@ -7,11 +7,12 @@ bucket); every other task stages its rows in the instant's temp folder (`stage_r
 publishing, the coordinator (`merge_shared_groups`) builds the group's single new base file:
 
 - every task's *effect* on the old base is taken alone, the same way whichever task won the claim: the
-  claim owner's is read back from its file (rows with this commit time; old keys it no longer holds), the
-  others' from their staged rows (rows the old base row does not beat; deletes of keys the old base holds);
+  claim owner's is read back from its file (rows with this commit time; old keys it no longer holds; the rows the
+  old base outranked, which it reports, as stand-ins), the others' from their staged rows (deletes of keys the
+  old base holds);
 - the effects fold in Spark partition order under the merge rule (highest ordering value wins, ties to the
   later task; a delete replaces what earlier tasks wrote, a later task's row replaces a delete), then meet
-  the old base;
+  the old base (a row it outranks loses, even after beating another task's delete);
 - the result is written with the group writer (marker first), the owner's file is deleted, and the commit
   metadata gets one write stat for the group.
 Rows of one key in several tasks are the user's to avoid (docs/semantics.md); they resolve by that rule, never by
@@ -90,10 +91,11 @@ def merge_shared_groups(storage: Storage, plan: WritePlan, results: list[TaskRes
                 shared.owner = (r.task_id, f)
     # a partition id no task of this write reported: the merged file's name is never a task's file's name
     reported = {(d.partition, d.file_id, r.task_id): d.table for r in results for d in r.deletes}
+    outranked = {(d.partition, d.file_id, r.task_id): d.table for r in results for d in r.outranked}
     token = max(r.task_id for r in results) + 1
     ctx = GroupWriteContext.for_plan(storage, plan, token, f"{token}-0-0")
     with ThreadPoolExecutor(_THREADS) as pool:
-        merged = list(pool.map(lambda g: _merge(ctx, plan, g, reported), groups.values()))
+        merged = list(pool.map(lambda g: _merge(ctx, plan, g, reported, outranked), groups.values()))
     replaced = {g.owner[1].path for g in groups.values() if g.owner is not None}
     for rel in sorted(replaced):
         storage.delete(rel)
@@ -101,8 +103,8 @@ def merge_shared_groups(storage: Storage, plan: WritePlan, results: list[TaskRes
     return [*out, TaskResult(token, tuple(merged), tuple(sorted({f.partition for f in merged})))]
 
 
-def _merge(ctx: GroupWriteContext, plan: WritePlan, g: _Group,
-           reported: dict[tuple[str, str, int], pa.Table]) -> WrittenFile:
+def _merge(ctx: GroupWriteContext, plan: WritePlan, g: _Group, reported: dict[tuple[str, str, int], pa.Table],
+           outranked: dict[tuple[str, str, int], pa.Table]) -> WrittenFile:
     schema = ctx.schema
     target = None if plan.is_overwrite else plan.groups.get((g.partition, g.bucket))
     base = read_base(ctx.storage, target.base_file, schema) if target is not None and target.base_file else None
@@ -115,11 +117,13 @@ def _merge(ctx: GroupWriteContext, plan: WritePlan, g: _Group,
         task, wf = g.owner
         written = read_base(ctx.storage, wf.path, schema)
         rows = written.filter(pc.equal(written[COMMIT_TIME], plan.instant))
+        beaten = outranked.get((g.partition, g.file_id, task))
+        if beaten is not None and base is not None:
+            rows = pa.concat_tables([rows, _stand_ins(base, beaten, plan.ordering_field, schema)])
         gone = pc.filter(base_keys, pc.invert(pc.is_in(base_keys, value_set=written[RECORD_KEY])))
         effects.append((task, rows, reported.get((g.partition, g.file_id, task), _keys(gone))))
     for task, d in g.staged:
         rows = _read_ipc(ctx.storage, d.rows_path) if d.rows_path else schema.empty_table()
-        rows = _not_beaten(rows, base, plan.ordering_field)
         dels = reported.get((g.partition, g.file_id, task))
         if dels is None:
             keys = _read_ipc(ctx.storage, d.deletes_path)[RECORD_KEY] if d.deletes_path else _keys(None)[RECORD_KEY]
@@ -138,14 +142,15 @@ def _keys(keys: pa.ChunkedArray | None) -> pa.Table:
     return pa.table({RECORD_KEY: keys if keys is not None else pa.chunked_array([], pa.string())})
 
 
-def _not_beaten(rows: pa.Table, base: pa.Table | None, ordering_field: str | None) -> pa.Table:
-    """Rows the old base row of their key does not beat (a strictly higher ordering value): what this task
-    would have written had it claimed the group."""
-    if base is None or ordering_field is None or rows.num_rows == 0:
-        return rows
-    idx = pc.index_in(rows[RECORD_KEY], value_set=base[RECORD_KEY])
-    beaten = pc.greater(pc.take(base[ordering_field], idx), rows[ordering_field])
-    return rows.filter(pc.invert(pc.fill_null(beaten, False)))
+def _stand_ins(base: pa.Table, beaten: pa.Table, ordering_field: str | None, schema: pa.Schema) -> pa.Table:
+    """For each row the claim owner dropped because the base row outranks it: the base row carrying the dropped
+    row's ordering value. It takes the dropped row's place in the write's own merge (it beats a delete of another
+    task with a lower ordering value) and, having lost to the base row, never lands in the file."""
+    assert ordering_field is not None
+    rows = base.filter(pc.is_in(base[RECORD_KEY], value_set=beaten[RECORD_KEY]))
+    idx = pc.index_in(rows[RECORD_KEY], value_set=beaten[RECORD_KEY])
+    ordering = pc.cast(pc.take(beaten[ordering_field], idx), schema.field(ordering_field).type)
+    return rows.set_column(rows.schema.get_field_index(ordering_field), ordering_field, ordering)
 
 
 def _as_log(effects: list[tuple[int, pa.Table, pa.Table]], plan: WritePlan,

@@ -28,7 +28,7 @@ from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import claim_path
 from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metadata, read_base
 from hudi_ds.write.input import cast_to
-from hudi_ds.write.messages import DeferredRows, GroupDeletes, TaskResult, WrittenFile
+from hudi_ds.write.messages import DeferredRows, GroupKeys, TaskResult, WrittenFile
 from hudi_ds.write.plan import GroupTarget, WritePlan
 from hudi_ds.write.routing import DELETE, latest_per_key, require_columns, route, split_by_group
 from hudi_ds.write.shared_groups import stage_rows
@@ -118,7 +118,8 @@ class TaskWriter:
         self.partitions: set[str] = set()
         self.files: list[WrittenFile] = []
         self.deferred: list[DeferredRows] = []
-        self.deletes: list[GroupDeletes] = []
+        self.deletes: list[GroupKeys] = []
+        self.outranked: list[GroupKeys] = []
         self.seq = 0
         self._lock = threading.Lock()
         self._last_beat = time.monotonic()  # begin() wrote the first heartbeat
@@ -173,7 +174,9 @@ class TaskWriter:
         files = sorted(self.files, key=lambda f: f.path)
         deferred = sorted(self.deferred, key=lambda d: (d.partition, d.bucket))
         deletes = sorted(self.deletes, key=lambda d: (d.partition, d.file_id))
-        return TaskResult(self.task_id, tuple(files), tuple(sorted(self.partitions)), tuple(deferred), tuple(deletes))
+        outranked = sorted(self.outranked, key=lambda d: (d.partition, d.file_id))
+        return TaskResult(self.task_id, tuple(files), tuple(sorted(self.partitions)), tuple(deferred), tuple(deletes),
+                          tuple(outranked))
 
     def abort(self) -> None:
         self.buffers.close()
@@ -233,10 +236,26 @@ class TaskWriter:
     def _report_deletes(self, partition: str, file_id: str, deletes: pa.Table) -> None:
         """Keep the keys (and ordering values) this task deletes in a group, for the coordinator to settle
         against versions other tasks wrote (hudi_ds.write.cross_task)."""
-        ordering = self.plan.ordering_field
-        cols = [RECORD_KEY] + ([ordering] if ordering and ordering in deletes.column_names else [])
         with self._lock:
-            self.deletes.append(GroupDeletes(partition, file_id, deletes.select(cols).combine_chunks()))
+            self.deletes.append(GroupKeys(partition, file_id, self._keys(deletes)))
+
+    def _keys(self, rows: pa.Table) -> pa.Table:
+        ordering = self.plan.ordering_field
+        cols = [RECORD_KEY] + ([ordering] if ordering and ordering in rows.column_names else [])
+        return rows.select(cols).combine_chunks()
+
+    def _report_outranked(self, partition: str, file_id: str, base: pa.Table, records: pa.Table) -> None:
+        """Keep the keys whose row the base file's row outranks (the rewrite drops them): should another task of
+        the write delete such a key with a lower ordering value, the row still wins the write's own merge, and
+        the base row stays (hudi_ds.write.shared_groups)."""
+        field = self.plan.ordering_field
+        if not field or records.num_rows == 0:
+            return
+        idx = pc.index_in(records[RECORD_KEY], value_set=base[RECORD_KEY])
+        beaten = pc.fill_null(pc.greater(pc.take(base[field], idx), records[field]), False)
+        if pc.any(beaten).as_py():
+            with self._lock:
+                self.outranked.append(GroupKeys(partition, file_id, self._keys(records.filter(beaten))))
 
     def _records(self, data: pa.Table, file_name: str, partition: str, new_base: bool = False) -> pa.Table:
         with self._lock:
@@ -263,6 +282,8 @@ class TaskWriter:
             base, LogVersions(records, np.ones(n_data, dtype=np.int64), np.arange(n_data, dtype=np.int64)),
             dels, self.plan.ordering_field, full,
         )
+        if base is not None and self.plan.operation != "delete":
+            self._report_outranked(partition, target.file_id, base, records)
         updates = 0 if base is None else int(pc.sum(pc.is_in(records[RECORD_KEY], value_set=base[RECORD_KEY])).as_py() or 0)
         wf = self.ctx.write_base(partition, target.file_id, bucket, merged, target.base_instant, n_data - updates,
                                  updates, is_merge=True)

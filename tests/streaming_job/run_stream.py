@@ -1,4 +1,5 @@
-"""A streaming job for crash tests, run as a subprocess: parquet batch files -> hudi-py sink (MOR).
+"""A streaming job for crash tests, run as a subprocess: parquet batch files -> hudi-py sink (MOR, change data
+written at commit time).
 
     python run_stream.py SOURCE_DIR TABLE_PATH CHECKPOINT [--compaction-every N] [--until-files N]
 
@@ -47,6 +48,7 @@ def main() -> int:
              .option("hoodie.datasource.write.changelog.column", "op")
              .option("compaction.delta_commits", str(args.compaction_every))
              .option("clean.retain_commits", "4")
+             .option("hoodie.table.cdc.enabled", "true")
              .option("checkpointLocation", args.checkpoint)
              .trigger(processingTime="200 milliseconds")
              .start(args.table))
