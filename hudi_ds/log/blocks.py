@@ -19,7 +19,6 @@ from typing import Any
 import fastavro
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_ds.errors import (
@@ -40,7 +39,7 @@ from hudi_ds.schema.avro import (
     wire_schema,
 )
 from hudi_ds.schema.avro_binary import zigzag
-from hudi_ds.schema.avro_encode import encode_datums
+from hudi_ds.schema.avro_encode import encode_framed
 from hudi_ds.schema.meta import fit_table, with_meta_avro
 
 CONTENT_VERSION = 3  # HoodieLogBlock content version; older ones (1, 2) used Kryo and are not readable here
@@ -117,11 +116,11 @@ def avro_records_content(table: pa.Table, avro_schema: dict[str, Any], schema_js
     record count, then each record's length and Avro datum."""
     prepared = _prepare_for_write(table, avro_schema)
     try:
-        datums = encode_datums(to_wire_types(prepared), inline_named_references(wire_schema(avro_schema)))
+        framed = encode_framed(to_wire_types(prepared), inline_named_references(wire_schema(avro_schema)))
     except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
         raise InvalidDataError(f"rows cannot be encoded with the table's Avro schema: {exc}") from exc
-    if datums is not None:
-        return _framed_content(datums)
+    if framed is not None:
+        return _II.pack(CONTENT_VERSION, prepared.num_rows) + framed
     parsed, _, _ = _avro_codec(schema_json)
     records = arrow_to_avro_records(prepared)
     buf = io.BytesIO()
@@ -143,17 +142,6 @@ def avro_records_content(table: pa.Table, avro_schema: dict[str, Any], schema_js
     content = b"".join(parts)
     del data
     return content
-
-
-def _framed_content(datums: pa.Array) -> bytes:
-    """Version, record count, then each datum after its 4-byte big-endian length."""
-    lengths = np.asarray(pc.binary_length(datums).to_numpy(zero_copy_only=False), dtype=">i4")
-    prefixes = pa.Array.from_buffers(pa.binary(4), len(lengths), [None, pa.py_buffer(lengths.tobytes())])
-    framed = pc.binary_join_element_wise(prefixes.cast(pa.binary()), datums, b"")
-    framed = framed.cast(pa.large_binary())
-    offsets = np.frombuffer(framed.buffers()[1], dtype=np.int64)[framed.offset:framed.offset + len(framed) + 1]
-    body = framed.buffers()[2][int(offsets[0]):int(offsets[-1])] if len(framed) else b""
-    return _II.pack(CONTENT_VERSION, len(datums)) + bytes(body)
 
 
 def decode_avro_data_block(block: LogBlock, path: str, arrow_schema: pa.Schema | None = None,
@@ -178,6 +166,31 @@ def decode_avro_data_block(block: LogBlock, path: str, arrow_schema: pa.Schema |
         count, body = _record_bytes(block, path)
         table = _decode_fastavro(array_schema, count, body, natural, block, path)
     return fit_table(table, arrow_schema, path) if arrow_schema is not None else table
+
+
+def decode_avro_blocks(blocks: Sequence[tuple[str, LogBlock]], block_type: BlockType) -> pa.Table:
+    """The records of several Avro-encoded blocks (path, block) written with one schema, in order: decoded in one
+    pass (one container file for polars) instead of block by block."""
+    if not blocks:
+        raise ValueError("no blocks to decode")
+    path, first = blocks[0]
+    schema_json = first.schema_json or ""
+    if len(blocks) > 1 and all(b.schema_json == schema_json and b.block_type == block_type for _, b in blocks):
+        try:
+            _, _, natural = _avro_codec(schema_json)
+            polars_schema = _polars_schema(schema_json)
+        except Exception:  # noqa: BLE001 - the block-by-block decode below names the damage
+            polars_schema = None
+        if polars_schema is not None:
+            for p, b in blocks:
+                _check_version(b.content, p, b)
+            count = sum(_I.unpack_from(b.content, 4)[0] for _, b in blocks)
+            body = b"".join(bytes(b.content[8:]) for _, b in blocks)
+            table = _decode_polars(polars_schema, count, body, natural, path) if count else None
+            if table is not None:
+                return table
+    tables = [decode_avro_data_block(b, p, block_type=block_type) for p, b in blocks]
+    return pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
 
 
 def _record_bytes(block: LogBlock, path: str) -> tuple[int, bytes]:

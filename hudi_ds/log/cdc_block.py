@@ -11,11 +11,12 @@ where there is none (no before-image for an insert, no after-image for a delete)
 from __future__ import annotations
 
 import json
+import struct
 from typing import Any
 
 import pyarrow as pa
 
-from hudi_ds.log.blocks import avro_records_content, decode_avro_data_block
+from hudi_ds.log.blocks import avro_records_content, decode_avro_blocks, decode_avro_data_block
 from hudi_ds.log.format import BlockType, HeaderKey, LogBlock, encode_block
 
 INSERT, UPDATE, DELETE = "i", "u", "d"
@@ -60,3 +61,21 @@ def encode_cdc_block(records: pa.Table, schema: dict[str, Any], instant_time: st
 def decode_cdc_block(block: LogBlock, path: str) -> pa.Table:
     """The records of a CDC block, images as struct columns in the block's own schema."""
     return decode_avro_data_block(block, path, block_type=BlockType.CDC_DATA)
+
+
+def decode_cdc_blocks(blocks: list[tuple[str, LogBlock]]) -> pa.Table:
+    """The records of several CDC blocks (path, block), in order; runs of blocks written with one schema decode in
+    one pass."""
+    runs: list[list[tuple[str, LogBlock]]] = []
+    for item in blocks:
+        if runs and runs[-1][0][1].schema_json == item[1].schema_json:
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    tables = [decode_avro_blocks(run, BlockType.CDC_DATA) for run in runs]
+    return pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+
+
+def record_count(block: LogBlock) -> int:
+    """The number of records a CDC (or Avro data) block says it holds."""
+    return int(struct.unpack_from(">i", block.content, 4)[0])

@@ -21,7 +21,7 @@ from hudi_ds.files.base_file import constant_strings
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.keys.keygen import record_key_strings
 from hudi_ds.log import cdc_block as cdc
-from hudi_ds.log.format import BlockType, read_blocks
+from hudi_ds.log.format import BlockType, LogBlock, read_blocks
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.read.query import READ_THREADS, TableSnapshot, commits_between
 from hudi_ds.schema.meta import (
@@ -153,7 +153,7 @@ def commit_changes(snap: TableSnapshot, ts: str, groups: set[tuple[str, str]] | 
     recorded = recorded_change_files(meta, groups)
     previous = previous_commit(snap, ts)
     states = _States(lambda: _State.as_of(snap, previous, groups, schema), lambda: _State.as_of(snap, ts, groups, schema))
-    tables = [read_change_files(snap, ts, group, paths, out, states) for group, paths in sorted(recorded.items())]
+    tables = [read_change_files(snap, ts, recorded, out, states)] if recorded else []
     rest = groups - set(recorded)
     if rest:
         tables += _inferred(snap, states.before(), states.after(), ts, rest, out).values()
@@ -226,19 +226,20 @@ def recorded_change_files(meta: CommitMetadata, groups: set[tuple[str, str]]) ->
     return out
 
 
-def read_change_files(snap: TableSnapshot, ts: str, group: tuple[str, str], paths: list[str], out: pa.Schema,
+def read_change_files(snap: TableSnapshot, ts: str, recorded: dict[tuple[str, str], list[str]], out: pa.Schema,
                       states: _States) -> pa.Table:
-    """The change rows of a file group from the change data its commit wrote (hudi_ds.log.cdc_block). Images the
-    supplemental logging mode leaves out come from the file group's states around the commit."""
-    records = read_cdc_records(snap.storage, paths)
+    """The change rows of file groups from the change data their commit wrote (hudi_ds.log.cdc_block), all read in
+    one pass. Images the supplemental logging mode leaves out come from the groups' states around the commit."""
+    entries = [(group[0], rel) for group, paths in sorted(recorded.items()) for rel in paths]
+    records = read_cdc_records(snap.storage, entries)
     if records is None:
         retained = earliest_retained(snap)
         if retained is not None and ts < retained:
             raise CleanedInstantsError(
                 f"the change data of commit {ts} was cleaned with its file slice (cleaning keeps the file versions of "
                 f"the commits from {retained} on); read from a later commit, or keep more with clean.retain_commits")
-        raise CorruptTableError(f"a change-data file of commit {ts} ({', '.join(paths)}) is missing; restore it, "
-                                "or roll back that commit")
+        raise CorruptTableError(f"a change-data file of commit {ts} ({', '.join(r for _, r in entries)}) is "
+                                "missing; restore it, or roll back that commit")
     op = records[cdc.OP]
     data_schema = pa.schema([f for f in out if f.name not in (RECORD_KEY, PARTITION_PATH, CHANGE_TYPE,
                                                                CHANGE_COMMIT_TIME)])
@@ -252,13 +253,16 @@ def read_change_files(snap: TableSnapshot, ts: str, group: tuple[str, str], path
         table = pa.Table.from_arrays(struct.flatten(), names=[f.name for f in struct.type])
         keys = (rows[cdc.RECORD_KEY] if cdc.RECORD_KEY in rows.column_names
                 else record_key_strings(table, snap.config.record_key_fields))
-        table = fit_table(table, data_schema, paths[0])
-        return table.append_column(RECORD_KEY, keys).append_column(
-            PARTITION_PATH, constant_strings(group[0], rows.num_rows))
+        table = fit_table(table, data_schema, entries[0][1])
+        return table.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, rows[_PARTITION])
 
     def from_state(state: _State, rows: pa.Table) -> pa.Table:
-        found = state.rows(group[0], {group})
-        return found.filter(pc.is_in(found[RECORD_KEY], value_set=rows[cdc.RECORD_KEY]))
+        found = []
+        for partition in sorted(set(rows[_PARTITION].to_pylist())):
+            here = state.rows(partition, {g for g in recorded if g[0] == partition})
+            keys = rows.filter(pc.equal(rows[_PARTITION], partition))[cdc.RECORD_KEY]
+            found.append(here.filter(pc.is_in(here[RECORD_KEY], value_set=keys)))
+        return pa.concat_tables(found) if found else state.schema.empty_table()
 
     ins, upd, dels = picked(cdc.INSERT), picked(cdc.UPDATE), picked(cdc.DELETE)
     if cdc.AFTER in records.column_names:
@@ -273,24 +277,38 @@ def read_change_files(snap: TableSnapshot, ts: str, group: tuple[str, str], path
                              _tag(added, "insert", ts, out), _tag(gone, "delete", ts, out)])
 
 
-def read_cdc_records(storage: Storage, paths: list[str]) -> pa.Table | None:
-    """The records of change-data files (their CDC blocks, in file order); None if one of them is missing."""
-    tables = []
-    for rel in paths:
+_PARTITION = "__partition"
+
+
+def read_cdc_records(storage: Storage, entries: list[tuple[str, str]]) -> pa.Table | None:
+    """The records of change-data files ((partition, path) pairs; their CDC blocks in file order), with each
+    record's partition in a column of its own; None if a file is missing."""
+    blocks: list[tuple[str, LogBlock]] = []
+    partitions: list[str] = []
+    for partition, rel in entries:
         try:
             data = storage.read_bytes(rel)
         except FileNotFoundError:
             return None
-
         for block in read_blocks(data, rel):
             if block.block_type == BlockType.CORRUPT:
                 raise CorruptTableError(f"change-data file {rel} has a truncated or corrupt block at byte "
                                         f"{block.offset}; restore the file or roll back the commit that lists it")
             if block.block_type == BlockType.CDC_DATA:
-                tables.append(cdc.decode_cdc_block(block, rel))
-    if not tables:
-        return pa.table({cdc.OP: pa.array([], pa.string())})
-    return pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+                blocks.append((rel, block))
+                partitions.append(partition)
+    if not blocks:
+        return pa.table({cdc.OP: pa.array([], pa.string()), _PARTITION: pa.array([], pa.string())})
+    records = cdc.decode_cdc_blocks(blocks)
+    counts = [cdc.record_count(b) for _, b in blocks]
+    if sum(counts) != records.num_rows:
+        raise CorruptTableError(f"change-data files {sorted({r for r, _ in blocks})} hold {records.num_rows} records "
+                                f"where their blocks announce {sum(counts)}")
+    names = sorted(set(partitions))
+    index = {p: i for i, p in enumerate(names)}
+    codes = np.repeat(np.array([index[p] for p in partitions], dtype=np.int32), counts)
+    column = pa.DictionaryArray.from_arrays(pa.array(codes), pa.array(names, pa.string())).cast(pa.string())
+    return records.append_column(_PARTITION, column)
 
 
 def _same_base(a: FileSlice, b: FileSlice) -> bool:

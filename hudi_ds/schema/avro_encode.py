@@ -1,146 +1,233 @@
 """Avro binary encoding of whole Arrow columns (no Python loop over rows).
 
-Each field becomes one binary array of per-row encodings (a zigzag varint, a length and bytes, 8 little-endian
-bytes, a union branch index before a value), and Arrow joins them row by row into each record's datum. Log blocks
-of hundreds of thousands of records encode 20-50x faster than record by record; schemas with types this module
-does not know (decimals, arrays, maps, enums, fixed) return None and go through fastavro instead.
+A record's datum is a sequence of segments: a union branch index, a zigzag varint, a length and bytes, eight
+little-endian bytes... Each field contributes segments computed for all rows at once (NumPy), each row's segment
+lengths add up to its datum's length, and every segment is then scattered into one output buffer at its row's
+offset. Log blocks of hundreds of thousands of records encode 30x faster than record by record. Schemas with
+types this module does not know (decimals, arrays, maps, enums, fixed) give None and go through fastavro.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-_EMPTY = pa.scalar(b"", pa.binary())
+
+@dataclass
+class _Segment:
+    """`lengths[i]` bytes of row i: the first columns of row i of `matrix` (small fixed-size values), or row i's
+    slice of `data` (variable-size values laid out row after row)."""
+
+    lengths: np.ndarray
+    matrix: np.ndarray | None = None
+    data: np.ndarray | None = None
+
+
+_Encoder = Callable[[pa.Array, np.ndarray], list[_Segment]]  # (column, rows present) -> segments
 
 
 def encode_datums(table: pa.Table, avro_schema: dict[str, Any]) -> pa.Array | None:
     """One binary value per row: the row's Avro datum under `avro_schema` (a record whose fields name
     `table`'s columns, in wire types: dates as int32, times and timestamps as int64). None: a type this
     encoder does not handle."""
-    encoders = []
-    for f in avro_schema.get("fields", []):
-        if f["name"] not in table.column_names:
-            return None
-        enc = _field_encoder(f["type"])
-        if enc is None:
-            return None
-        encoders.append((enc, table[f["name"]]))
+    out = _encode(table, avro_schema, framed=False)
+    if out is None:
+        return None
+    data, offsets = out
+    return pa.Array.from_buffers(pa.large_binary(), table.num_rows, [None, pa.py_buffer(offsets),
+                                                                     pa.py_buffer(data)])
+
+
+def encode_framed(table: pa.Table, avro_schema: dict[str, Any]) -> bytes | None:
+    """Every row's datum after its 4-byte big-endian length, back to back (the records of a Hudi Avro data
+    block); None for a type this encoder does not handle."""
+    out = _encode(table, avro_schema, framed=True)
+    return None if out is None else out[0].tobytes()
+
+
+def _encode(table: pa.Table, avro_schema: dict[str, Any], framed: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    encoder = _record_encoder(avro_schema)
+    if encoder is None:
+        return None
     n = table.num_rows
-    parts = [enc(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col) for enc, col in encoders]
-    if not parts:
-        return pa.array([b""] * n, pa.binary())
-    return parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, _EMPTY)
+    struct = pa.StructArray.from_arrays(
+        [_plain(table[f["name"]]) for f in avro_schema["fields"]], names=[f["name"] for f in avro_schema["fields"]]
+    ) if avro_schema["fields"] else pa.array([{}] * n, pa.struct([]))
+    segments = encoder(struct, np.ones(n, dtype=bool))
+    lengths = np.zeros(n, dtype=np.int64)
+    for seg in segments:
+        lengths += seg.lengths
+    if framed:
+        prefix = lengths.astype(">i4").view(np.uint8).reshape(n, 4)
+        segments.insert(0, _Segment(np.full(n, 4, dtype=np.int64), matrix=prefix))
+        lengths = lengths + 4
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    out = np.empty(int(offsets[-1]), dtype=np.uint8)
+    position = offsets[:-1].copy()
+    for seg in segments:
+        _scatter(out, position, seg)
+        position += seg.lengths
+    return out, offsets
 
 
-def _field_encoder(node: Any) -> Any:
-    """A function from an Arrow array to the binary array of its Avro encodings under `node`; None if unknown."""
+def _plain(col: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+
+def _scatter(out: np.ndarray, position: np.ndarray, seg: _Segment) -> None:
+    if seg.matrix is not None:
+        width = seg.matrix.shape[1]
+        if width == 1:
+            keep = seg.lengths > 0
+            out[position[keep]] = seg.matrix[keep, 0]
+            return
+        for k in range(width):  # column by column: the k-th byte of every value that has one
+            has = seg.lengths > k
+            if has.all():
+                out[position + k] = seg.matrix[:, k]
+            elif has.any():
+                out[position[has] + k] = seg.matrix[has, k]
+        return
+    assert seg.data is not None
+    total = len(seg.data)
+    if total == 0:
+        return
+    # byte j of the data goes to its row's position plus its offset within the row's value
+    starts = np.zeros(len(seg.lengths), dtype=np.int64)
+    np.cumsum(seg.lengths[:-1], out=starts[1:])
+    shift = np.repeat(position - starts, seg.lengths)
+    out[shift + np.arange(total)] = seg.data
+
+
+# ---- encoders: each maps (column, mask of rows that hold a value here) to segments --------------------------
+
+def _field_encoder(node: Any) -> _Encoder | None:
     if isinstance(node, list):
-        branches = [b for b in node if b != "null"]
-        if len(branches) != 1 or len(node) > 2:
-            return None
-        inner = _field_encoder(branches[0])
-        if inner is None:
-            return None
-        if len(node) == 1:
-            return lambda arr: _prefix(b"\x00", inner(arr))
-        null_index = node.index("null")
-        value_tag, null_tag = (b"\x02", b"\x00") if null_index == 0 else (b"\x00", b"\x02")
-        return lambda arr: _union(arr, inner, value_tag, null_tag)
+        return _union_encoder(node)
     if isinstance(node, dict):
         typ = node.get("type")
         if typ == "record":
-            fields = [(f["name"], _field_encoder(f["type"])) for f in node.get("fields", [])]
-            if any(enc is None for _, enc in fields):
-                return None
-            return lambda arr: _record(arr, fields)
-        if node.get("logicalType") in ("decimal", "duration") or typ not in _PRIMITIVE:
+            return _record_encoder(node)
+        if node.get("logicalType") in ("decimal", "duration"):
             return None
-        return _PRIMITIVE[typ]
+        return _PRIMITIVE.get(typ) if isinstance(typ, str) else None
     return _PRIMITIVE.get(node) if isinstance(node, str) else None
 
 
-def _union(arr: pa.Array, inner: Any, value_tag: bytes, null_tag: bytes) -> pa.Array:
+def _union_encoder(branches: list[Any]) -> _Encoder | None:
+    values = [b for b in branches if b != "null"]
+    if len(values) != 1 or len(branches) > 2:
+        return None
+    inner = _field_encoder(values[0])
+    if inner is None:
+        return None
+    value_index = branches.index(values[0])
+    null_index = 1 - value_index
+
+    def encode(arr: pa.Array, present: np.ndarray) -> list[_Segment]:
+        valid = present & ~_nulls(arr)
+        tag = np.where(valid, value_index * 2, null_index * 2).astype(np.uint8)[:, None]  # zigzag of 0 / 1
+        tags = _Segment(present.astype(np.int64), matrix=tag)
+        return [tags, *inner(arr, valid)]
+
+    return encode
+
+
+def _record_encoder(node: dict[str, Any]) -> _Encoder | None:
+    fields = [(f["name"], _field_encoder(f["type"])) for f in node.get("fields", [])]
+    if any(enc is None for _, enc in fields):
+        return None
+
+    def encode(arr: pa.Array, present: np.ndarray) -> list[_Segment]:
+        if not isinstance(arr, pa.StructArray):
+            raise TypeError(f"a record field needs a struct column, got {arr.type}")
+        here = present & ~_nulls(arr)
+        out: list[_Segment] = []
+        for name, enc in fields:
+            assert enc is not None
+            out.extend(enc(arr.field(name), here))
+        return out
+
+    return encode
+
+
+def _nulls(arr: pa.Array) -> np.ndarray:
     if arr.null_count == 0:
-        return _prefix(value_tag, inner(arr))
-    # values of null rows are encoded too (whatever their slot holds) and then replaced by the null branch
-    encoded = _prefix(value_tag, inner(arr))
-    return pc.if_else(pc.is_null(arr), pa.scalar(null_tag, pa.binary()), encoded)
+        return np.zeros(len(arr), dtype=bool)
+    return np.asarray(pc.is_null(arr).to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def _prefix(tag: bytes, values: pa.Array) -> pa.Array:
-    return pc.binary_join_element_wise(pa.scalar(tag, pa.binary()), values, _EMPTY)
+def _numbers(arr: pa.Array, dtype: Any) -> np.ndarray:
+    return np.asarray(pc.fill_null(arr, 0).to_numpy(zero_copy_only=False)).astype(dtype, copy=False)
 
 
-def _record(arr: pa.Array, fields: list[tuple[str, Any]]) -> pa.Array:
-    if not isinstance(arr, pa.StructArray):
-        raise TypeError(f"a record field needs a struct column, got {arr.type}")
-    children = arr.flatten()  # child arrays with the struct's nulls applied
-    parts = [enc(children[arr.type.get_field_index(name)]) for name, enc in fields]
-    if not parts:
-        return pa.array([b""] * len(arr), pa.binary())
-    return parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, _EMPTY)
-
-
-def _binary(data: np.ndarray, sizes: np.ndarray) -> pa.Array:
-    """A binary array over `data` (uint8) cut into pieces of `sizes` bytes."""
-    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    if offsets[-1] < 2**31:
-        return pa.Array.from_buffers(pa.binary(), len(sizes), [None, pa.py_buffer(offsets.astype(np.int32)),
-                                                                 pa.py_buffer(data)])
-    return pa.Array.from_buffers(pa.large_binary(), len(sizes), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-
-
-def varints(values: np.ndarray) -> pa.Array:
-    """Avro int/long encodings: zigzag, then base-128 varint, little end first."""
+def varint_matrix(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Avro int/long encodings (zigzag, then base-128 varint, low bits first): a byte matrix and the lengths."""
     v = values.astype(np.int64, copy=False)
     z = ((v << 1) ^ (v >> 63)).view(np.uint64)
     sizes = np.ones(len(z), dtype=np.int64)
     rest = z >> np.uint64(7)
     width = 1
     while rest.any():
-        more = rest != 0
-        sizes += more
+        sizes += rest != 0
         rest >>= np.uint64(7)
         width += 1
-    out = np.empty((len(z), width), dtype=np.uint8)
+    matrix = np.empty((len(z), width), dtype=np.uint8)
     for k in range(width):
         byte = ((z >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
-        out[:, k] = byte | np.where(sizes > k + 1, 0x80, 0).astype(np.uint8)
-    keep = np.arange(width) < sizes[:, None]
-    return _binary(out[keep], sizes)
+        matrix[:, k] = byte | np.where(sizes > k + 1, 0x80, 0).astype(np.uint8)
+    return matrix, sizes
 
 
-def _ints(arr: pa.Array) -> pa.Array:
-    return varints(np.asarray(pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)))
+def _ints(arr: pa.Array, present: np.ndarray) -> list[_Segment]:
+    matrix, sizes = varint_matrix(_numbers(arr.cast(pa.int64()), np.int64))
+    return [_Segment(np.where(present, sizes, 0), matrix=matrix)]
 
 
-def _fixed_width(dtype: str) -> Any:
-    def encode(arr: pa.Array) -> pa.Array:
-        values = np.asarray(pc.fill_null(arr, 0).to_numpy(zero_copy_only=False), dtype=dtype)
-        width = np.dtype(dtype).itemsize
-        return _binary(values.view(np.uint8), np.full(len(values), width, dtype=np.int64))
+def _fixed_width(dtype: str) -> _Encoder:
+    width = np.dtype(dtype).itemsize
+
+    def encode(arr: pa.Array, present: np.ndarray) -> list[_Segment]:
+        values = np.ascontiguousarray(_numbers(arr, dtype))
+        return [_Segment(np.where(present, width, 0), matrix=values.view(np.uint8).reshape(len(values), width))]
+
     return encode
 
 
-def _booleans(arr: pa.Array) -> pa.Array:
+def _booleans(arr: pa.Array, present: np.ndarray) -> list[_Segment]:
     values = np.asarray(pc.fill_null(arr, False).to_numpy(zero_copy_only=False), dtype=np.uint8)
-    return _binary(values, np.ones(len(values), dtype=np.int64))
+    return [_Segment(present.astype(np.int64), matrix=values[:, None])]
 
 
-def _bytes(arr: pa.Array) -> pa.Array:
-    data = arr.cast(pa.large_binary()) if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(
-        arr.type) else arr.cast(pa.binary())
-    data = pc.fill_null(data, b"")
-    lengths = np.asarray(pc.binary_length(data).to_numpy(zero_copy_only=False), dtype=np.int64)
-    return pc.binary_join_element_wise(varints(lengths), data, _EMPTY)
+def _bytes(arr: pa.Array, present: np.ndarray) -> list[_Segment]:
+    values = arr.cast(pa.large_binary())
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int64)[values.offset:values.offset + len(values) + 1]
+    sizes = np.diff(offsets)
+    sizes = np.where(present, sizes, 0)
+    raw = np.frombuffer(values.buffers()[2], dtype=np.uint8) if values.buffers()[2] is not None else np.empty(
+        0, dtype=np.uint8)
+    if (sizes == np.diff(offsets)).all():  # every value written: its bytes are one run
+        data = raw[offsets[0]:offsets[-1]]
+    else:
+        data = raw[np.repeat(offsets[:-1], sizes) + _ranges(sizes)]
+    matrix, length_sizes = varint_matrix(sizes)
+    return [_Segment(np.where(present, length_sizes, 0), matrix=matrix), _Segment(sizes, data=data)]
 
 
-_PRIMITIVE = {
+def _ranges(sizes: np.ndarray) -> np.ndarray:
+    """0..size-1 for each size, concatenated."""
+    starts = np.zeros(len(sizes), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    return np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(starts, sizes)
+
+
+_PRIMITIVE: dict[str, _Encoder] = {
     "int": _ints, "long": _ints, "double": _fixed_width("<f8"), "float": _fixed_width("<f4"),
     "boolean": _booleans, "string": _bytes, "bytes": _bytes,
 }
