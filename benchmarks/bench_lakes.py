@@ -11,9 +11,8 @@ Checks that both tables end with the same rows (count and checksum) and that bot
 Goals (issue 16): load >= 0.7x deltalake; merge-on-read snapshot >= 0.5x; read after compaction >= 1x; upsert
 >= 5x; delete >= 10x; peak RSS growth per step <= deltalake's. Issue 15: a second table with change data written at
 commit time (hoodie.table.cdc.enabled): its change feed >= 1x deltalake's load_cdf, its upsert and delete <= 1.5x
-the time without.
-
-Paimon (pypaimon 2.1) is not a peer here yet: it pins pyarrow < 20 and cannot share this environment.
+the time without. Apache Paimon (benchmarks/paimon_peer.py, in its own venv) on the same rows: upsert >= 1x,
+merge-on-read snapshot >= 1x (issue 16); the Paimon figures are the median of their own runs in a child process.
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).parent))
+import paimon_peer  # noqa: E402
 from common import checksum, make_rows, memory_figures, step_memory, timed  # noqa: E402
 
 from hudi_ds import HudiTable  # noqa: E402
@@ -136,6 +136,11 @@ def run(rows: int, runs: int) -> dict[str, float]:
     f = {key: statistics.median(r[key] for r in all_runs) for key in all_runs[0]}
     for step in STEPS:
         f[f"{step}_ratio"] = f[f"delta_{step}_s"] / f[f"hudi_{step}_s"]
+    paimon = paimon_peer.drive(argparse.Namespace(rows=rows, runs=runs, pure_python=False))
+    if "skipped" not in paimon:
+        f.update({k: v for k, v in paimon.items() if k.startswith("paimon_")}, paimon_path=paimon["path"])
+        for step, ours in (("load", "load"), ("upsert", "upsert"), ("delete", "delete"), ("read", "read_data")):
+            f[f"{step}_vs_paimon"] = f[f"paimon_{step}_s"] / f[f"hudi_{ours}_s"]
     f["cdc_cdf_ratio"] = f["delta_cdf_s"] / f["hudi_cdc_cdf_s"]
     f["cdc_upsert_cost"] = f["hudi_cdc_upsert_s"] / f["hudi_upsert_s"]
     f["cdc_delete_cost"] = f["hudi_cdc_delete_s"] / f["hudi_delete_s"]
@@ -158,6 +163,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         h, d = count / f[f"hudi_{step}_s"], count / f[f"delta_{step}_s"]
         print(f"  {step:15s} {h:>15,.0f} {d:>17,.0f} {h / d:>6.2f}x"
               f"   {f[f'hudi_{step}_rss_growth_mib']:>24,.0f} {f[f'delta_{step}_rss_growth_mib']:>10,.0f}")
+    if "paimon_read_s" in f:
+        print(f"  vs Apache Paimon (pypaimon's Rust reader and writer, its own venv; same rows): load "
+              f"{f['load_vs_paimon']:.2f}x, upsert {f['upsert_vs_paimon']:.2f}x, delete {f['delete_vs_paimon']:.2f}x, "
+              f"merge-on-read snapshot of the data columns {f['read_vs_paimon']:.2f}x (goals: upsert and snapshot >= 1x)")
     print(f"  with change data written at commit time (hoodie.table.cdc.enabled, DATA_BEFORE_AFTER): change feed "
           f"{f['upsert_rows'] / f['hudi_cdc_cdf_s']:,.0f} rows/s = {f['cdc_cdf_ratio']:.2f}x deltalake's load_cdf "
           f"(RSS growth {f['hudi_cdc_cdf_rss_growth_mib']:,.0f} MiB); upsert {f['cdc_upsert_cost']:.2f}x and delete "
