@@ -178,3 +178,23 @@ def test_change_data_is_fixed_when_the_table_is_created(tmp_path):
     assert legacy.config.cdc_mode == "DATA_BEFORE"
     meta = json.loads(json.dumps(legacy.config.to_properties()))
     assert meta["hoodie.table.cdc.supplemental.logging.mode"] == "DATA_BEFORE"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_change_data_across_schema_evolution(tmp_path, mode):
+    """Change data written before a column was added and a type widened reads like the inferred feed: the new
+    column null in older images, the widened type throughout."""
+    feeds = []
+    for cdc in (True, False):
+        t = HudiTable.create(str(tmp_path / f"{cdc}"), table_name="e", record_key="id", ordering_field="ts",
+                             buckets=1, options={"hoodie.table.cdc.enabled": cdc,
+                                                 "hoodie.table.cdc.supplemental.logging.mode": mode})
+        t.write(pa.table({"id": ["a", "b"], "ts": pa.array([1, 1], pa.int32()), "v": [1, 2]}))
+        t.write(pa.table({"id": ["a"], "ts": pa.array([2], pa.int32()), "v": [10]}))
+        t.write(pa.table({"id": ["a", "c"], "ts": pa.array([3, 3], pa.int64()), "v": [11, 3], "extra": ["x", "y"]}))
+        t.write(pa.table({"id": ["b"], "ts": [4]}), operation="delete")
+        feed = t.changes("0")
+        assert feed.schema.field("ts").type == pa.int64() and feed.schema.field("extra").type == pa.string()
+        feeds.append(sorted((r["_change_type"], r["id"], r["v"], r["extra"], r["ts"]) for r in feed.to_pylist()))
+    assert feeds[0] == feeds[1]
+    assert ("update_preimage", "a", 10, None, 2) in feeds[0] and ("update_postimage", "a", 11, "x", 3) in feeds[0]
