@@ -198,3 +198,44 @@ def test_change_data_across_schema_evolution(tmp_path, mode):
         feeds.append(sorted((r["_change_type"], r["id"], r["v"], r["extra"], r["ts"]) for r in feed.to_pylist()))
     assert feeds[0] == feeds[1]
     assert ("update_preimage", "a", 10, None, 2) in feeds[0] and ("update_postimage", "a", 11, "x", 3) in feeds[0]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), table_type=st.sampled_from(["MERGE_ON_READ", "COPY_ON_WRITE"]))
+def test_change_data_of_writes_spread_over_tasks(tmp_path_factory, seed, table_type):
+    """Writes whose rows and deletes of one file group (even of one key) reach several tasks, as unclustered Spark
+    input does: the change data (the claim owner's thrown away where other tasks shared its group) reads like
+    the inferred feed."""
+    from hudi_ds.write.commit import Coordinator
+    from hudi_ds.write.routing import DELETE
+    from hudi_ds.write.task import TaskWriter
+
+    rng = random.Random(seed)
+    base = tmp_path_factory.mktemp("tasks")
+    tables = {cdc: make(base / str(cdc), table_type, cdc) for cdc in (True, False)}
+    history = [[[{"id": f"k{i}", "dt": "x", "ts": 1, "v": i, DELETE: False} for i in range(16)]]]
+    for step in range(rng.randint(1, 3)):
+        parts: list[list[dict]] = [[] for _ in range(rng.randint(1, 3))]
+        for i in rng.sample(range(20), rng.randint(1, 12)):
+            for _ in range(rng.randint(1, 2)):
+                parts[rng.randrange(len(parts))].append(
+                    {"id": f"k{i}", "dt": "x", "ts": rng.randint(1, 5), "v": 100 * (step + 1) + i,
+                     DELETE: rng.random() < 0.3})
+        history.append(parts)
+    commits: dict[bool, list[str]] = {True: [], False: []}
+    schema = SCHEMA.append(pa.field(DELETE, pa.bool_()))
+    for cdc, t in tables.items():
+        for parts in history:
+            coordinator = Coordinator(t.storage, t.config)
+            plan = coordinator.begin("upsert", SCHEMA)
+            results = []
+            for task, part in enumerate(parts):
+                writer = TaskWriter(plan, task_id=task)
+                if part:
+                    writer.write(pa.Table.from_pylist(part, schema=schema))
+                results.append(writer.finish())
+            commits[cdc].append(coordinator.commit(plan, results))
+    index = {ts: n for name in commits for n, ts in enumerate(commits[name])}
+    assert feed(tables[True], "0", None, index) == feed(tables[False], "0", None, index)
+    assert validate(tables[True].path)["ok"]

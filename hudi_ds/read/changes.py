@@ -43,8 +43,13 @@ NO_DATA_OPERATIONS = {"COMPACT", "CLUSTER", "LOG_COMPACT"}
 
 
 def change_schema(snap: TableSnapshot) -> pa.Schema:
-    data = [f for f in snap.full_schema() if f.name not in META_COLUMNS]
-    return pa.schema([pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string()), *data,
+    return feed_schema(pa.schema([f for f in snap.full_schema() if f.name not in META_COLUMNS]))
+
+
+def feed_schema(data: pa.Schema) -> pa.Schema:
+    """The change feed's columns for a table of `data` columns."""
+    return pa.schema([pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string()),
+                      *[f for f in data if f.name not in META_COLUMNS],
                       pa.field(CHANGE_TYPE, pa.string()), pa.field(CHANGE_COMMIT_TIME, pa.string())])
 
 
@@ -100,7 +105,7 @@ def _tag(t: pa.Table, kind: str, commit: str, out: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=out)
 
 
-def _commit_changes(before: pa.Table, after: pa.Table, commit: str, out: pa.Schema) -> pa.Table:
+def compare_states(before: pa.Table, after: pa.Table, commit: str, out: pa.Schema) -> pa.Table:
     """Rows the commit wrote are inserts or post-images (hash sets built on that small side). A row it did
     not write can still appear (a base version that outranks a re-insert after a delete: an insert) or
     vanish (a delete); the whole states are compared for deletes only when the row counts say so."""
@@ -190,7 +195,7 @@ def _inferred(snap: TableSnapshot, before: _State, after: _State, ts: str, group
         if unit in in_place:
             return _log_commit_changes(after, after.by_group[unit], ts, out)
         members = units[unit]
-        return _commit_changes(before.rows(unit[0], members), after.rows(unit[0], members), ts, out)
+        return compare_states(before.rows(unit[0], members), after.rows(unit[0], members), ts, out)
 
     ordered = sorted(units)
     with ThreadPoolExecutor(min(READ_THREADS, max(1, len(ordered)))) as pool:
@@ -332,7 +337,7 @@ def _log_commit_changes(state: _State, sl: FileSlice, ts: str, out: pa.Schema) -
     before = merge_slice(base, _versions(data, keys, rank, True), _deletes(deletes, keys, rank, True), ordering, schema)
     after = merge_slice(base, _versions(data, keys, rank, False), _deletes(deletes, keys, rank, False), ordering,
                         schema)
-    return _commit_changes(before, after, ts, out)
+    return compare_states(before, after, ts, out)
 
 
 def _versions(data: LogVersions | None, keys: pa.ChunkedArray, rank: int, before: bool) -> LogVersions | None:

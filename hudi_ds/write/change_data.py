@@ -1,11 +1,13 @@
 """Change data written with the commit (`hoodie.table.cdc.enabled`, Apache Hudi's RFC-51).
 
-Before publishing a commit, the coordinator derives what it changes in each existing file group it wrote: with the
-bucket index a key's previous version lives in that group's slice, so the group's states before and after the
-commit (the after-state read with the pending instant counted as committed, after every task's files are final:
-shared groups merged, cross-task deletes settled) give each key's operation and images. The rows are written as a
-CDC block in a `-cdc` log file beside the group's files (marker first, so a rollback removes it with the rest), and
-the group's write stat lists it under `cdcStats`.
+With the bucket index a key's previous version lives in its file group's slice, so the group's states before
+and after the commit give each key's operation and images. A copy-on-write task that rewrites a base file alone
+holds both states already and writes the group's change data itself (`task_change_data`). For every other
+existing file group the commit wrote, the coordinator derives them before publishing, after every task's files
+are final (shared groups merged, cross-task deletes settled), reading the after-state with the pending instant
+counted as committed (`write_change_data`). Either way the rows are written as a CDC block in a `-cdc` log file
+beside the group's files (marker first, so a rollback removes it with the rest), and the group's write stat
+lists it under `cdcStats`.
 
 New file groups (all inserts), overwrites (deletes of the replaced groups, inserts into new ones) and tables without
 a record key write none: a reader infers those changes from the commit's own files as cheaply as it would read
@@ -25,47 +27,76 @@ from hudi_ds import faults
 from hudi_ds.files.markers import write_marker
 from hudi_ds.files.naming import cdc_file_name, join
 from hudi_ds.log import cdc_block as cdc
-from hudi_ds.read.changes import CHANGE_COMMIT_TIME, CHANGE_TYPE, pending_changes
+from hudi_ds.read.changes import CHANGE_TYPE, compare_states, feed_schema, pending_changes
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.schema.avro import arrow_to_avro
-from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY
+from hudi_ds.schema.meta import META_COLUMNS, RECORD_KEY
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
-from hudi_ds.write.messages import TaskResult
+from hudi_ds.write.messages import ChangeDataFile, TaskResult
 from hudi_ds.write.plan import WritePlan
 
 _THREADS = 2
 
 
-def write_change_data(storage: Storage, plan: WritePlan, results: Sequence[TaskResult], timeline: Timeline,
-                      write_token: str) -> dict[tuple[str, str], dict[str, int]]:
-    """Write the change data of the commit `plan` is about to publish; per file group, its files and sizes."""
+def writes_change_data(plan: WritePlan) -> bool:
     config = plan.config
-    if not config.cdc_enabled or plan.is_overwrite or not config.record_key_fields:
+    return config.cdc_enabled and not plan.is_overwrite and bool(config.record_key_fields)
+
+
+def task_change_data(storage: Storage, plan: WritePlan, group: tuple[str, str], before: pa.Table,
+                     after: pa.Table, write_token: str) -> ChangeDataFile | None:
+    """The change data of a file group a task rewrote, from its old and new base rows (meta columns included)."""
+    changes = compare_states(before, after, plan.instant, feed_schema(plan.schema))
+    if changes.num_rows == 0:
+        return None
+    rel, size = _write_group(storage, plan, group, plan.instant, write_token, changes)
+    return ChangeDataFile(group[0], group[1], rel, size)
+
+
+def write_change_data(storage: Storage, plan: WritePlan, results: Sequence[TaskResult], timeline: Timeline,
+                      write_token: str, shared: set[tuple[str, str]]) -> dict[tuple[str, str], dict[str, int]]:
+    """The change data of the commit `plan` is about to publish, per file group its files and sizes: what the
+    tasks wrote for groups they rewrote alone, and what the coordinator derives for the other existing groups
+    (a task's change data for a group other tasks also wrote, in `shared`, is replaced)."""
+    if not writes_change_data(plan):
         return {}
+    files: dict[tuple[str, str], dict[str, int]] = {}
+    for r in results:
+        for c in r.change_data:
+            if (c.partition, c.file_id) in shared:
+                storage.delete(c.path)
+            else:
+                files[(c.partition, c.file_id)] = {c.path: c.size}
     existing = {(partition, target.file_id) for (partition, _), target in plan.groups.items()}
     written: dict[tuple[str, str], list[str]] = defaultdict(list)
     for r in results:
         for f in r.files:
-            if (f.partition, f.file_id) in existing:
-                written[(f.partition, f.file_id)].append(f.prev_commit if f.is_log else plan.instant)
+            group = (f.partition, f.file_id)
+            if group in existing and group not in files:
+                written[group].append(f.prev_commit if f.is_log else plan.instant)
     if not written:
-        return {}
-    data = pa.schema([f for f in plan.schema if f.name != RECORD_KEY])
-    out = pa.schema([pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string()), *data,
-                     pa.field(CHANGE_TYPE, pa.string()), pa.field(CHANGE_COMMIT_TIME, pa.string())])
-    snap = TableSnapshot(storage, config, timeline)
-    changes = pending_changes(snap, plan.instant, set(written), out)
-    schema = cdc.cdc_schema(config.cdc_mode, arrow_to_avro(data, config.name))
+        return files
+    out = feed_schema(plan.schema)
+    changes = pending_changes(TableSnapshot(storage, plan.config, timeline), plan.instant, set(written), out)
 
     def write_group(group: tuple[str, str]) -> tuple[tuple[str, str], dict[str, int]]:
-        records = cdc_records(changes[group], config.cdc_mode, data, plan.instant)
-        block = cdc.encode_cdc_block(records, schema, plan.instant)  # column-wise Arrow work: releases the GIL
-        return group, {_write_new(storage, plan.instant, group, written[group][0], write_token, block): len(block)}
+        rel, size = _write_group(storage, plan, group, written[group][0], write_token, changes[group])
+        return group, {rel: size}
 
     changed = sorted(g for g, rows in changes.items() if rows.num_rows)
-    with ThreadPoolExecutor(_THREADS) as pool:
-        return dict(pool.map(write_group, changed))
+    with ThreadPoolExecutor(_THREADS) as pool:  # encoding is column-wise NumPy and Arrow work
+        files.update(pool.map(write_group, changed))
+    return files
+
+
+def _write_group(storage: Storage, plan: WritePlan, group: tuple[str, str], slice_instant: str, write_token: str,
+                 changes: pa.Table) -> tuple[str, int]:
+    data = pa.schema([f for f in plan.schema if f.name not in META_COLUMNS])
+    mode = plan.config.cdc_mode
+    schema = cdc.cdc_schema(mode, arrow_to_avro(data, plan.config.name))
+    block = cdc.encode_cdc_block(cdc_records(changes, mode, data, plan.instant), schema, plan.instant)
+    return _write_new(storage, plan.instant, group, slice_instant, write_token, block), len(block)
 
 
 def cdc_records(changes: pa.Table, mode: str, data: pa.Schema, instant: str) -> pa.Table:

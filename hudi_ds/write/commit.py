@@ -95,7 +95,7 @@ def _group_targets(view: FileSystemView) -> dict[tuple[str, int], GroupTarget]:
 def remove_unreported_files(storage: Storage, plan: WritePlan, results: Sequence[TaskResult]) -> list[str]:
     """Delete data files of this instant that no successful task reported (failed, retried or speculative
     attempts), so readers that list files (hudi-rs) never see them."""
-    reported = {f.path for r in results for f in r.files}
+    reported = {f.path for r in results for f in r.files} | {c.path for r in results for c in r.change_data}
     stray = [rel for rel in marked_files(storage, plan.instant)
              if rel not in reported and ownership(storage, rel, plan.instant) == "own"]
     for rel in stray:
@@ -165,10 +165,11 @@ class Coordinator:
     def commit(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None = None) -> str:
         timeline = _pending(self.storage, plan.instant)
         remove_unreported_files(self.storage, plan, results)
+        shared = {(d.partition, d.file_id) for r in results for d in r.deferred}
         results = merge_shared_groups(self.storage, plan, list(results))
         results = settle_cross_task_deletes(self.storage, plan, results)
         token = max((r.task_id for r in results), default=0) + 1
-        change_data = write_change_data(self.storage, plan, results, timeline, f"{token}-0-0")
+        change_data = write_change_data(self.storage, plan, results, timeline, f"{token}-0-0", shared)
         files = [f for r in results for f in r.files]
         partitions = sorted({p for r in results for p in r.partitions})
         meta = self._metadata(plan, results, extra, change_data)

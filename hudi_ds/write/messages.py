@@ -51,6 +51,16 @@ class GroupKeys:
 
 
 @dataclass(frozen=True)
+class ChangeDataFile:
+    """The change data a task wrote for a file group it rewrote alone (hudi_ds.write.change_data)."""
+
+    partition: str
+    file_id: str
+    path: str  # relative to the table base path
+    size: int
+
+
+@dataclass(frozen=True)
 class TaskResult:
     """One message per task, empty tasks included (Spark calls write() for every partition)."""
 
@@ -60,3 +70,4 @@ class TaskResult:
     deferred: tuple[DeferredRows, ...] = ()
     deletes: tuple[GroupKeys, ...] = ()  # writes that also write rows (a changelog)
     outranked: tuple[GroupKeys, ...] = ()  # copy-on-write: rows the base file's row beat
+    change_data: tuple[ChangeDataFile, ...] = ()  # copy-on-write rewrites, with hoodie.table.cdc.enabled

@@ -26,9 +26,10 @@ from hudi_ds.recovery.heartbeat import touch_heartbeat
 from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import claim_path
+from hudi_ds.write.change_data import task_change_data, writes_change_data
 from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metadata, read_base
 from hudi_ds.write.input import cast_to
-from hudi_ds.write.messages import DeferredRows, GroupKeys, TaskResult, WrittenFile
+from hudi_ds.write.messages import ChangeDataFile, DeferredRows, GroupKeys, TaskResult, WrittenFile
 from hudi_ds.write.plan import GroupTarget, WritePlan
 from hudi_ds.write.routing import DELETE, latest_per_key, require_columns, route, split_by_group
 from hudi_ds.write.shared_groups import stage_rows
@@ -120,6 +121,7 @@ class TaskWriter:
         self.deferred: list[DeferredRows] = []
         self.deletes: list[GroupKeys] = []
         self.outranked: list[GroupKeys] = []
+        self.change_data: list[ChangeDataFile] = []
         self.seq = 0
         self._lock = threading.Lock()
         self._last_beat = time.monotonic()  # begin() wrote the first heartbeat
@@ -175,8 +177,9 @@ class TaskWriter:
         deferred = sorted(self.deferred, key=lambda d: (d.partition, d.bucket))
         deletes = sorted(self.deletes, key=lambda d: (d.partition, d.file_id))
         outranked = sorted(self.outranked, key=lambda d: (d.partition, d.file_id))
+        change_data = sorted(self.change_data, key=lambda c: c.path)
         return TaskResult(self.task_id, tuple(files), tuple(sorted(self.partitions)), tuple(deferred), tuple(deletes),
-                          tuple(outranked))
+                          tuple(outranked), tuple(change_data))
 
     def abort(self) -> None:
         self.buffers.close()
@@ -287,5 +290,11 @@ class TaskWriter:
         updates = 0 if base is None else int(pc.sum(pc.is_in(records[RECORD_KEY], value_set=base[RECORD_KEY])).as_py() or 0)
         wf = self.ctx.write_base(partition, target.file_id, bucket, merged, target.base_instant, n_data - updates,
                                  updates, is_merge=True)
+        if base is not None and writes_change_data(self.plan):
+            written = task_change_data(self.storage, self.plan, (partition, target.file_id), base, merged,
+                                       self.ctx.write_token)
+            if written is not None:
+                with self._lock:
+                    self.change_data.append(written)
         n_del = 0 if dels is None else (base.num_rows if base is not None else 0) + n_data - updates - merged.num_rows
         self.files.append(replace(wf, num_deletes=max(0, n_del)))
