@@ -57,6 +57,7 @@ def info(c: Console, r: dict[str, Any]) -> None:
         ("url-encoded partitions", cfg["url_encode"]),
         ("meta fields", cfg["populate_meta_fields"]),
         ("base file format", cfg["base_file_format"]),
+        ("change data at commit time", cfg["change_data"] or "off (the change feed is inferred when read)"),
     ]
     for k, v in rows:
         props.add_row(k, cell(v))

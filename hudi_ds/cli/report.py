@@ -91,6 +91,7 @@ def config_dict(c: TableConfig) -> dict[str, Any]:
         "key_generator": c.key_generator, "hive_style": c.hive_style, "url_encode": c.url_encode,
         "populate_meta_fields": c.populate_meta_fields, "base_file_format": c.base_file_format,
         "database": c.database, "timezone": c.timezone, "metadata_partitions": list(c.metadata_partitions),
+        "change_data": c.cdc_mode if c.cdc_enabled else None,
     }
 
 
