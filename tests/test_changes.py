@@ -100,3 +100,23 @@ def test_changes_of_an_archived_commit_name_the_retention_options(tmp_path):
         t.write(pa.Table.from_pylist([{"id": "a", "dt": "x", "ts": n, "v": n}], schema=SCHEMA))
     with pytest.raises(CleanedInstantsError, match="archive.min_commits"):
         commit_changes(t.snapshot(), first)
+
+
+def test_changes_of_a_cleaned_commit_name_the_retention_option(tmp_path):
+    """Cleaning removes the file versions a commit's changes are read from: asking for them is an error, not
+    wrong rows; commits cleaning kept still read."""
+    from hudi_ds import CleanedInstantsError
+    from hudi_ds.read.changes import earliest_retained
+
+    t = HudiTable.create(str(tmp_path / "c"), table_name="c", record_key="id", ordering_field="ts",
+                         partition_by="dt", buckets=1, table_type="COPY_ON_WRITE",
+                         options={"clean.retain_commits": 2})
+    commits = [t.write(pa.Table.from_pylist([{"id": "a", "dt": "x", "ts": n, "v": n}], schema=SCHEMA))
+               for n in range(6)]
+    retained = earliest_retained(t.snapshot())
+    assert retained is not None and retained > commits[0]
+    with pytest.raises(CleanedInstantsError, match="clean.retain_commits"):
+        t.changes("0")
+    kept = [c for c in commits if c >= retained]
+    feed = t.changes(kept[0])
+    assert sorted({r["_commit_time"] for r in feed.to_pylist()}) == kept[1:]

@@ -152,6 +152,11 @@ def commit_changes(snap: TableSnapshot, ts: str, groups: set[tuple[str, str]] | 
     meta = snap.timeline.commit_metadata(inst)
     if meta.operation_type in NO_DATA_OPERATIONS:
         return out.empty_table()
+    retained = earliest_retained(snap)
+    if retained is not None and ts < retained:  # its file versions (and change data) may be gone
+        raise CleanedInstantsError(
+            f"the changes of commit {ts} are gone: cleaning kept the file versions of the commits from {retained} "
+            "on; read from a later commit, or keep more with clean.retain_commits")
     groups = _touched(meta) if groups is None else groups
     # the change rows' columns, and the commit time that tells which rows the commit wrote
     schema = pa.schema([f for f in snap.full_schema() if f.name not in (COMMIT_SEQNO, FILE_NAME)])
@@ -238,11 +243,6 @@ def read_change_files(snap: TableSnapshot, ts: str, recorded: dict[tuple[str, st
     entries = [(group[0], rel) for group, paths in sorted(recorded.items()) for rel in paths]
     records = read_cdc_records(snap.storage, entries)
     if records is None:
-        retained = earliest_retained(snap)
-        if retained is not None and ts < retained:
-            raise CleanedInstantsError(
-                f"the change data of commit {ts} was cleaned with its file slice (cleaning keeps the file versions of "
-                f"the commits from {retained} on); read from a later commit, or keep more with clean.retain_commits")
         raise CorruptTableError(f"a change-data file of commit {ts} ({', '.join(r for _, r in entries)}) is "
                                 "missing; restore it, or roll back that commit")
     op = records[cdc.OP]
