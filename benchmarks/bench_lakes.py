@@ -27,13 +27,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).parent))
 import paimon_peer  # noqa: E402
-from common import checksum, make_rows, memory_figures, step_memory, timed  # noqa: E402
+from common import checksum, lakes_data, memory_figures, step_memory, timed  # noqa: E402
 
 from hudi_ds import HudiTable  # noqa: E402
 
@@ -56,13 +55,8 @@ def one_run(rows: int, work: Path) -> dict[str, float]:
     from deltalake import DeltaTable, write_deltalake
 
     n = rows
-    base = make_rows(np.arange(n, dtype=np.int64), ts=1)
-    rng = np.random.default_rng(3)
-    k = n // 10
-    upd = rng.choice(n, size=k // 2, replace=False).astype(np.int64)
-    upsert = make_rows(np.concatenate([upd, np.arange(n, n + k - k // 2, dtype=np.int64)]), ts=2, seed=1)
-    del_ids = rng.choice(n, size=n // 100, replace=False).astype(np.int64)
-    deletes = make_rows(del_ids, ts=3, seed=2)
+    base, upsert, deletes = lakes_data(n)
+    k, del_ids = upsert.num_rows, deletes["id"]
 
     f: dict[str, float] = {}
     # --- deltalake

@@ -32,6 +32,18 @@ def make_rows(ids: np.ndarray, ts: int, seed: int = 0) -> pa.Table:
     })
 
 
+def lakes_data(n: int) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """The rows of bench_lakes (and its Paimon peer): the load, an upsert of 10% (half updates of random
+    existing ids, half new ids) and a delete of 1% of the ids."""
+    base = make_rows(np.arange(n, dtype=np.int64), ts=1)
+    rng = np.random.default_rng(3)
+    k = n // 10
+    upd = rng.choice(n, size=k // 2, replace=False).astype(np.int64)
+    upsert = make_rows(np.concatenate([upd, np.arange(n, n + k - k // 2, dtype=np.int64)]), ts=2, seed=1)
+    del_ids = rng.choice(n, size=n // 100, replace=False).astype(np.int64)
+    return base, upsert, make_rows(del_ids, ts=3, seed=2)
+
+
 def checksum(table: pa.Table) -> tuple[int, int, float]:
     """Row count, sum of ids and sum of amounts: a fast wrong answer cannot match."""
     return (table.num_rows, int(pc.sum(table["id"]).as_py() or 0), round(float(pc.sum(table["amount"]).as_py() or 0), 3))

@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import checksum, make_rows, timed  # noqa: E402
+from common import checksum, lakes_data, timed  # noqa: E402
 
 VENV = Path(__file__).parent / ".paimon-venv"
 REQUIREMENTS = ["pypaimon==2.1.0", "pypaimon-rust==0.4.0", f"numpy=={np.__version__}"]
@@ -91,17 +91,6 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
 
 # ---- child: inside the paimon venv ---------------------------------------------------------------------------
 
-def bench_data(n: int) -> tuple[pa.Table, pa.Table, pa.Table]:
-    """The rows of bench_lakes.one_run: the load, the upsert (half updates, half new) and the deletes."""
-    base = make_rows(np.arange(n, dtype=np.int64), ts=1)
-    rng = np.random.default_rng(3)
-    k = n // 10
-    upd = rng.choice(n, size=k // 2, replace=False).astype(np.int64)
-    upsert = make_rows(np.concatenate([upd, np.arange(n, n + k - k // 2, dtype=np.int64)]), ts=2, seed=1)
-    del_ids = rng.choice(n, size=n // 100, replace=False).astype(np.int64)
-    return base, upsert, make_rows(del_ids, ts=3, seed=2)
-
-
 def expected_rows(base: pa.Table, upsert: pa.Table, deletes: pa.Table) -> pa.Table:
     """(id, amount) of base ⊕ upsert ⊖ deletes, ordered by id."""
     size = max(len(base), int(upsert["id"].to_numpy().max()) + 1)
@@ -123,7 +112,7 @@ def one_run(n: int, native: bool, work: Path) -> dict[str, Any]:
     from pypaimon.read.table_read import TableRead
     from pypaimon.write.native_write import NativeTableWrite
 
-    base, upsert, deletes = bench_data(n)
+    base, upsert, deletes = lakes_data(n)
     expected = checksum(expected_rows(base, upsert, deletes))
     assert expected[0] == n + (n // 10 - n // 20) - n // 100, expected
     base, upsert, deletes = with_kind(base, "+I"), with_kind(upsert, "+I"), with_kind(deletes, "-D")
