@@ -48,6 +48,26 @@ WRITES = [
 
 
 @pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_change_data_on_s3_reads_like_local_disk(s3_table, tmp_path, table_type):
+    """Change data written at commit time (hoodie.table.cdc.enabled) to S3: the same change feed, and a rolled
+    back commit's change data gone with it."""
+    uri, opts = s3_table
+    cdc = {"hoodie.table.cdc.enabled": "true"}
+    remote, local = create(uri, table_type, opts, **cdc), create(str(tmp_path / "t"), table_type, **cdc)
+    for operation, rows_of in WRITES[:3]:
+        remote.write(rows_of(), operation=operation)
+        local.write(rows_of(), operation=operation)
+    storage = open_storage(uri, opts)
+    listed = [e.path for e in storage.walk_files("") if e.path.endswith("-cdc")]
+    assert listed, "the upsert and the delete wrote change data"
+    feed_cols = ["_change_type", *COLS]
+    assert rows(remote.changes("0"), feed_cols) == rows(local.changes("0"), feed_cols)
+    remote.rollback(remote.timeline()[-1].requested_time)
+    assert len([e for e in storage.walk_files("") if e.path.endswith("-cdc")]) < len(listed)
+    assert rows(hudi_rs(uri, storage_options=opts), COLS) == rows(remote.to_arrow(), COLS)
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
 def test_every_operation_reads_the_same_on_s3_as_on_local_disk(s3_table, tmp_path, table_type):
     uri, opts = s3_table
     remote, local = create(uri, table_type, opts), create(str(tmp_path / "t"), table_type)

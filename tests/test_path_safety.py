@@ -113,6 +113,23 @@ def test_commit_metadata_listing_an_outside_file(setup):
     assert cli_main(["validate", str(table)]) == 1
 
 
+def test_change_data_listing_an_outside_file(setup):
+    """cdcStats names files the change feed reads and a rollback deletes: one outside the table is refused."""
+    t, table, victim = setup
+    latest = t.timeline()[-1]
+    commit = table / ".hoodie" / f"{latest.requested_time}.deltacommit"
+    doc = json.loads(commit.read_bytes())
+    stat = next(iter(doc["partitionToWriteStats"].values()))[0]
+    stat["cdcStats"] = {"../victim.txt": len(VICTIM_BYTES)}
+    commit.write_text(json.dumps(doc))
+    before = files_of(table)
+    with pytest.raises(CorruptTableError, match=f"{latest.requested_time}.deltacommit"):
+        HudiTable(str(table)).rollback(latest.requested_time)
+    with pytest.raises(CorruptTableError, match="leave the table folder"):
+        HudiTable(str(table)).changes("0")
+    assert victim.read_bytes() == VICTIM_BYTES and files_of(table) == before
+
+
 def test_clean_plan_naming_an_outside_file(setup):
     t, table, victim = setup
     plan = clean_plan("KEEP_LATEST_COMMITS", {"a": [str(victim)], "b": [str(table / "b" / "..." / ".." / ".." /
