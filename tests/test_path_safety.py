@@ -96,17 +96,22 @@ def test_symlinked_partition_folder_pointing_outside(setup, tmp_path):
     assert victim.read_bytes() == VICTIM_BYTES
 
 
-def test_commit_metadata_listing_an_outside_file(setup):
-    t, table, victim = setup
+def edit_latest_stat(t, table, **fields) -> str:
+    """Set `fields` in the first write stat of the latest commit's metadata; the commit's instant time."""
     latest = t.timeline()[-1]
     commit = table / ".hoodie" / f"{latest.requested_time}.deltacommit"
     doc = json.loads(commit.read_bytes())
-    stat = next(iter(doc["partitionToWriteStats"].values()))[0]
-    stat["path"] = "../victim.txt"
+    next(iter(doc["partitionToWriteStats"].values()))[0].update(fields)
     commit.write_text(json.dumps(doc))
+    return latest.requested_time
+
+
+def test_commit_metadata_listing_an_outside_file(setup):
+    t, table, victim = setup
+    latest = edit_latest_stat(t, table, path="../victim.txt")
     before = files_of(table)
-    with pytest.raises(CorruptTableError, match=f"{latest.requested_time}.deltacommit"):
-        HudiTable(str(table)).rollback(latest.requested_time)
+    with pytest.raises(CorruptTableError, match=f"{latest}.deltacommit"):
+        HudiTable(str(table)).rollback(latest)
     with pytest.raises(CorruptTableError, match="leave the table folder"):
         HudiTable(str(table)).to_arrow()
     assert victim.read_bytes() == VICTIM_BYTES and files_of(table) == before
@@ -116,15 +121,10 @@ def test_commit_metadata_listing_an_outside_file(setup):
 def test_change_data_listing_an_outside_file(setup):
     """cdcStats names files the change feed reads and a rollback deletes: one outside the table is refused."""
     t, table, victim = setup
-    latest = t.timeline()[-1]
-    commit = table / ".hoodie" / f"{latest.requested_time}.deltacommit"
-    doc = json.loads(commit.read_bytes())
-    stat = next(iter(doc["partitionToWriteStats"].values()))[0]
-    stat["cdcStats"] = {"../victim.txt": len(VICTIM_BYTES)}
-    commit.write_text(json.dumps(doc))
+    latest = edit_latest_stat(t, table, cdcStats={"../victim.txt": len(VICTIM_BYTES)})
     before = files_of(table)
-    with pytest.raises(CorruptTableError, match=f"{latest.requested_time}.deltacommit"):
-        HudiTable(str(table)).rollback(latest.requested_time)
+    with pytest.raises(CorruptTableError, match=f"{latest}.deltacommit"):
+        HudiTable(str(table)).rollback(latest)
     with pytest.raises(CorruptTableError, match="leave the table folder"):
         HudiTable(str(table)).changes("0")
     assert victim.read_bytes() == VICTIM_BYTES and files_of(table) == before

@@ -148,49 +148,40 @@ def decode_avro_data_block(block: LogBlock, path: str, arrow_schema: pa.Schema |
                            block_type: BlockType = BlockType.AVRO_DATA) -> pa.Table:
     """Rows of an AVRO_DATA block (or of a CDC block, Avro too) decoded with its SCHEMA header as writer schema;
     shaped to `arrow_schema` when given (older blocks lack newer columns)."""
-    require_type(block, block_type, path)
-    schema_json = block.schema_json
-    if not schema_json:
-        raise _corrupt(path, block, "no SCHEMA header")
-    try:
-        _, array_schema, natural = _avro_codec(schema_json)
-        polars_schema = _polars_schema(schema_json)
-    except Exception as exc:  # invalid JSON, unknown Avro types, fastavro parse errors
-        raise _corrupt(path, block, f"unusable SCHEMA header ({type(exc).__name__}: {exc})") from exc
-    _check_version(block.content, path, block)
-    (count,) = _I.unpack_from(block.content, 4)
-    table = None
-    if polars_schema is not None and count > 0:
-        table = _decode_polars(polars_schema, count, block.content[8:], natural, path)
-    if table is None:
-        count, body = _record_bytes(block, path)
-        table = _decode_fastavro(array_schema, count, body, natural, block, path)
+    table = decode_avro_blocks([(path, block)], block_type)
     return fit_table(table, arrow_schema, path) if arrow_schema is not None else table
 
 
 def decode_avro_blocks(blocks: Sequence[tuple[str, LogBlock]], block_type: BlockType) -> pa.Table:
-    """The records of several Avro-encoded blocks (path, block) written with one schema, in order: decoded in one
-    pass (one container file for polars) instead of block by block."""
-    if not blocks:
-        raise ValueError("no blocks to decode")
+    """The records of Avro-encoded blocks (path, block) written with one schema, in order: decoded in one pass
+    (one container file for polars' reader), block by block through fastavro when polars cannot."""
     path, first = blocks[0]
-    schema_json = first.schema_json or ""
-    if len(blocks) > 1 and all(b.schema_json == schema_json and b.block_type == block_type for _, b in blocks):
-        try:
-            _, _, natural = _avro_codec(schema_json)
-            polars_schema = _polars_schema(schema_json)
-        except Exception:  # noqa: BLE001 - the block-by-block decode below names the damage
-            polars_schema = None
-        if polars_schema is not None:
-            for p, b in blocks:
-                _check_version(b.content, p, b)
-            count = sum(_I.unpack_from(b.content, 4)[0] for _, b in blocks)
-            body = b"".join(bytes(b.content[8:]) for _, b in blocks)
-            table = _decode_polars(polars_schema, count, body, natural, path) if count else None
-            if table is not None:
-                return table
-    tables = [decode_avro_data_block(b, p, block_type=block_type) for p, b in blocks]
-    return pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+    schema_json = first.schema_json
+    for p, b in blocks:
+        require_type(b, block_type, p)
+        if not b.schema_json:
+            raise _corrupt(p, b, "no SCHEMA header")
+        if b.schema_json != schema_json:
+            raise ValueError("decode_avro_blocks takes blocks of one schema")
+    assert schema_json is not None
+    try:
+        _, array_schema, natural = _avro_codec(schema_json)
+        polars_schema = _polars_schema(schema_json)
+    except Exception as exc:  # invalid JSON, unknown Avro types, fastavro parse errors
+        raise _corrupt(path, first, f"unusable SCHEMA header ({type(exc).__name__}: {exc})") from exc
+    for p, b in blocks:
+        _check_version(b.content, p, b)
+    count = sum(_I.unpack_from(b.content, 4)[0] for _, b in blocks)
+    if polars_schema is not None and count > 0:
+        body = first.content[8:] if len(blocks) == 1 else b"".join(bytes(b.content[8:]) for _, b in blocks)
+        table = _decode_polars(polars_schema, count, body, natural, path)
+        if table is not None:
+            return table
+    tables = []
+    for p, b in blocks:
+        n, records = _record_bytes(b, p)
+        tables.append(_decode_fastavro(array_schema, n, records, natural, b, p))
+    return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
 
 
 def _record_bytes(block: LogBlock, path: str) -> tuple[int, bytes]:

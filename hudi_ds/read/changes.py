@@ -9,6 +9,7 @@ Compaction and clustering commits change no record and yield no rows.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -162,11 +163,13 @@ def commit_changes(snap: TableSnapshot, ts: str, groups: set[tuple[str, str]] | 
     schema = pa.schema([f for f in snap.full_schema() if f.name not in (COMMIT_SEQNO, FILE_NAME)])
     recorded = recorded_change_files(meta, groups)
     previous = previous_commit(snap, ts)
-    states = _States(lambda: _State.as_of(snap, previous, groups, schema), lambda: _State.as_of(snap, ts, groups, schema))
-    tables = [read_change_files(snap, ts, recorded, out, states)] if recorded else []
+    # each state is built when first needed (change data of every group needs neither)
+    before = functools.cache(lambda: _State.as_of(snap, previous, groups, schema))
+    after = functools.cache(lambda: _State.as_of(snap, ts, groups, schema))
+    tables = [read_change_files(snap, ts, recorded, out, before, after)] if recorded else []
     rest = groups - set(recorded)
     if rest:
-        tables += _inferred(snap, states.before(), states.after(), ts, rest, out).values()
+        tables += _inferred(snap, before(), after(), ts, rest, out).values()
     tables = [t for t in tables if t.num_rows]
     return pa.concat_tables(tables) if tables else out.empty_table()
 
@@ -207,25 +210,6 @@ def _inferred(snap: TableSnapshot, before: _State, after: _State, ts: str, group
         return dict(zip(ordered, pool.map(unit_changes, ordered), strict=True))
 
 
-class _States:
-    """The states before and after a commit, each built when first needed."""
-
-    def __init__(self, before: Callable[[], _State], after: Callable[[], _State]) -> None:
-        self._make = {"before": before, "after": after}
-        self._built: dict[str, _State] = {}
-
-    def get(self, which: str) -> _State:
-        if which not in self._built:
-            self._built[which] = self._make[which]()
-        return self._built[which]
-
-    def before(self) -> _State:
-        return self.get("before")
-
-    def after(self) -> _State:
-        return self.get("after")
-
-
 def recorded_change_files(meta: CommitMetadata, groups: set[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
     """The change-data files a commit lists, per file group (of `groups`)."""
     out: dict[tuple[str, str], list[str]] = {}
@@ -237,7 +221,7 @@ def recorded_change_files(meta: CommitMetadata, groups: set[tuple[str, str]]) ->
 
 
 def read_change_files(snap: TableSnapshot, ts: str, recorded: dict[tuple[str, str], list[str]], out: pa.Schema,
-                      states: _States) -> pa.Table:
+                      before: Callable[[], _State], after: Callable[[], _State]) -> pa.Table:
     """The change rows of file groups from the change data their commit wrote (hudi_ds.log.cdc_block), all read in
     one pass. Images the supplemental logging mode leaves out come from the groups' states around the commit."""
     entries = [(group[0], rel) for group, paths in sorted(recorded.items()) for rel in paths]
@@ -273,11 +257,11 @@ def read_change_files(snap: TableSnapshot, ts: str, recorded: dict[tuple[str, st
     if cdc.AFTER in records.column_names:
         post, added = images(upd, cdc.AFTER), images(ins, cdc.AFTER)
     else:
-        post, added = from_state(states.after(), upd), from_state(states.after(), ins)
+        post, added = from_state(after(), upd), from_state(after(), ins)
     if cdc.BEFORE in records.column_names:
         pre, gone = images(upd, cdc.BEFORE), images(dels, cdc.BEFORE)
     else:
-        pre, gone = from_state(states.before(), upd), from_state(states.before(), dels)
+        pre, gone = from_state(before(), upd), from_state(before(), dels)
     return pa.concat_tables([_tag(pre, "update_preimage", ts, out), _tag(post, "update_postimage", ts, out),
                              _tag(added, "insert", ts, out), _tag(gone, "delete", ts, out)])
 

@@ -31,26 +31,10 @@ class _Segment:
 _Encoder = Callable[[pa.Array, np.ndarray], list[_Segment]]  # (column, rows present) -> segments
 
 
-def encode_datums(table: pa.Table, avro_schema: dict[str, Any]) -> pa.Array | None:
-    """One binary value per row: the row's Avro datum under `avro_schema` (a record whose fields name
-    `table`'s columns, in wire types: dates as int32, times and timestamps as int64). None: a type this
-    encoder does not handle."""
-    out = _encode(table, avro_schema, framed=False)
-    if out is None:
-        return None
-    data, offsets = out
-    return pa.Array.from_buffers(pa.large_binary(), table.num_rows, [None, pa.py_buffer(offsets),
-                                                                     pa.py_buffer(data)])
-
-
 def encode_framed(table: pa.Table, avro_schema: dict[str, Any]) -> bytes | None:
     """Every row's datum after its 4-byte big-endian length, back to back (the records of a Hudi Avro data
-    block); None for a type this encoder does not handle."""
-    out = _encode(table, avro_schema, framed=True)
-    return None if out is None else out[0].tobytes()
-
-
-def _encode(table: pa.Table, avro_schema: dict[str, Any], framed: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    block), under `avro_schema` (a record whose fields name `table`'s columns, in wire types: dates as int32,
+    times and timestamps as int64); None for a type this encoder does not handle."""
     encoder = _record_encoder(avro_schema)
     if encoder is None:
         return None
@@ -62,18 +46,16 @@ def _encode(table: pa.Table, avro_schema: dict[str, Any], framed: bool) -> tuple
     lengths = np.zeros(n, dtype=np.int64)
     for seg in segments:
         lengths += seg.lengths
-    if framed:
-        prefix = lengths.astype(">i4").view(np.uint8).reshape(n, 4)
-        segments.insert(0, _Segment(np.full(n, 4, dtype=np.int64), matrix=prefix))
-        lengths = lengths + 4
+    prefix = lengths.astype(">i4").view(np.uint8).reshape(n, 4)
+    segments.insert(0, _Segment(np.full(n, 4, dtype=np.int64), matrix=prefix))
     offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    np.cumsum(lengths + 4, out=offsets[1:])
     out = np.empty(int(offsets[-1]), dtype=np.uint8)
     position = offsets[:-1].copy()
     for seg in segments:
         _scatter(out, position, seg)
         position += seg.lengths
-    return out, offsets
+    return out.tobytes()
 
 
 def _plain(col: pa.Array | pa.ChunkedArray) -> pa.Array:

@@ -84,6 +84,7 @@ class Timeline:
         self.archive_folder = archive_folder
         self._files = files
         self._metadata: dict[tuple[str, str, State | None], CommitMetadata] = {}
+        self._records: dict[tuple[str, str], dict[str, Any]] = {}  # completed Avro instants, read once
         self.instants: list[Instant] = sorted(instants, key=self._instant_key)
         self._by_time: dict[str, Instant] = {}
         for inst in self.instants:  # the most advanced instant wins if two families share a time
@@ -236,9 +237,17 @@ class Timeline:
 
     def read_avro(self, instant: Instant, state: State | None = None,
                   reader_schema: Schema | None = None) -> dict[str, Any]:
-        """The Avro record of a plan or metadata file (rollback, clean, compaction, replace...)."""
+        """The Avro record of a plan or metadata file (rollback, clean, compaction, replace...). A completed
+        instant's file never changes: one load of the timeline reads it once."""
+        key = (instant.requested_time, instant.action)
+        cacheable = reader_schema is None and (state or instant.state) == State.COMPLETED
+        if cacheable and key in self._records:
+            return self._records[key]
         data = self.read_content(instant, state)
-        return decode_avro_instant(data, self.file_path(instant, state), reader_schema)
+        record = decode_avro_instant(data, self.file_path(instant, state), reader_schema)
+        if cacheable:
+            self._records[key] = record
+        return record
 
     def __repr__(self) -> str:
         return f"Timeline(layout={self.layout}, folder={self.folder!r}, instants={len(self.instants)})"

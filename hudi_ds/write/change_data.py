@@ -16,7 +16,6 @@ change data.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -24,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds import faults
+from hudi_ds.files.base_file import constant_strings
 from hudi_ds.files.markers import write_marker
 from hudi_ds.files.naming import cdc_file_name, join
 from hudi_ds.log import cdc_block as cdc
@@ -69,19 +69,19 @@ def write_change_data(storage: Storage, plan: WritePlan, results: Sequence[TaskR
             else:
                 files[(c.partition, c.file_id)] = {c.path: c.size}
     existing = {(partition, target.file_id) for (partition, _), target in plan.groups.items()}
-    written: dict[tuple[str, str], list[str]] = defaultdict(list)
+    written: dict[tuple[str, str], str] = {}  # group -> the instant its change-data file is named after (its slice)
     for r in results:
         for f in r.files:
             group = (f.partition, f.file_id)
             if group in existing and group not in files:
-                written[group].append(f.prev_commit if f.is_log else plan.instant)
+                written.setdefault(group, f.prev_commit if f.is_log else plan.instant)
     if not written:
         return files
     out = feed_schema(plan.schema)
     changes = pending_changes(TableSnapshot(storage, plan.config, timeline), plan.instant, set(written), out)
 
     def write_group(group: tuple[str, str]) -> tuple[tuple[str, str], dict[str, int]]:
-        rel, size = _write_group(storage, plan, group, written[group][0], write_token, changes[group])
+        rel, size = _write_group(storage, plan, group, written[group], write_token, changes[group])
         return group, {rel: size}
 
     changed = sorted(g for g, rows in changes.items() if rows.num_rows)
@@ -108,14 +108,14 @@ def cdc_records(changes: pa.Table, mode: str, data: pa.Schema, instant: str) -> 
     pre = _by_key(by_kind["update_preimage"])
     post = _by_key(by_kind["update_postimage"])
     inserts, deletes = by_kind["insert"], by_kind["delete"]
-    ops = pa.array([cdc.INSERT] * inserts.num_rows + [cdc.UPDATE] * post.num_rows + [cdc.DELETE] * deletes.num_rows,
-                   pa.string())
+    ops = pa.chunked_array([constant_strings(cdc.INSERT, inserts.num_rows), constant_strings(cdc.UPDATE, post.num_rows),
+                            constant_strings(cdc.DELETE, deletes.num_rows)], pa.string())
     columns: dict[str, pa.Array | pa.ChunkedArray] = {cdc.OP: ops}
     if mode != "DATA_BEFORE_AFTER":
         columns[cdc.RECORD_KEY] = pa.chunked_array(
             [inserts[RECORD_KEY], post[RECORD_KEY], deletes[RECORD_KEY]], pa.string())
     else:
-        columns[cdc.TS] = pa.array([instant] * len(ops), pa.string())
+        columns[cdc.TS] = constant_strings(instant, len(ops))
     image = pa.struct(list(data))
     if mode != "OP_KEY_ONLY":
         columns[cdc.BEFORE] = pa.chunked_array([pa.nulls(inserts.num_rows, image), _images(pre, data),
