@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from hudi_ds.errors import ConfigError, InvalidDataError, SchemaError
 from hudi_ds.keys.keygen import (
+    integer_key_column,
+    integer_keys,
     java_string_forms,
     key_generator_class,
     key_generator_type,
@@ -400,3 +402,32 @@ def test_partition_speed_report() -> None:
     print(f"partition_path_strings 2M rows: 1 field {mid - start:.3f}s, 2 fields {end - mid:.3f}s")
     assert out[9].as_py() == "city=city_1" and out2[10].as_py() == "city_2/2"
     assert re.fullmatch(r"city_\d/\d", out2[n - 1].as_py())
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.integers(min_value=-(2**63), max_value=2**63 - 1), max_size=20),
+       junk=st.lists(st.sampled_from(["007", "-0", "+5", "1e3", " 5", "5 ", "", "id:5", "9" * 20, "x"]), max_size=5),
+       narrow=st.booleans())
+def test_integer_keys_read_back_exactly_the_keys_an_integer_column_renders(values, junk, narrow):
+    """Record keys of a bare integer key are its decimal digits (record_key_strings); integer_keys turns
+    exactly those back into the values and drops every other string (no row of such a table has it)."""
+    key_type = pa.int16() if narrow else pa.int64()
+    rendered = record_key_strings(pa.table({"id": pa.array(values, pa.int64())}), ["id"]).to_pylist()
+    keys = pa.array(junk + rendered, pa.string())
+    got, positions = integer_keys(keys, key_type)
+    expected = [(len(junk) + i, v) for i, v in enumerate(values) if not narrow or -(2**15) <= v < 2**15]
+    assert list(zip(positions.tolist(), got.to_pylist(), strict=True)) == expected
+    assert got.type == key_type
+
+
+def test_integer_key_column_only_for_bare_integer_keys():
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string()), ("u", pa.uint64())])
+    simple = "org.apache.hudi.keygen.SimpleKeyGenerator"
+    assert integer_key_column(simple, ["id"], ["dt"], schema) == "id"
+    assert integer_key_column(None, ["id"], [], schema) == "id"  # inferred: NonpartitionedKeyGenerator
+    assert integer_key_column("SIMPLE", ["id"], ["dt"], schema) == "id"
+    assert integer_key_column(simple, ["name"], ["dt"], schema) is None  # strings have placeholders
+    assert integer_key_column(simple, ["u"], ["dt"], schema) is None
+    assert integer_key_column("org.apache.hudi.keygen.ComplexKeyGenerator", ["id"], ["a", "b"], schema) is None
+    assert integer_key_column(None, ["id", "name"], ["dt"], schema) is None
+    assert integer_key_column("org.apache.hudi.keygen.TimestampBasedKeyGenerator", ["id"], ["dt"], schema) is None

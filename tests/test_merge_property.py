@@ -17,6 +17,8 @@ from hudi_ds.index.bucket import bucket_for_hash_values
 from hudi_ds.write import task
 
 SCHEMA = pa.schema([("key", pa.string()), ("part", pa.string()), ("ts", pa.int64()), ("val", pa.int64())])
+# an integer key: merging matches records by the key column's integers rather than the key strings
+INT_KEYS = {f"k{i}": i - 4 for i in range(12)} | {"ü€": 10**15, "x:y": -(2**63), "a,b": 0}
 COLS = ["key", "part", "ts", "val"]
 
 def compactions(t: HudiTable) -> int:
@@ -37,8 +39,9 @@ batch = st.tuples(st.sampled_from(["upsert", "upsert", "delete", "insert"]), st.
 @given(table_type=st.sampled_from(["MERGE_ON_READ", "COPY_ON_WRITE"]),
        buckets=st.integers(min_value=1, max_value=4),
        batches=st.lists(batch, min_size=1, max_size=6),
-       parallel_route=st.booleans())
-def test_any_upsert_delete_sequence_matches_dict_model(table_type, buckets, batches, parallel_route):
+       parallel_route=st.booleans(),
+       int_keys=st.booleans())
+def test_any_upsert_delete_sequence_matches_dict_model(table_type, buckets, batches, parallel_route, int_keys):
     # parallel_route: every batch is routed in parts on the writer threads, as big inputs are
     threshold = 2 if parallel_route else task._PARALLEL_ROUTE_ROWS
     with tempfile.TemporaryDirectory() as tmp, mock.patch.object(task, "_PARALLEL_ROUTE_ROWS", threshold):
@@ -46,10 +49,13 @@ def test_any_upsert_delete_sequence_matches_dict_model(table_type, buckets, batc
                              partition_by="part", table_type=table_type, buckets=buckets,
                              options={"compaction.delta_commits": 3})  # compactions run between writes too
         model = DictModel("key", "ts", "part", merge_on_read=table_type == "MERGE_ON_READ",
-                          bucket_of=lambda key: bucket_for_hash_values([key[0]], buckets))
+                          bucket_of=lambda key: bucket_for_hash_values([str(key[0])], buckets))
+        schema = SCHEMA.set(0, pa.field("key", pa.int64())) if int_keys else SCHEMA
         for op, data in batches:
+            if int_keys:
+                data = [{**r, "key": INT_KEYS[r["key"]]} for r in data]
             before = compactions(t)
-            t.write(pa.Table.from_pylist(data, schema=SCHEMA), operation=op)
+            t.write(pa.Table.from_pylist(data, schema=schema), operation=op)
             if op == "delete":
                 model.delete(data)
             else:

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -24,6 +23,7 @@ from hudi_ds.files.encoding import statistics_columns
 from hudi_ds.files.markers import write_marker
 from hudi_ds.files.naming import join
 from hudi_ds.schema.meta import FILE_NAME, META_COLUMNS, RECORD_KEY
+from hudi_ds.schema.strings import constant_dictionary
 from hudi_ds.storage import Storage
 
 
@@ -53,22 +53,18 @@ def write_base_file(storage: Storage, instant: str, partition: str, name: str, r
     return len(data)
 
 
-def constant_dictionary(value: str, n: int) -> pa.DictionaryArray:
-    """A dictionary-encoded string column holding one value n times (parquet writes it as such, identical on
-    disk, without building n copies of the string)."""
-    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value], pa.string()))
-
-
-def constant_strings(value: str, n: int) -> pa.Array:
-    """A string column holding one value, built without a Python list of n items."""
-    return constant_dictionary(value, n).cast(pa.string())
-
-
 @contextmanager
-def open_base_file(storage: Storage, rel: str, **options: Any) -> Iterator[pq.ParquetFile]:
-    """A committed base file opened for reading; missing or unreadable, it is a CorruptTableError naming it."""
+def open_base_file(storage: Storage, rel: str, few_valued_as_dictionary: bool = False,
+                   **options: Any) -> Iterator[pq.ParquetFile]:
+    """A committed base file opened for reading; missing or unreadable, it is a CorruptTableError naming it.
+
+    `few_valued_as_dictionary`: string columns stored as small dictionaries are read as Arrow dictionaries
+    (the caller expands them with hudi_ds.schema.strings.decoded, far cheaper than parquet's plain decode)."""
     try:
         with storage.open_input(rel) as f:
+            if few_valued_as_dictionary:
+                metadata = pq.read_metadata(f)
+                options = {**options, "metadata": metadata, "read_dictionary": few_valued_strings(metadata)}
             yield pq.ParquetFile(f, **options)
     except FileNotFoundError as exc:
         raise MissingFileError(f"base file {rel} is missing: the table lost a committed file; restore it, or "
@@ -76,3 +72,20 @@ def open_base_file(storage: Storage, rel: str, **options: Any) -> Iterator[pq.Pa
     except (OSError, pa.ArrowException) as exc:
         raise CorruptTableError(f"base file {rel} is unreadable (damaged or truncated: {exc}); restore it, or "
                                 "roll back the commit that wrote it") from exc
+
+
+def few_valued_strings(metadata: pq.FileMetaData) -> list[str]:
+    """Top-level string columns that every row group stores dictionary-encoded in under a byte per value
+    (a handful of distinct values: meta columns holding one value per file, partition columns, flags)."""
+    if metadata.num_row_groups == 0:
+        return []
+    schema = metadata.schema
+    out = []
+    for i in range(len(schema)):
+        column = schema.column(i)
+        if column.physical_type != "BYTE_ARRAY" or "." in column.path or column.logical_type.type != "STRING":
+            continue
+        chunks = [metadata.row_group(g).column(i) for g in range(metadata.num_row_groups)]
+        if all(c.has_dictionary_page and c.total_uncompressed_size < c.num_values for c in chunks):
+            out.append(column.path)
+    return out

@@ -177,3 +177,34 @@ def record_key_strings(
     if isinstance(joined, pa.ChunkedArray):
         joined = joined.combine_chunks()
     return joined
+
+
+def integer_key_column(key_generator: str | None, key_fields: Sequence[str], partition_fields: Sequence[str],
+                       schema: pa.Schema) -> str | None:
+    """The integer data column whose values are the record keys one to one, or None.
+
+    Simple and Nonpartitioned key generators with one key field write the bare value as the record key, and
+    an integer renders as its decimal digits only: matching records by the integer column is matching them
+    by key, without decoding (or hashing) the key strings."""
+    if len(key_fields) != 1 or key_fields[0] not in schema.names:
+        return None
+    kg = key_generator or _CLASS_BY_TYPE[key_generator_type(key_fields, partition_fields)]
+    bare = kg.rsplit(".", 1)[-1].upper() in ("SIMPLEKEYGENERATOR", "NONPARTITIONEDKEYGENERATOR", "SIMPLE",
+                                            "NON_PARTITION")
+    return key_fields[0] if bare and pa.types.is_signed_integer(schema.field(key_fields[0]).type) else None
+
+
+def integer_keys(keys: pa.Array, key_type: pa.DataType) -> tuple[pa.Array, np.ndarray]:
+    """Record key strings as values of an integer key column (see integer_key_column), and the positions in
+    `keys` they come from: a string other than an integer's decimal digits is no key of such a table."""
+    digits = pc.fill_null(pc.match_substring_regex(keys, r"^(0|-?[1-9][0-9]{0,18})$"), False)
+    candidates = keys.filter(digits)
+    try:
+        parsed = pc.cast(candidates, pa.int64())
+    except pa.ArrowInvalid:  # 19 digits beyond int64's range
+        parsed = pa.array([v if -2**63 <= v < 2**63 else None for v in map(int, candidates.to_pylist())],
+                          pa.int64())
+    info = np.iinfo(key_type.to_pandas_dtype())
+    fits = pc.fill_null(pc.and_(pc.greater_equal(parsed, info.min), pc.less_equal(parsed, info.max)), False)
+    positions = np.flatnonzero(digits.to_numpy(zero_copy_only=False))[fits.to_numpy(zero_copy_only=False)]
+    return pc.cast(parsed.filter(fits), key_type), positions

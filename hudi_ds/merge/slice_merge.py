@@ -48,16 +48,15 @@ def natural_deletes(ordering: pa.Array) -> np.ndarray:
     return np.asarray(natural.to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def _versions_table(
-    data: LogVersions | None, deletes: LogDeletes | None, ordering_field: str | None, ord_type: pa.DataType
-) -> pa.Table:
+def _versions_table(data: LogVersions | None, deletes: LogDeletes | None, ordering_field: str | None,
+                    ord_type: pa.DataType, key_field: str, key_type: pa.DataType) -> pa.Table:
     """One small table of every log version: key, ord, natural, is_delete, rank, pos, row."""
     parts = []
     if data is not None and data.table.num_rows:
         n = data.table.num_rows
         ordv = pc.cast(data.table[ordering_field], ord_type) if ordering_field else pa.nulls(n, ord_type)
         parts.append(pa.table({
-            "key": data.table[RECORD_KEY],
+            "key": data.table[key_field],
             "ord": ordv,
             "natural": pa.array(np.zeros(n, dtype=bool)),
             "is_delete": pa.array(np.zeros(n, dtype=bool)),
@@ -70,7 +69,7 @@ def _versions_table(
         natural = pa.array(deletes.natural.astype(bool))
         ordv = pc.if_else(natural, pa.nulls(n, ord_type), pc.cast(deletes.ordering, ord_type))
         parts.append(pa.table({
-            "key": pc.cast(deletes.keys, pa.string()),
+            "key": pc.cast(deletes.keys, key_type),
             "ord": ordv,
             "natural": natural,
             "is_delete": pa.array(np.ones(n, dtype=bool)),
@@ -117,22 +116,28 @@ def merge_slice(
     ordering_field: str | None,
     schema: pa.Schema,
     base_keys_only: bool = False,
+    key_field: str = RECORD_KEY,
 ) -> pa.Table:
     """The latest image of every live record of one file slice, as a table of `schema`.
 
-    `base_keys_only`: `base` is one part of the slice's base file; emit log records only for its keys."""
+    `base_keys_only`: `base` is one part of the slice's base file; emit log records only for its keys.
+    `key_field`: the column records are matched by, the record key or a column equal to it (delete keys typed
+    like it)."""
     no_log = (data is None or data.table.num_rows == 0) and (deletes is None or len(deletes.keys) == 0)
     if no_log:
         return base if base is not None else schema.empty_table()
     ord_type = schema.field(ordering_field).type if ordering_field else pa.int64()
-    winners = _log_winners(_versions_table(data, deletes, ordering_field, ord_type), ordering_field is not None)
+    typed = data.table if data is not None else base
+    key_type = typed.schema.field(key_field).type if typed is not None else pa.string()
+    winners = _log_winners(_versions_table(data, deletes, ordering_field, ord_type, key_field, key_type),
+                           ordering_field is not None)
     out: list[pa.Table] = []
     keep_log = pc.invert(winners["is_delete"])
     if base_keys_only:
-        own = base[RECORD_KEY].combine_chunks() if base is not None else pa.array([], pa.string())
+        own = base[key_field].combine_chunks() if base is not None else pa.array([], key_type)
         keep_log = pc.and_(keep_log, pc.is_in(winners["key"], value_set=own))
     if base is not None and base.num_rows:
-        idx = pc.index_in(base[RECORD_KEY], value_set=winners["key"])
+        idx = pc.index_in(base[key_field], value_set=winners["key"])
         base_keep = pc.is_null(idx)
         if ordering_field is not None:
             w_ord = pc.take(winners["ord"], idx)
@@ -143,7 +148,7 @@ def merge_slice(
             )
             base_keep = pc.or_(base_keep, base_wins)
             if pc.any(base_wins).as_py():
-                beaten = pc.is_in(winners["key"], value_set=pc.filter(base[RECORD_KEY], base_wins))
+                beaten = pc.is_in(winners["key"], value_set=pc.filter(base[key_field], base_wins))
                 keep_log = pc.and_(keep_log, pc.invert(beaten))
         out.append(base.filter(base_keep))
     if data is not None:

@@ -18,7 +18,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.errors import CleanedInstantsError, CorruptTableError, HudiDsError
-from hudi_ds.files.base_file import constant_strings
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.keys.keygen import record_key_strings
 from hudi_ds.log import cdc_block as cdc
@@ -34,6 +33,7 @@ from hudi_ds.schema.meta import (
     RECORD_KEY,
     fit_table,
 )
+from hudi_ds.schema.strings import constant_strings
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Instant
 from hudi_ds.timeline.commit_metadata import CommitMetadata

@@ -7,6 +7,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.errors import CorruptTableError
+from hudi_ds.schema.strings import decoded
 
 
 def conform(table: pa.Table, schema: pa.Schema, path: str) -> pa.Table:
@@ -20,6 +21,8 @@ def conform(table: pa.Table, schema: pa.Schema, path: str) -> pa.Table:
             columns.append(pa.nulls(table.num_rows, field.type))
             continue
         col = table[field.name]
+        if pa.types.is_dictionary(col.type) and not pa.types.is_dictionary(field.type):
+            col = decoded(col, col.type.value_type)
         if not col.type.equals(field.type):
             try:
                 col = pc.cast(col, field.type, safe=False)

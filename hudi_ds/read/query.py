@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import ConfigError
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
+from hudi_ds.keys.keygen import integer_key_column
 from hudi_ds.read import filters as flt
 from hudi_ds.read.schema_resolver import resolve_schema
 from hudi_ds.read.slice_reader import SliceReader
@@ -55,17 +56,28 @@ class TableSnapshot:
         needed = set(columns) | {f[0] for f in filters}
         ordering = self.ordering_field()
         if merges:
-            needed |= {RECORD_KEY} | ({ordering} if ordering else set())
+            needed |= {self.merge_key(schema)} | ({ordering} if ordering else set())
         if incremental:
             needed.add(COMMIT_TIME)
         return pa.schema([f for f in schema if f.name in needed], metadata=schema.metadata)
+
+    def merge_key(self, schema: pa.Schema) -> str:
+        """The column merging matches records by: an integer column equal to the record key when the key
+        generator makes it so (hashing integers is cheaper, and a read naming its columns skips the key
+        strings), else the record key."""
+        c = self.config
+        proxy = integer_key_column(c.key_generator, c.record_key_fields, c.partition_fields, schema) \
+            if c.populate_meta_fields else None
+        return proxy or RECORD_KEY
 
     def reader(self, visibility: Visibility, schema: pa.Schema, committed: dict[str, str] | None = None) -> SliceReader:
         ordering = self.ordering_field()
         if ordering is not None and ordering not in schema.names:
             ordering = None
         logs = frozenset(p for p in (committed or {}) if ".log." in p)
-        return SliceReader(self.storage, schema, ordering, visibility, not self.config.populate_meta_fields, logs)
+        key = self.merge_key(schema)
+        return SliceReader(self.storage, schema, ordering, visibility, not self.config.populate_meta_fields, logs,
+                           key if key in schema.names else RECORD_KEY)
 
     def view(self, visibility: Visibility, partition_filter: Callable[[str], bool] | None = None) -> FileSystemView:
         return FileSystemView(self.storage, self.config, self.timeline, visibility, partition_filter)

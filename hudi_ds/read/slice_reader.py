@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 from hudi_ds.errors import CorruptTableError, HudiDsError, MissingFileError
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.view import FileSlice, Visibility
+from hudi_ds.keys.keygen import integer_keys
 from hudi_ds.log.blocks import decode_avro_data_block, decode_delete_block, decode_parquet_data_block
 from hudi_ds.log.format import BlockType, LogBlock, read_blocks
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
@@ -18,8 +19,6 @@ from hudi_ds.read.conform import conform
 from hudi_ds.read.splits import SlicePart
 from hudi_ds.schema.meta import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_ds.storage import Storage
-
-_DICTIONARY_COLUMNS = [COMMIT_TIME, PARTITION_PATH, FILE_NAME]
 
 
 @dataclass
@@ -44,13 +43,13 @@ class SliceReader:
     visibility: Visibility
     synthesize_meta: bool = False  # tables written with hoodie.populate.meta.fields=false
     committed_logs: frozenset[str] = frozenset()  # log files that visible commits list
+    merge_key: str = RECORD_KEY  # the column merging matches records by (keys.keygen.integer_key_column)
 
     def read_base(self, sl: FileSlice, row_groups: tuple[int, ...] | None = None) -> pa.Table | None:
         if sl.base_file is None:
             return None
         path = sl.base_file.path
-        # low-cardinality meta columns decode much faster as dictionaries (conform() casts back)
-        with open_base_file(self.storage, path, read_dictionary=_DICTIONARY_COLUMNS) as pf:
+        with open_base_file(self.storage, path, few_valued_as_dictionary=True) as pf:
             columns = self._projection(pf.schema_arrow.names)
             if row_groups is None:
                 table = pf.read(columns=columns)
@@ -66,7 +65,7 @@ class SliceReader:
         if sl.base_file is None:
             return None
         path = sl.base_file.path
-        with open_base_file(self.storage, path, read_dictionary=_DICTIONARY_COLUMNS) as pf:
+        with open_base_file(self.storage, path, few_valued_as_dictionary=True) as pf:
             names = pf.schema_arrow.names
             if self.synthesize_meta or RECORD_KEY not in names:
                 table = None
@@ -190,7 +189,16 @@ class SliceReader:
         if not include_logs or not sl.log_files:
             return base if base is not None else self.schema.empty_table()
         data, deletes = self.read_logs(sl)
-        return merge_slice(base, data, deletes, self.ordering_field, self.schema)
+        return merge_slice(base, data, self._by_merge_key(deletes), self.ordering_field, self.schema,
+                           key_field=self.merge_key)
+
+    def _by_merge_key(self, deletes: LogDeletes | None) -> LogDeletes | None:
+        """Delete keys typed like the merge key column."""
+        if deletes is None or self.merge_key == RECORD_KEY:
+            return deletes
+        keys, rows = integer_keys(deletes.keys, self.schema.field(self.merge_key).type)
+        return LogDeletes(keys, deletes.ordering.take(pa.array(rows, pa.int64())), deletes.natural[rows],
+                          deletes.rank[rows], deletes.position[rows])
 
     def read_part(self, part: SlicePart, include_logs: bool = True) -> pa.Table:
         """The merged rows of one part of a slice (see hudi_ds.read.splits)."""
@@ -199,19 +207,21 @@ class SliceReader:
             return self.read(sl, include_logs)
         if part.log_only:
             data, deletes = self.read_logs(sl)
-            merged = merge_slice(None, data, deletes, self.ordering_field, self.schema)
-            return merged.filter(pc.invert(pc.is_in(merged[RECORD_KEY], value_set=self._base_keys(sl))))
+            merged = merge_slice(None, data, self._by_merge_key(deletes), self.ordering_field, self.schema,
+                                 key_field=self.merge_key)
+            return merged.filter(pc.invert(pc.is_in(merged[self.merge_key], value_set=self._base_keys(sl))))
         base = self.read_base(sl, part.row_groups)
         if not include_logs or not sl.log_files:
             return base if base is not None else self.schema.empty_table()
         data, deletes = self.read_logs(sl)
-        return merge_slice(base, data, deletes, self.ordering_field, self.schema, base_keys_only=True)
+        return merge_slice(base, data, self._by_merge_key(deletes), self.ordering_field, self.schema,
+                           base_keys_only=True, key_field=self.merge_key)
 
     def _base_keys(self, sl: FileSlice) -> pa.Array:
         assert sl.base_file is not None
         with open_base_file(self.storage, sl.base_file.path) as pf:
-            keys = pf.read(columns=[RECORD_KEY])[RECORD_KEY]
-        return keys.combine_chunks().cast(pa.string())
+            keys = pf.read(columns=[self.merge_key])[self.merge_key]
+        return keys.combine_chunks().cast(self.schema.field(self.merge_key).type)
 
 
 def _typed(values: list[object], natural: list[bool], typ: pa.DataType) -> pa.Array:

@@ -23,7 +23,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds import faults
-from hudi_ds.files.base_file import constant_strings
 from hudi_ds.files.markers import write_marker
 from hudi_ds.files.naming import cdc_file_name, join
 from hudi_ds.log import cdc_block as cdc
@@ -31,6 +30,7 @@ from hudi_ds.read.changes import CHANGE_TYPE, compare_states, feed_schema, pendi
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.schema.avro import arrow_to_avro
 from hudi_ds.schema.meta import META_COLUMNS, RECORD_KEY
+from hudi_ds.schema.strings import constant_strings
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
 from hudi_ds.write.messages import ChangeDataFile, TaskResult

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds import faults
-from hudi_ds.files.base_file import constant_dictionary, constant_strings, open_base_file, write_base_file
+from hudi_ds.files.base_file import open_base_file, write_base_file
 from hudi_ds.files.encoding import dictionary_columns
 from hudi_ds.files.markers import write_marker
 from hudi_ds.files.naming import PARTITION_METAFILE, base_file_name, join, log_file_name
@@ -30,6 +30,7 @@ from hudi_ds.schema.meta import (
     RECORD_KEY,
     with_meta,
 )
+from hudi_ds.schema.strings import constant_dictionary, constant_strings
 from hudi_ds.storage import Storage
 from hudi_ds.write.messages import WrittenFile
 from hudi_ds.write.plan import WritePlan
