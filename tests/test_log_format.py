@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from hudi_ds.errors import CorruptTableError, HudiDsError, SchemaError, UnsupportedTableError
 from hudi_ds.log import (
+    CONTENT_VERSION,
     DELETE_RECORD_LIST_SCHEMA,
     MAGIC,
     BlockType,
@@ -405,17 +406,42 @@ def test_delete_block_round_trip(ordering_type: str | None, data: Any) -> None:
     (block,) = read_blocks(encode_delete_block(keys, parts, values, ordering_type, T1), "f.log")
     assert block.block_type == BlockType.DELETE and block.header == {HeaderKey.INSTANT_TIME: T1}
     deletes = decode_delete_block(block, "f.log")
-    assert deletes.record_keys == keys and deletes.partition_paths == parts
+    assert deletes.record_keys.to_pylist() == keys and deletes.partition_paths.to_pylist() == parts
     zero = {"float": 0.0, "double": 0.0}.get(ordering_type or "", 0)
     expected = [zero if v is None else v for v in values]
     if ordering_type == "float":
         expected = [struct.unpack("<f", struct.pack("<f", v))[0] for v in expected]
-    assert deletes.ordering_values == expected
-    assert deletes.natural == [ordering_type in (None, "int", "long") and v == 0 for v in expected]
+    assert deletes.ordering_values.to_pylist() == expected
+    assert deletes.natural.tolist() == [ordering_type in (None, "int", "long") and v == 0 for v in expected]
     # the branch written is the one of the ordering type (hudi-rs ignores deletes with another branch)
     raw = bytes(block.content)[8:]
     branches = _union_branches(raw)
     assert branches == [_ORDERING_UNION_NAMES.index(_BRANCH[ordering_type])] * n
+    # one branch per block: the fast decoder (polars) takes it, and the reference decoder agrees
+    fast = blocks_module._delete_records_polars(raw)
+    assert (fast is not None) == (n > 0)
+    reference = blocks_module._delete_records_fastavro(raw, "f.log", block)
+    assert reference.record_keys.to_pylist() == keys and reference.ordering_values.to_pylist() == expected
+
+
+def test_delete_block_with_several_ordering_branches() -> None:
+    """Another writer may mix union branches in one block: the reference decoder reads it, and an int 0 or
+    a null still marks a natural delete."""
+    items = [{"recordKey": "a", "partitionPath": "p", "orderingVal": 0},
+             {"recordKey": "b", "partitionPath": None, "orderingVal": "x"},
+             {"recordKey": "c", "partitionPath": "p", "orderingVal": None},
+             {"recordKey": "d", "partitionPath": "p", "orderingVal": 7}]
+    bio = io.BytesIO()
+    fastavro.schemaless_writer(bio, fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA), {"deleteRecordList": items})
+    payload = bio.getvalue()
+    content = struct.pack(">ii", CONTENT_VERSION, len(payload)) + payload
+    (block,) = read_blocks(encode_block(BlockType.DELETE, {HeaderKey.INSTANT_TIME: T1}, content), "f.log")
+    assert blocks_module._delete_records_polars(payload) is None
+    deletes = decode_delete_block(block, "f.log")
+    assert deletes.record_keys.to_pylist() == ["a", "b", "c", "d"]
+    assert deletes.partition_paths.to_pylist() == ["p", None, "p", "p"]
+    assert deletes.natural.tolist() == [True, False, True, False]
+    assert deletes.ordering_values.to_pylist() == ["0", "x", None, "7"]
 
 
 _ORDERING_UNION_NAMES = ["null", "int", "long", "float", "double", "bytes", "string"]
@@ -530,11 +556,11 @@ def test_reference_delete_and_update_contents(reference_dir: Path) -> None:
     assert block.size == 1098 and block.instant_time == "20250618054714114"  # blockLen 1084 per the spec
     deletes = decode_delete_block(block, str(log))
     riders = _rider_by_key(d_table)
-    assert sorted(riders[k] for k in deletes.record_keys) == ["rider-A", "rider-C", "rider-D"]
-    assert deletes.partition_paths == ["city=san_francisco"] * 3
-    assert deletes.ordering_values == [0, 0, 0] and deletes.natural == [True] * 3
+    assert sorted(riders[k] for k in deletes.record_keys.to_pylist()) == ["rider-A", "rider-C", "rider-D"]
+    assert deletes.partition_paths.to_pylist() == ["city=san_francisco"] * 3
+    assert deletes.ordering_values.to_pylist() == [0, 0, 0] and deletes.natural.tolist() == [True] * 3
     # our encoder reproduces Spark's delete content byte for byte (long 0 for the long `ts` field)
-    ours = read_blocks(encode_delete_block(deletes.record_keys, ["city=san_francisco"] * 3, [0] * 3, "long",
+    ours = read_blocks(encode_delete_block(deletes.record_keys.to_pylist(), ["city=san_francisco"] * 3, [0] * 3, "long",
                                            block.instant_time or ""), "x")[0]
     assert bytes(ours.content) == bytes(block.content)
 

@@ -19,6 +19,7 @@ from typing import Any
 import fastavro
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_ds.errors import (
@@ -271,12 +272,10 @@ def _framed_bytes(lengths: pa.Array) -> int:
     return int(data.view(">i4").astype(np.int64).sum())
 
 
-def _decode_polars(schema_json: str, count: int, body: bytes | memoryview, natural: pa.Schema,
-                   path: str) -> pa.Table | None:
-    """Decode through polars' native Avro reader (~10x faster than fastavro) by wrapping the length-prefixed
-    datums in a one-block Avro container file; None (caller falls back to fastavro) on any failure. polars is
-    imported here, not at module load: its thread pool must not exist in Spark's forking daemon
-    (hudi_ds.spark.daemon)."""
+def _polars_container(schema_json: str, count: int, body: bytes | memoryview) -> pa.Table | None:
+    """`count` Avro datums of `schema_json` read by polars' native reader, wrapped as a one-block container
+    file; None on any failure (callers fall back to fastavro). polars is imported here, not at module load:
+    its thread pool must not exist in Spark's forking daemon (hudi_ds.spark.daemon)."""
     import polars as pl
 
     sync = os.urandom(16)
@@ -285,9 +284,19 @@ def _decode_polars(schema_json: str, count: int, body: bytes | memoryview, natur
     header = b"".join([b"Obj\x01", zigzag(len(meta)), *entries, b"\x00", sync])
     ocf = b"".join([header, zigzag(count), zigzag(len(body)), body, sync])
     try:
-        table = pl.read_avro(io.BytesIO(ocf)).to_arrow()
-        if table.num_rows != count:
-            return None
+        return pl.read_avro(io.BytesIO(ocf)).to_arrow()
+    except Exception:  # any polars/arrow failure
+        return None
+
+
+def _decode_polars(schema_json: str, count: int, body: bytes | memoryview, natural: pa.Schema,
+                   path: str) -> pa.Table | None:
+    """Decode through polars' native Avro reader (~10x faster than fastavro); None (caller falls back to
+    fastavro) on any failure."""
+    table = _polars_container(schema_json, count, body)
+    if table is None or table.num_rows != count:
+        return None
+    try:
         if _framed_bytes(table[_LENGTH_FIELD].combine_chunks()) + 4 * count != len(body):
             return None  # the lengths do not frame the records: let the reference decoder name the damage
         return fit_table(table.drop_columns([_LENGTH_FIELD]), natural, path)
@@ -363,10 +372,18 @@ class DeleteRecords:
     """Keys deleted by one DELETE block; `natural[i]` marks Hudi's "no event time" ordering value (null, int 0
     or long 0): such a delete wins by commit order instead of by ordering value."""
 
-    record_keys: list[str]
-    partition_paths: list[str | None]
-    ordering_values: list[Any]
-    natural: list[bool]
+    record_keys: pa.Array  # string
+    partition_paths: pa.Array  # string, null where the writer left it out
+    ordering_values: pa.Array  # typed by the union branch the block uses
+    natural: np.ndarray  # bool
+
+
+def natural_deletes(ordering: pa.Array) -> np.ndarray:
+    """Hudi's "no event time" delete marker: a null, or an integer 0, ordering value."""
+    natural = pc.is_null(ordering)
+    if pa.types.is_integer(ordering.type):
+        natural = pc.or_(natural, pc.fill_null(pc.equal(ordering, 0), False))
+    return np.asarray(natural.to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _int_range(bits: int) -> Callable[[Any], bytes]:
@@ -439,18 +456,91 @@ def decode_delete_block(block: LogBlock, path: str) -> DeleteRecords:
     (length,) = _I.unpack_from(content, 4)
     if length < 0 or 8 + length > len(content):
         raise _corrupt(path, block, f"delete list length {length} runs past the content")
-    bio = io.BytesIO(content[8:8 + length])
+    body = bytes(content[8:8 + length])
+    records = _delete_records_polars(body) or _delete_records_fastavro(body, path, block)
+    if records.record_keys.null_count:
+        raise _corrupt(path, block, "a delete record has a null record key")
+    return records
+
+
+# orderingVal union branches polars decodes (the logical-type branches take fastavro)
+_PLAIN_BRANCHES = {0: None, 1: "int", 2: "long", 3: "float", 4: "double", 5: "bytes", 6: "string"}
+
+
+def _delete_records_polars(body: bytes) -> DeleteRecords | None:
+    """The delete list through polars' Avro reader, when every record's orderingVal takes the union branch
+    of the first one (the case for Hudi's writers: one ordering type per table). polars cannot read that
+    13-branch union, but a branch index followed by its value encodes exactly like a record of an `int`
+    and a value of the branch's type; a record on another branch shows up as a different index. None: use
+    fastavro."""
+    branch = _first_ordering_branch(body)
+    if branch not in _PLAIN_BRANCHES:
+        return None
+    value_type = _PLAIN_BRANCHES[branch]
+    fields = [{"name": "branch", "type": "int"}] + ([{"name": "value", "type": value_type}] if value_type else [])
+    items = DELETE_RECORD_LIST_SCHEMA["fields"][0]["type"]["items"]
+    record = {**items, "fields": [*items["fields"][:2], {"name": "orderingVal", "type": {
+        "type": "record", "name": "HudiDsOrderingBranch", "fields": fields}}]}
+    schema = {**DELETE_RECORD_LIST_SCHEMA, "fields": [{"name": "deleteRecordList", "type": {
+        "type": "array", "items": record}}]}
+    table = _polars_container(json.dumps(schema), 1, body)
+    if table is None:
+        return None
+    rows = pc.list_flatten(table["deleteRecordList"].combine_chunks())
+    ordering = pc.struct_field(rows, "orderingVal")
+    if len(rows) and pc.any(pc.not_equal(pc.struct_field(ordering, "branch"), branch)).as_py():
+        return None
+    value = pc.struct_field(ordering, "value") if value_type else pa.nulls(len(rows))
+    return DeleteRecords(pc.struct_field(rows, "recordKey").cast(pa.string()),
+                         pc.struct_field(rows, "partitionPath").cast(pa.string()), value, natural_deletes(value))
+
+
+def _first_ordering_branch(body: bytes) -> int | None:
+    """The orderingVal union branch of the list's first record (None: an empty or unexpected list)."""
     try:
-        decoded = fastavro.schemaless_reader(bio, _PARSED_DELETE, None)
+        pos = 0
+        count, pos = _varint(body, pos)
+        if count < 0:
+            _, pos = _varint(body, pos)  # a negative count is followed by the block's byte size
+        if count == 0:
+            return None
+        for _ in range(2):  # recordKey, partitionPath: ["null", "string"]
+            present, pos = _varint(body, pos)
+            if present:
+                size, pos = _varint(body, pos)
+                pos += size
+        return _varint(body, pos)[0]
+    except IndexError:
+        return None
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    """An Avro zigzag varint at `pos`: (value, position after it)."""
+    shift = result = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (result >> 1) ^ -(result & 1), pos
+        shift += 7
+
+
+def _delete_records_fastavro(body: bytes, path: str, block: LogBlock) -> DeleteRecords:
+    """The reference decoder: any branch mix, logical types included."""
+    try:
+        decoded = fastavro.schemaless_reader(io.BytesIO(body), _PARSED_DELETE, None)
     except Exception as exc:  # fastavro raises assorted exception types on bad bytes
         raise _corrupt(path, block, f"undecodable delete list ({type(exc).__name__}: {exc})") from exc
     items: list[dict[str, Any]] = decoded["deleteRecordList"]  # type: ignore[index,call-overload,assignment]
-    keys = [r["recordKey"] for r in items]
-    if any(k is None for k in keys):
-        raise _corrupt(path, block, "a delete record has a null record key")
     values = [r["orderingVal"] for r in items]
-    natural = [v is None or (type(v) is int and v == 0) for v in values]
-    return DeleteRecords(keys, [r["partitionPath"] for r in items], values, natural)
+    try:
+        ordering = pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # branches of several types in one block
+        ordering = pa.array([None if v is None else str(v) for v in values], pa.string())
+    natural = np.array([v is None or (type(v) is int and v == 0) for v in values], dtype=bool)
+    return DeleteRecords(pa.array([r["recordKey"] for r in items], pa.string()),
+                         pa.array([r["partitionPath"] for r in items], pa.string()), ordering, natural)
 
 
 # ------------------------------------------------------------------------------------------------- commands

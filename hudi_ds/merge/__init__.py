@@ -1,5 +1,5 @@
 """Merging a file slice (base file + log blocks) into the latest image of each record."""
 
-from hudi_ds.merge.slice_merge import LogDeletes, LogVersions, merge_slice, natural_deletes
+from hudi_ds.merge.slice_merge import LogDeletes, LogVersions, merge_slice
 
-__all__ = ["LogDeletes", "LogVersions", "merge_slice", "natural_deletes"]
+__all__ = ["LogDeletes", "LogVersions", "merge_slice"]

@@ -40,14 +40,6 @@ class LogDeletes:
     position: np.ndarray  # global position among log rows, to order against data rows
 
 
-def natural_deletes(ordering: pa.Array) -> np.ndarray:
-    """Hudi's "no event time" delete marker: a null, or an integer 0, ordering value."""
-    natural = pc.is_null(ordering)
-    if pa.types.is_integer(ordering.type):
-        natural = pc.or_(natural, pc.fill_null(pc.equal(ordering, 0), False))
-    return np.asarray(natural.to_numpy(zero_copy_only=False), dtype=bool)
-
-
 def _versions_table(data: LogVersions | None, deletes: LogDeletes | None, ordering_field: str | None,
                     ord_type: pa.DataType, key_field: str, key_type: pa.DataType) -> pa.Table:
     """One small table of every log version: key, ord, natural, is_delete, rank, pos, row."""

@@ -12,7 +12,12 @@ from hudi_ds.errors import CorruptTableError, HudiDsError, MissingFileError
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.keys.keygen import integer_keys
-from hudi_ds.log.blocks import decode_avro_data_block, decode_delete_block, decode_parquet_data_block
+from hudi_ds.log.blocks import (
+    DeleteRecords,
+    decode_avro_data_block,
+    decode_delete_block,
+    decode_parquet_data_block,
+)
 from hudi_ds.log.format import BlockType, LogBlock, read_blocks
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.read.conform import conform
@@ -26,11 +31,7 @@ class _LogContent:
     data: list[pa.Table] = field(default_factory=list)
     data_rank: list[np.ndarray] = field(default_factory=list)
     data_pos: list[np.ndarray] = field(default_factory=list)
-    del_keys: list[str] = field(default_factory=list)
-    del_ord: list[object] = field(default_factory=list)
-    del_natural: list[bool] = field(default_factory=list)
-    del_rank: list[int] = field(default_factory=list)
-    del_pos: list[int] = field(default_factory=list)
+    deletes: list[tuple[DeleteRecords, int, int]] = field(default_factory=list)  # (block's deletes, rank, position)
 
 
 @dataclass(frozen=True)
@@ -149,13 +150,8 @@ class SliceReader:
                 table = decode_parquet_data_block(block, path, self.schema)
             elif block.block_type == BlockType.DELETE:
                 dels = decode_delete_block(block, path)
-                n = len(dels.record_keys)
-                content.del_keys.extend(dels.record_keys)
-                content.del_ord.extend(dels.ordering_values)
-                content.del_natural.extend(dels.natural)
-                content.del_rank.extend([rank] * n)
-                content.del_pos.extend(range(position, position + n))
-                return position + n
+                content.deletes.append((dels, rank, position))
+                return position + len(dels.record_keys)
             else:
                 raise CorruptTableError(f"log file {path}: block type {block.block_type.name} is not supported")
         except HudiDsError:
@@ -173,14 +169,14 @@ class SliceReader:
         if c.data:
             data = LogVersions(pa.concat_tables(c.data), np.concatenate(c.data_rank), np.concatenate(c.data_pos))
         deletes = None
-        if c.del_keys:
+        if c.deletes:
             ord_type = self.schema.field(self.ordering_field).type if self.ordering_field else pa.int64()
             deletes = LogDeletes(
-                keys=pa.array(c.del_keys, pa.string()),
-                ordering=_typed(c.del_ord, c.del_natural, ord_type),
-                natural=np.array(c.del_natural, dtype=bool),
-                rank=np.array(c.del_rank, dtype=np.int64),
-                position=np.array(c.del_pos, dtype=np.int64),
+                keys=pa.concat_arrays([d.record_keys for d, _, _ in c.deletes]),
+                ordering=pa.concat_arrays([_typed(d.ordering_values, d.natural, ord_type) for d, _, _ in c.deletes]),
+                natural=np.concatenate([d.natural for d, _, _ in c.deletes]),
+                rank=np.concatenate([np.full(len(d.natural), r, dtype=np.int64) for d, r, _ in c.deletes]),
+                position=np.concatenate([np.arange(p, p + len(d.natural), dtype=np.int64) for d, _, p in c.deletes]),
             )
         return data, deletes
 
@@ -224,14 +220,14 @@ class SliceReader:
         return keys.combine_chunks().cast(self.schema.field(self.merge_key).type)
 
 
-def _typed(values: list[object], natural: list[bool], typ: pa.DataType) -> pa.Array:
+def _typed(values: pa.Array, natural: np.ndarray, typ: pa.DataType) -> pa.Array:
     """Delete ordering values as the ordering field's type; natural markers and misfits become null."""
-    cleaned = [None if nat else v for v, nat in zip(values, natural, strict=True)]
+    cleaned = pc.if_else(pa.array(natural, pa.bool_()), pa.nulls(len(values), values.type), values)
     try:
-        return pa.array(cleaned).cast(typ) if any(v is not None for v in cleaned) else pa.nulls(len(cleaned), typ)
+        return cleaned.cast(typ)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         out = []
-        for v in cleaned:
+        for v in cleaned.to_pylist():
             try:
                 out.append(pa.scalar(v).cast(typ).as_py())
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):

@@ -36,3 +36,4 @@ def decoded(column: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array
             and column.null_count == 0):
         return constant_strings(column.dictionary[0].as_py(), len(column))
     return pc.cast(column, target)
+

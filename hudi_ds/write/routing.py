@@ -80,7 +80,7 @@ def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str =
     `key_field` may name the raw key column of a single-field key: its values map one-to-one to the
     record key strings, and counting distinct integers is much cheaper than distinct strings."""
     n = table.num_rows
-    if n <= 1 or pc.count_distinct(table[key_field]).as_py() == n:
+    if n <= 1 or _strictly_increasing(table[key_field]) or pc.count_distinct(table[key_field]).as_py() == n:
         return table
     cols = {"k": table[RECORD_KEY], "p": pa.array(np.arange(n, dtype=np.int64))}
     sort = [("k", "ascending", "at_start")]
@@ -95,3 +95,12 @@ def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str =
         last = last.combine_chunks()
     chosen = pc.filter(order, pa.concat_arrays([last, pa.array([True])]))
     return table.take(pa.array(np.sort(chosen.to_numpy())))
+
+
+def _strictly_increasing(column: pa.ChunkedArray) -> bool:
+    """Whether an integer column rises row by row (input sorted by its key, as bulk loads often are): then
+    its values are distinct, and a comparison of neighbours is far cheaper than counting distinct values."""
+    if not pa.types.is_integer(column.type) or column.null_count:
+        return False
+    values = column.to_numpy()
+    return bool(np.all(values[1:] > values[:-1]))

@@ -21,7 +21,8 @@ import pyarrow.compute as pc
 from hudi_ds.errors import InvalidDataError
 from hudi_ds.index.bucket import new_bucket_file_id
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
-from hudi_ds.merge import LogDeletes, LogVersions, merge_slice, natural_deletes
+from hudi_ds.log.blocks import natural_deletes
+from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.recovery.heartbeat import touch_heartbeat
 from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
