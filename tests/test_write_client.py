@@ -8,6 +8,7 @@ import pytest
 from model import DictModel
 
 from hudi_ds import ConfigError, HudiTable, TableExistsError
+from hudi_ds.files.view import Visibility
 from hudi_ds.services import post_commit
 
 
@@ -108,3 +109,25 @@ def test_buckets_must_be_a_positive_integer(tmp_path, buckets):
     with pytest.raises(ConfigError, match="buckets"):
         HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", buckets=buckets)
     assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_values_rendering_one_partition_path_land_in_one_file_group(tmp_path, table_type):
+    """A null, an empty string and Hudi's default-partition name all write to __HIVE_DEFAULT_PARTITION__:
+    routing must treat them as one partition (two groups of one path would lose rows)."""
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", partition_by="p", buckets=1,
+                         table_type=table_type)
+    t.write(pa.table({"id": [1, 2, 3, 4], "p": [None, "", "__HIVE_DEFAULT_PARTITION__", "x"]}))
+    got = t.to_arrow(columns=["id", "_hoodie_partition_path"]).sort_by("id").to_pylist()
+    assert [r["id"] for r in got] == [1, 2, 3, 4]
+    assert {r["_hoodie_partition_path"] for r in got[:3]} == {"__HIVE_DEFAULT_PARTITION__"}
+    assert len(t.snapshot().view(Visibility.of(t.load_timeline(), None, t.config.layout_version)).latest_slices()) == 2
+
+
+@pytest.mark.parametrize("operation", ["bulk_insert", "insert", "upsert"])
+def test_sorted_input_with_a_repeated_key_is_still_combined(tmp_path, operation):
+    """Input sorted by an integer key skips counting distinct keys only when every key rises strictly."""
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field="ts", buckets=1)
+    t.write(pa.table({"id": [1, 2, 2, 3], "ts": [1, 5, 4, 1], "v": ["a", "b", "c", "d"]}), operation=operation)
+    assert t.to_arrow(columns=["id", "v"]).sort_by("id").to_pylist() == [
+        {"id": 1, "v": "a"}, {"id": 2, "v": "b"}, {"id": 3, "v": "d"}]
