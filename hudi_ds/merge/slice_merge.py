@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.schema.meta import RECORD_KEY
+from hudi_ds.schema.strings import expand_dictionaries
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,8 @@ def merge_slice(
         rows = pc.filter(winners["row"], keep_log)
         if len(rows):
             out.append(data.table.take(rows))
+    if len(out) > 1:
+        out[0] = expand_dictionaries(out[0], out[1].schema)  # base columns read as dictionaries
     if not out:
         return schema.empty_table()
     return pa.concat_tables(out) if len(out) > 1 else out[0]

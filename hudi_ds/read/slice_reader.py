@@ -46,7 +46,10 @@ class SliceReader:
     committed_logs: frozenset[str] = frozenset()  # log files that visible commits list
     merge_key: str = RECORD_KEY  # the column merging matches records by (keys.keygen.integer_key_column)
 
-    def read_base(self, sl: FileSlice, row_groups: tuple[int, ...] | None = None) -> pa.Table | None:
+    def read_base(self, sl: FileSlice, row_groups: tuple[int, ...] | None = None,
+                  keep_dictionaries: bool = False) -> pa.Table | None:
+        """The base file's rows (of `row_groups` only, if given) as `schema`; with `keep_dictionaries`, the
+        columns read as dictionaries stay so (read_part expands them after merging), merge columns aside."""
         if sl.base_file is None:
             return None
         path = sl.base_file.path
@@ -58,7 +61,8 @@ class SliceReader:
                 table = pf.read_row_groups(list(row_groups), columns=columns)
         if self.synthesize_meta and COMMIT_TIME not in table.column_names:
             table = self._with_synthetic_meta(table, sl)
-        return conform(table, self.schema, path)
+        kept = frozenset(self.schema.names) - {self.merge_key, self.ordering_field} if keep_dictionaries else frozenset()
+        return conform(table, self.schema, path, kept)
 
     def read_base_keys(self, sl: FileSlice, keys: pa.Array | pa.ChunkedArray) -> pa.Table | None:
         """The base rows of `keys` only: the record key column is decoded first and the other columns only when
@@ -181,12 +185,7 @@ class SliceReader:
         return data, deletes
 
     def read(self, sl: FileSlice, include_logs: bool = True) -> pa.Table:
-        base = self.read_base(sl)
-        if not include_logs or not sl.log_files:
-            return base if base is not None else self.schema.empty_table()
-        data, deletes = self.read_logs(sl)
-        return merge_slice(base, data, self._by_merge_key(deletes), self.ordering_field, self.schema,
-                           key_field=self.merge_key)
+        return self.read_part(SlicePart(sl), include_logs)
 
     def _by_merge_key(self, deletes: LogDeletes | None) -> LogDeletes | None:
         """Delete keys typed like the merge key column."""
@@ -199,19 +198,20 @@ class SliceReader:
     def read_part(self, part: SlicePart, include_logs: bool = True) -> pa.Table:
         """The merged rows of one part of a slice (see hudi_ds.read.splits)."""
         sl = part.file_slice
-        if part.row_groups is None and not part.log_only:
-            return self.read(sl, include_logs)
         if part.log_only:
             data, deletes = self.read_logs(sl)
             merged = merge_slice(None, data, self._by_merge_key(deletes), self.ordering_field, self.schema,
                                  key_field=self.merge_key)
             return merged.filter(pc.invert(pc.is_in(merged[self.merge_key], value_set=self._base_keys(sl))))
-        base = self.read_base(sl, part.row_groups)
-        if not include_logs or not sl.log_files:
-            return base if base is not None else self.schema.empty_table()
-        data, deletes = self.read_logs(sl)
-        return merge_slice(base, data, self._by_merge_key(deletes), self.ordering_field, self.schema,
-                           base_keys_only=True, key_field=self.merge_key)
+        base = self.read_base(sl, part.row_groups, keep_dictionaries=True)
+        if include_logs and sl.log_files:
+            data, deletes = self.read_logs(sl)
+            merged = merge_slice(base, data, self._by_merge_key(deletes), self.ordering_field, self.schema,
+                                 base_keys_only=part.row_groups is not None, key_field=self.merge_key)
+        else:
+            merged = base if base is not None else self.schema.empty_table()
+        # the dictionaries kept through the merge, expanded for the rows it kept
+        return conform(merged, self.schema, sl.base_file.path if sl.base_file else sl.file_id)
 
     def _base_keys(self, sl: FileSlice) -> pa.Array:
         assert sl.base_file is not None

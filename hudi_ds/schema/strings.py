@@ -37,3 +37,13 @@ def decoded(column: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array
         return constant_strings(column.dictionary[0].as_py(), len(column))
     return pc.cast(column, target)
 
+
+
+def expand_dictionaries(table: pa.Table, like: pa.Schema) -> pa.Table:
+    """`table` with its dictionary-encoded columns decoded where `like` has plain ones."""
+    if table.schema.equals(like, check_metadata=False):
+        return table
+    columns = [decoded(table[f.name], like.field(f.name).type)
+               if pa.types.is_dictionary(f.type) and not pa.types.is_dictionary(like.field(f.name).type)
+               else table[f.name] for f in table.schema]
+    return pa.Table.from_arrays(columns, schema=like)
