@@ -187,6 +187,12 @@ class SliceReader:
     def read(self, sl: FileSlice, include_logs: bool = True) -> pa.Table:
         return self.read_part(SlicePart(sl), include_logs)
 
+    def _merged(self, base: pa.Table | None, sl: FileSlice, base_keys_only: bool = False) -> pa.Table:
+        """`base` (the slice's base rows, or a part of them) merged with the slice's log files."""
+        data, deletes = self.read_logs(sl)
+        return merge_slice(base, data, self._by_merge_key(deletes), self.ordering_field, self.schema,
+                           base_keys_only=base_keys_only, key_field=self.merge_key)
+
     def _by_merge_key(self, deletes: LogDeletes | None) -> LogDeletes | None:
         """Delete keys typed like the merge key column."""
         if deletes is None or self.merge_key == RECORD_KEY:
@@ -199,15 +205,11 @@ class SliceReader:
         """The merged rows of one part of a slice (see hudi_ds.read.splits)."""
         sl = part.file_slice
         if part.log_only:
-            data, deletes = self.read_logs(sl)
-            merged = merge_slice(None, data, self._by_merge_key(deletes), self.ordering_field, self.schema,
-                                 key_field=self.merge_key)
+            merged = self._merged(None, sl)
             return merged.filter(pc.invert(pc.is_in(merged[self.merge_key], value_set=self._base_keys(sl))))
         base = self.read_base(sl, part.row_groups, keep_dictionaries=True)
         if include_logs and sl.log_files:
-            data, deletes = self.read_logs(sl)
-            merged = merge_slice(base, data, self._by_merge_key(deletes), self.ordering_field, self.schema,
-                                 base_keys_only=part.row_groups is not None, key_field=self.merge_key)
+            merged = self._merged(base, sl, base_keys_only=part.row_groups is not None)
         else:
             merged = base if base is not None else self.schema.empty_table()
         # the dictionaries kept through the merge, expanded for the rows it kept
