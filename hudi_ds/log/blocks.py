@@ -174,8 +174,8 @@ def decode_avro_blocks(blocks: Sequence[tuple[str, LogBlock]], block_type: Block
         _check_version(b.content, p, b)
     count = sum(_I.unpack_from(b.content, 4)[0] for _, b in blocks)
     if polars_schema is not None and count > 0:
-        body = first.content[8:] if len(blocks) == 1 else b"".join(bytes(b.content[8:]) for _, b in blocks)
-        table = _decode_polars(polars_schema, count, body, natural, path)
+        pieces = [memoryview(b.content)[8:] for _, b in blocks]
+        table = _decode_polars(polars_schema, count, pieces, natural, path)
         if table is not None:
             return table
     tables = []
@@ -272,9 +272,9 @@ def _framed_bytes(lengths: pa.Array) -> int:
     return int(data.view(">i4").astype(np.int64).sum())
 
 
-def _polars_container(schema_json: str, count: int, body: bytes | memoryview) -> pa.Table | None:
-    """`count` Avro datums of `schema_json` read by polars' native reader, wrapped as a one-block container
-    file; None on any failure (callers fall back to fastavro). polars is imported here, not at module load:
+def _polars_container(schema_json: str, count: int, body: Sequence[bytes | memoryview]) -> pa.Table | None:
+    """`count` Avro datums of `schema_json` (the concatenation of the `body` pieces, copied once) read by polars'
+    native reader, wrapped as a one-block container file; None on any failure (callers fall back to fastavro). polars is imported here, not at module load:
     its thread pool must not exist in Spark's forking daemon (hudi_ds.spark.daemon)."""
     import polars as pl
 
@@ -282,14 +282,15 @@ def _polars_container(schema_json: str, count: int, body: bytes | memoryview) ->
     meta = {b"avro.schema": schema_json.encode("utf-8"), b"avro.codec": b"null"}
     entries = [zigzag(len(k)) + k + zigzag(len(v)) + v for k, v in meta.items()]
     header = b"".join([b"Obj\x01", zigzag(len(meta)), *entries, b"\x00", sync])
-    ocf = b"".join([header, zigzag(count), zigzag(len(body)), body, sync])
+    size = sum(len(piece) for piece in body)
+    ocf = b"".join([header, zigzag(count), zigzag(size), *body, sync])
     try:
         return pl.read_avro(io.BytesIO(ocf)).to_arrow()
     except Exception:  # any polars/arrow failure
         return None
 
 
-def _decode_polars(schema_json: str, count: int, body: bytes | memoryview, natural: pa.Schema,
+def _decode_polars(schema_json: str, count: int, body: Sequence[memoryview], natural: pa.Schema,
                    path: str) -> pa.Table | None:
     """Decode through polars' native Avro reader (~10x faster than fastavro); None (caller falls back to
     fastavro) on any failure."""
@@ -297,7 +298,7 @@ def _decode_polars(schema_json: str, count: int, body: bytes | memoryview, natur
     if table is None or table.num_rows != count:
         return None
     try:
-        if _framed_bytes(table[_LENGTH_FIELD].combine_chunks()) + 4 * count != len(body):
+        if _framed_bytes(table[_LENGTH_FIELD].combine_chunks()) + 4 * count != sum(len(piece) for piece in body):
             return None  # the lengths do not frame the records: let the reference decoder name the damage
         return fit_table(table.drop_columns([_LENGTH_FIELD]), natural, path)
     except Exception:  # any polars/arrow failure: use the reference decoder instead
@@ -483,7 +484,7 @@ def _delete_records_polars(body: bytes) -> DeleteRecords | None:
         "type": "record", "name": "HudiDsOrderingBranch", "fields": fields}}]}
     schema = {**DELETE_RECORD_LIST_SCHEMA, "fields": [{"name": "deleteRecordList", "type": {
         "type": "array", "items": record}}]}
-    table = _polars_container(json.dumps(schema), 1, body)
+    table = _polars_container(json.dumps(schema), 1, [body])
     if table is None:
         return None
     rows = pc.list_flatten(table["deleteRecordList"].combine_chunks())

@@ -24,6 +24,7 @@ from hudi_ds.log import cdc_block as cdc
 from hudi_ds.log.format import BlockType, LogBlock, read_blocks
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.read.query import READ_THREADS, TableSnapshot, commits_between
+from hudi_ds.schema.columns import joined
 from hudi_ds.schema.meta import (
     COMMIT_SEQNO,
     COMMIT_TIME,
@@ -306,29 +307,35 @@ def _same_base(a: FileSlice, b: FileSlice) -> bool:
 
 def _log_commit_changes(state: _State, sl: FileSlice, ts: str, out: pa.Schema) -> pa.Table:
     """The changes of commit `ts` to a slice whose base it left alone: the slice is read once, and the states
-    before and after the commit are merged for the keys its log blocks name only."""
+    before and after the commit are merged for the keys its log blocks name only (matched by the reader's merge
+    key, an integer column where the key generator allows)."""
     reader = state.reader
+    key_field = reader.merge_key
     data, deletes = reader.read_logs(sl)
+    deletes = reader.by_merge_key(deletes)
     rank = reader.visibility.order_key(ts)
-    written = [] if data is None else [pc.filter(data.table[RECORD_KEY], pa.array(data.rank == rank))]
+    written = [] if data is None else [pc.filter(data.table[key_field], pa.array(data.rank == rank))]
     if deletes is not None:
         written.append(pc.filter(deletes.keys, pa.array(deletes.rank == rank)))
-    keys = pa.chunked_array(written, pa.string()) if written else pa.chunked_array([], pa.string())
+    keys = joined(written, reader.schema.field(key_field).type)
     if len(keys) == 0:
         return out.empty_table()
     base = reader.read_base_keys(sl, keys)
     ordering, schema = reader.ordering_field, reader.schema
-    before = merge_slice(base, _versions(data, keys, rank, True), _deletes(deletes, keys, rank, True), ordering, schema)
-    after = merge_slice(base, _versions(data, keys, rank, False), _deletes(deletes, keys, rank, False), ordering,
-                        schema)
-    return compare_states(before, after, ts, out)
+
+    def merged(before: bool) -> pa.Table:
+        return merge_slice(base, _versions(data, key_field, keys, rank, before),
+                           _deletes(deletes, keys, rank, before), ordering, schema, key_field=key_field)
+
+    return compare_states(merged(True), merged(False), ts, out)
 
 
-def _versions(data: LogVersions | None, keys: pa.ChunkedArray, rank: int, before: bool) -> LogVersions | None:
+def _versions(data: LogVersions | None, key_field: str, keys: pa.ChunkedArray, rank: int,
+              before: bool) -> LogVersions | None:
     """The log rows of `keys` up to the commit of `rank` (before it, with `before`)."""
     if data is None:
         return None
-    mask = pc.and_(pc.is_in(data.table[RECORD_KEY], value_set=keys),
+    mask = pc.and_(pc.is_in(data.table[key_field], value_set=keys),
                    pa.array(data.rank < rank if before else data.rank <= rank))
     picked = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
     return LogVersions(data.table.filter(mask), data.rank[picked], data.position[picked])

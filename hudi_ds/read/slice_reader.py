@@ -23,6 +23,7 @@ from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.read.conform import conform
 from hudi_ds.read.splits import SlicePart
 from hudi_ds.schema.meta import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
+from hudi_ds.schema.strings import constant_strings
 from hudi_ds.storage import Storage
 
 
@@ -65,26 +66,27 @@ class SliceReader:
         return conform(table, self.schema, path, kept)
 
     def read_base_keys(self, sl: FileSlice, keys: pa.Array | pa.ChunkedArray) -> pa.Table | None:
-        """The base rows of `keys` only: the record key column is decoded first and the other columns only when
-        the file holds one of them (the change of a commit needs the previous version of the keys it wrote)."""
+        """The base rows whose merge key is one of `keys` only: the key column is decoded first and the other
+        columns only when the file holds one of them (the change of a commit needs the previous version of the
+        keys it wrote)."""
         if sl.base_file is None:
             return None
-        path = sl.base_file.path
+        path, key_field = sl.base_file.path, self.merge_key
         with open_base_file(self.storage, path, few_valued_as_dictionary=True) as pf:
             names = pf.schema_arrow.names
-            if self.synthesize_meta or RECORD_KEY not in names:
+            if self.synthesize_meta or key_field not in names:
                 table = None
             else:
-                key = pf.read(columns=[RECORD_KEY])[RECORD_KEY]
-                mask = pc.is_in(key, value_set=keys)
+                key = pf.read(columns=[key_field])[key_field]
+                mask = pc.is_in(key, value_set=keys.cast(key.type))
                 if not pc.any(mask).as_py():
                     return self.schema.empty_table()
-                others = [c for c in self._projection(names) or names if c != RECORD_KEY]
-                table = pf.read(columns=others).filter(mask).append_column(RECORD_KEY, key.filter(mask))
+                others = [c for c in self._projection(names) or names if c != key_field]
+                table = pf.read(columns=others).filter(mask).append_column(key_field, key.filter(mask))
         if table is None:
             whole = self.read_base(sl)
             assert whole is not None
-            return whole.filter(pc.is_in(whole[RECORD_KEY], value_set=keys))
+            return whole.filter(pc.is_in(whole[key_field], value_set=keys))
         return conform(table, self.schema, path)
 
     def _projection(self, file_columns: list[str]) -> list[str] | None:
@@ -105,7 +107,8 @@ class SliceReader:
             FILE_NAME: sl.base_file.name,
         }
         for name in reversed(META_COLUMNS):
-            table = table.add_column(0, name, pa.array([values[name]] * n, pa.string()))
+            value = values[name]
+            table = table.add_column(0, name, pa.nulls(n, pa.string()) if value is None else constant_strings(value, n))
         return table
 
     def _blocks(self, sl: FileSlice) -> list[tuple[str, LogBlock]]:
@@ -190,10 +193,10 @@ class SliceReader:
     def _merged(self, base: pa.Table | None, sl: FileSlice, base_keys_only: bool = False) -> pa.Table:
         """`base` (the slice's base rows, or a part of them) merged with the slice's log files."""
         data, deletes = self.read_logs(sl)
-        return merge_slice(base, data, self._by_merge_key(deletes), self.ordering_field, self.schema,
+        return merge_slice(base, data, self.by_merge_key(deletes), self.ordering_field, self.schema,
                            base_keys_only=base_keys_only, key_field=self.merge_key)
 
-    def _by_merge_key(self, deletes: LogDeletes | None) -> LogDeletes | None:
+    def by_merge_key(self, deletes: LogDeletes | None) -> LogDeletes | None:
         """Delete keys typed like the merge key column."""
         if deletes is None or self.merge_key == RECORD_KEY:
             return deletes

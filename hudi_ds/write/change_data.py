@@ -29,6 +29,7 @@ from hudi_ds.log import cdc_block as cdc
 from hudi_ds.read.changes import CHANGE_TYPE, compare_states, feed_schema, pending_changes
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.schema.avro import arrow_to_avro
+from hudi_ds.schema.columns import joined
 from hudi_ds.schema.meta import META_COLUMNS, RECORD_KEY
 from hudi_ds.schema.strings import constant_strings
 from hudi_ds.storage import Storage
@@ -112,8 +113,7 @@ def cdc_records(changes: pa.Table, mode: str, data: pa.Schema, instant: str) -> 
                             constant_strings(cdc.DELETE, deletes.num_rows)], pa.string())
     columns: dict[str, pa.Array | pa.ChunkedArray] = {cdc.OP: ops}
     if mode != "DATA_BEFORE_AFTER":
-        columns[cdc.RECORD_KEY] = pa.chunked_array(
-            [inserts[RECORD_KEY], post[RECORD_KEY], deletes[RECORD_KEY]], pa.string())
+        columns[cdc.RECORD_KEY] = joined([inserts[RECORD_KEY], post[RECORD_KEY], deletes[RECORD_KEY]], pa.string())
     else:
         columns[cdc.TS] = constant_strings(instant, len(ops))
     image = pa.struct(list(data))

@@ -18,11 +18,13 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.log.blocks import decode_avro_data_block, decode_parquet_data_block
 from hudi_ds.log.format import BlockType, read_blocks
+from hudi_ds.schema.columns import joined
 from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
 from hudi_ds.write.group_writer import GroupWriteContext
@@ -65,9 +67,9 @@ def _settle(ctx: GroupWriteContext, plan: WritePlan, group_deletes: list[tuple[i
             files: list[tuple[int, WrittenFile]], replaced: dict[str, WrittenFile | None],
             added: list[WrittenFile]) -> None:
     data = {f.path: _data_rows(ctx, f) for _, f in files}
-    rows = pa.concat_tables([data[f.path].append_column(_TASK, pa.array([t] * data[f.path].num_rows, pa.int64()))
+    rows = pa.concat_tables([data[f.path].append_column(_TASK, pa.array(np.full(data[f.path].num_rows, t, np.int64)))
                              for t, f in files])
-    dels = pa.concat_tables([d.table.append_column(_TASK, pa.array([t] * d.table.num_rows, pa.int64()))
+    dels = pa.concat_tables([d.table.append_column(_TASK, pa.array(np.full(d.table.num_rows, t, np.int64)))
                              for t, d in group_deletes])
     dels = dels.filter(pc.is_in(dels[RECORD_KEY], value_set=rows[RECORD_KEY]))
     if dels.num_rows == 0:
@@ -80,10 +82,10 @@ def _settle(ctx: GroupWriteContext, plan: WritePlan, group_deletes: list[tuple[i
         return pc.cast(t[ordering], ord_type) if ordering else pa.nulls(t.num_rows, ord_type)
 
     versions = pa.table({
-        "key": pa.chunked_array([rows[RECORD_KEY], dels[RECORD_KEY]]),
-        "ord": pa.chunked_array([ords(rows), ords(dels)]),
-        _TASK: pa.chunked_array([rows[_TASK], dels[_TASK]]),
-        "is_delete": pa.chunked_array([pa.array([False] * rows.num_rows), pa.array([True] * dels.num_rows)]),
+        "key": joined([rows[RECORD_KEY], dels[RECORD_KEY]], pa.string()),
+        "ord": joined([ords(rows), ords(dels)], ord_type),
+        _TASK: joined([rows[_TASK], dels[_TASK]], rows.schema.field(_TASK).type),
+        "is_delete": pa.array(np.arange(rows.num_rows + dels.num_rows) >= rows.num_rows),
     })
     # each key's versions as one task folds its own: the highest ordering value wins (a missing one is the
     # lowest); between tasks, a tie goes to the later task (Spark partition id), as copy-on-write merges decide
