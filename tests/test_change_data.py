@@ -273,3 +273,27 @@ def test_an_integer_key_gives_the_feed_of_its_strings(tmp_path_factory, seed, ta
         a, b = sorted(rng.sample(points, 2), key=lambda p: -1 if p == "0" else p)
         ranges = {name: ("0" if a == "0" else commits[name][a], commits[name][b]) for name in commits}
         assert stringified(feed(int_table, *ranges["int"], index)) == feed(str_table, *ranges["str"], index), (a, b)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("run_bytes", [1, 1 << 40])
+def test_change_data_read_a_few_groups_at_a_time(tmp_path, monkeypatch, mode, run_bytes):
+    """Change data decoded in runs of file groups (each group its own run, or all in one) reads as the inferred
+    feed, images taken from the groups' states included."""
+    from hudi_ds.read import changes
+
+    monkeypatch.setattr(changes, "_BATCH_BYTES", run_bytes)
+    on, off = make(tmp_path / "on", "MERGE_ON_READ", True, mode), make(tmp_path / "off", "MERGE_ON_READ", False)
+    rng = random.Random(7)
+    history = [pa.Table.from_pylist([{"id": f"k{i}", "dt": "xyz"[i % 3], "ts": 1, "v": i} for i in range(30)],
+                                    schema=SCHEMA)]
+    for step in range(3):
+        history.append(pa.Table.from_pylist(
+            [{"id": f"k{rng.randrange(40)}", "dt": "xyz"[i % 3], "ts": 2 + step, "v": 100 + step} for i in range(15)],
+            schema=SCHEMA))
+    commits = {name: [t.write(h) for h in history] for name, t in (("on", on), ("off", off))}
+    commits["on"].append(on.write(pa.table({"id": ["k1", "k2"], "dt": ["y", "z"], "ts": [9, 9]}), operation="delete"))
+    commits["off"].append(off.write(pa.table({"id": ["k1", "k2"], "dt": ["y", "z"], "ts": [9, 9]}), operation="delete"))
+    index = {ts: n for name in commits for n, ts in enumerate(commits[name])}
+    assert feed(on, commits["on"][0], None, index) == feed(off, commits["off"][0], None, index)
+    assert len(cdc_files(on.path)) >= 6  # several groups per commit, so several runs per read

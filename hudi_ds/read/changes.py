@@ -211,60 +211,86 @@ def _inferred(snap: TableSnapshot, before: _State, after: _State, ts: str, group
         return dict(zip(ordered, pool.map(unit_changes, ordered), strict=True))
 
 
-def recorded_change_files(meta: CommitMetadata, groups: set[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
-    """The change-data files a commit lists, per file group (of `groups`)."""
-    out: dict[tuple[str, str], list[str]] = {}
+def recorded_change_files(meta: CommitMetadata, groups: set[tuple[str, str]]) -> dict[tuple[str, str], dict[str, int]]:
+    """The change-data files a commit lists (path -> size in bytes), per file group (of `groups`)."""
+    out: dict[tuple[str, str], dict[str, int]] = {}
     for stat in meta.write_stats():
         key = (stat.partition_path or "", stat.file_id)
         if key in groups and stat.cdc_paths():
-            out.setdefault(key, []).extend(stat.cdc_paths())
+            out.setdefault(key, {}).update({rel: _size(stat.cdc_stats[rel]) for rel in stat.cdc_paths()})
     return out
 
 
-def read_change_files(snap: TableSnapshot, ts: str, recorded: dict[tuple[str, str], list[str]], out: pa.Schema,
-                      before: Callable[[], _State], after: Callable[[], _State]) -> pa.Table:
-    """The change rows of file groups from the change data their commit wrote (hudi_ds.log.cdc_block), all read in
-    one pass. Images the supplemental logging mode leaves out come from the groups' states around the commit."""
-    entries = [(group[0], rel) for group, paths in sorted(recorded.items()) for rel in paths]
-    records = read_cdc_records(snap.storage, entries)
-    if records is None:
-        raise CorruptTableError(f"a change-data file of commit {ts} ({', '.join(r for _, r in entries)}) is "
-                                "missing; restore it, or roll back that commit")
-    op = records[cdc.OP]
+def _size(value: object) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def _batches(recorded: dict[tuple[str, str], dict[str, int]]) -> list[list[tuple[str, str]]]:
+    """File groups in order, in runs of about _BATCH_BYTES of change data (one decode per run: small enough to
+    bound the working set, big enough that the per-call costs do not add up over many small groups)."""
+    out: list[list[tuple[str, str]]] = []
+    size = _BATCH_BYTES
+    for group in sorted(recorded):
+        if size >= _BATCH_BYTES:
+            out.append([])
+            size = 0
+        out[-1].append(group)
+        size += sum(recorded[group].values()) or _BATCH_BYTES
+    return out
+
+
+_BATCH_BYTES = 8 << 20
+
+
+def read_change_files(snap: TableSnapshot, ts: str, recorded: dict[tuple[str, str], dict[str, int]],
+                      out: pa.Schema, before: Callable[[], _State], after: Callable[[], _State]) -> pa.Table:
+    """The change rows of file groups from the change data their commit wrote (hudi_ds.log.cdc_block), decoded
+    a few megabytes at a time. Images the supplemental logging mode leaves out come from the groups' states
+    around the commit."""
     data_schema = pa.schema([f for f in out if f.name not in (RECORD_KEY, PARTITION_PATH, CHANGE_TYPE,
                                                                CHANGE_COMMIT_TIME)])
 
-    def picked(kind: str) -> pa.Table:
-        return records.filter(pc.equal(op, kind))
+    def batch_changes(groups: list[tuple[str, str]]) -> pa.Table:
+        entries = [(group[0], rel) for group in groups for rel in sorted(recorded[group])]
+        records = read_cdc_records(snap.storage, entries)
+        if records is None:
+            raise CorruptTableError(f"a change-data file of commit {ts} ({', '.join(r for _, r in entries)}) is "
+                                    "missing; restore it, or roll back that commit")
+        op = records[cdc.OP]
 
-    def images(rows: pa.Table, column: str) -> pa.Table:
-        """The `before`/`after` images of `rows` as change rows (data columns in the feed's types)."""
-        struct = rows[column].combine_chunks()
-        table = pa.Table.from_arrays(struct.flatten(), names=[f.name for f in struct.type])
-        keys = (rows[cdc.RECORD_KEY] if cdc.RECORD_KEY in rows.column_names
-                else record_key_strings(table, snap.config.record_key_fields))
-        table = fit_table(table, data_schema, entries[0][1])
-        return table.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, rows[_PARTITION])
+        def picked(kind: str) -> pa.Table:
+            return records.filter(pc.equal(op, kind))
 
-    def from_state(state: _State, rows: pa.Table) -> pa.Table:
-        found = []
-        for partition in sorted(set(rows[_PARTITION].to_pylist())):
-            here = state.rows(partition, {g for g in recorded if g[0] == partition})
-            keys = rows.filter(pc.equal(rows[_PARTITION], partition))[cdc.RECORD_KEY]
-            found.append(here.filter(pc.is_in(here[RECORD_KEY], value_set=keys)))
-        return pa.concat_tables(found) if found else state.schema.empty_table()
+        def images(rows: pa.Table, column: str) -> pa.Table:
+            """The `before`/`after` images of `rows` as change rows (data columns in the feed's types)."""
+            struct = rows[column].combine_chunks()
+            table = pa.Table.from_arrays(struct.flatten(), names=[f.name for f in struct.type])
+            keys = (rows[cdc.RECORD_KEY] if cdc.RECORD_KEY in rows.column_names
+                    else record_key_strings(table, snap.config.record_key_fields))
+            table = fit_table(table, data_schema, entries[0][1])
+            return table.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, rows[_PARTITION])
 
-    ins, upd, dels = picked(cdc.INSERT), picked(cdc.UPDATE), picked(cdc.DELETE)
-    if cdc.AFTER in records.column_names:
-        post, added = images(upd, cdc.AFTER), images(ins, cdc.AFTER)
-    else:
-        post, added = from_state(after(), upd), from_state(after(), ins)
-    if cdc.BEFORE in records.column_names:
-        pre, gone = images(upd, cdc.BEFORE), images(dels, cdc.BEFORE)
-    else:
-        pre, gone = from_state(before(), upd), from_state(before(), dels)
-    return pa.concat_tables([_tag(pre, "update_preimage", ts, out), _tag(post, "update_postimage", ts, out),
-                             _tag(added, "insert", ts, out), _tag(gone, "delete", ts, out)])
+        def from_state(state: _State, rows: pa.Table) -> pa.Table:
+            found = []
+            for partition in sorted(set(rows[_PARTITION].to_pylist())):
+                here = state.rows(partition, {g for g in groups if g[0] == partition})
+                keys = rows.filter(pc.equal(rows[_PARTITION], partition))[cdc.RECORD_KEY]
+                found.append(here.filter(pc.is_in(here[RECORD_KEY], value_set=keys)))
+            return pa.concat_tables(found) if found else state.schema.empty_table()
+
+        ins, upd, dels = picked(cdc.INSERT), picked(cdc.UPDATE), picked(cdc.DELETE)
+        if cdc.AFTER in records.column_names:
+            post, added = images(upd, cdc.AFTER), images(ins, cdc.AFTER)
+        else:
+            post, added = from_state(after(), upd), from_state(after(), ins)
+        if cdc.BEFORE in records.column_names:
+            pre, gone = images(upd, cdc.BEFORE), images(dels, cdc.BEFORE)
+        else:
+            pre, gone = from_state(before(), upd), from_state(before(), dels)
+        return pa.concat_tables([_tag(pre, "update_preimage", ts, out), _tag(post, "update_postimage", ts, out),
+                                 _tag(added, "insert", ts, out), _tag(gone, "delete", ts, out)])
+
+    return pa.concat_tables([batch_changes(batch) for batch in _batches(recorded)])
 
 
 _PARTITION = "__partition"
