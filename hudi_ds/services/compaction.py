@@ -254,7 +254,20 @@ def _attempt(table: ServiceTarget, instant: str, options: ExecOptions, heartbeat
         return compact_slice(storage, reader, op, sl, f"{n}-{stage}-0", avro, options)
 
     with ThreadPoolExecutor(_THREADS) as pool:
-        results = list(pool.map(one, enumerate(work)))
+        futures = [pool.submit(one, item) for item in enumerate(work)]
+    results, failures = [], []
+    for future in futures:
+        try:
+            results.append(future.result())
+        except Exception as exc:  # re-raised below unless the plan was taken over
+            failures.append(exc)
+    if failures:
+        if _claim_of(storage, instant).get("executor") != executor:
+            # taken over while it ran (the new executor may already have completed the plan and removed its
+            # marker directory, failing this one's next file): its files are its own, by their tokens
+            _discard(storage, instant, results)
+            return "elsewhere"
+        raise failures[0]
     stats: dict[str, list[WriteStat]] = {}
     for stat, _ in results:
         stats.setdefault(stat.partition_path or "", []).append(stat)
@@ -268,9 +281,7 @@ def _attempt(table: ServiceTarget, instant: str, options: ExecOptions, heartbeat
         if outcome == "completed":
             TimelineWriter(storage, WRITE_LAYOUT).complete(instant, PENDING_ACTION, meta.to_json_bytes())
     if outcome == "elsewhere":  # taken over (this executor looked dead): its files are its own, by their tokens
-        for stat, _ in results:
-            if stat.path and storage.exists(stat.path):
-                storage.delete(stat.path)
+        _discard(storage, instant, results)
         return outcome
     if outcome == "changed":
         now = Timeline.load(storage, WRITE_LAYOUT)
@@ -279,6 +290,17 @@ def _attempt(table: ServiceTarget, instant: str, options: ExecOptions, heartbeat
     storage.delete_dir(temp_dir(instant))
     stop_heartbeat(storage, instant)
     return outcome
+
+
+def _discard(storage: Storage, instant: str, results: list[tuple[WriteStat, SliceInputs]]) -> None:
+    """Delete the base files an executor that lost its plan wrote, and the markers it wrote again after the
+    executor that took over completed the plan (while that one runs, the markers are its own)."""
+    for stat, _ in results:
+        if stat.path and storage.exists(stat.path):
+            storage.delete(stat.path)
+    inst = Timeline.load(storage, WRITE_LAYOUT).find(instant)
+    if inst is None or inst.is_completed:
+        storage.delete_dir(temp_dir(instant))
 
 
 def run_compaction(table: ServiceTarget, instant: str | None = None, *, row_group_rows: int | None = None,
