@@ -274,8 +274,9 @@ def _framed_bytes(lengths: pa.Array) -> int:
 
 def _polars_container(schema_json: str, count: int, body: Sequence[bytes | memoryview]) -> pa.Table | None:
     """`count` Avro datums of `schema_json` (the concatenation of the `body` pieces, copied once) read by polars'
-    native reader, wrapped as a one-block container file; None on any failure (callers fall back to fastavro). polars is imported here, not at module load:
-    its thread pool must not exist in Spark's forking daemon (hudi_ds.spark.daemon)."""
+    native reader, wrapped as a one-block container file; None on any failure (callers fall back to fastavro).
+    polars is imported here, not at module load: its thread pool must not exist in Spark's forking daemon
+    (hudi_ds.spark.daemon)."""
     import polars as pl
 
     sync = os.urandom(16)

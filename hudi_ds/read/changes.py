@@ -225,6 +225,9 @@ def _size(value: object) -> int:
     return value if isinstance(value, int) and value > 0 else 0
 
 
+_BATCH_BYTES = 8 << 20
+
+
 def _batches(recorded: dict[tuple[str, str], dict[str, int]]) -> list[list[tuple[str, str]]]:
     """File groups in order, in runs of about _BATCH_BYTES of change data (one decode per run: small enough to
     bound the working set, big enough that the per-call costs do not add up over many small groups)."""
@@ -237,9 +240,6 @@ def _batches(recorded: dict[tuple[str, str], dict[str, int]]) -> list[list[tuple
         out[-1].append(group)
         size += sum(recorded[group].values()) or _BATCH_BYTES
     return out
-
-
-_BATCH_BYTES = 8 << 20
 
 
 def read_change_files(snap: TableSnapshot, ts: str, recorded: dict[tuple[str, str], dict[str, int]],

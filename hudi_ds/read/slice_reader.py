@@ -78,7 +78,7 @@ class SliceReader:
                 table = None
             else:
                 key = pf.read(columns=[key_field])[key_field]
-                mask = pc.is_in(key, value_set=keys.cast(key.type))
+                mask = pc.is_in(key, value_set=keys if keys.type == key.type else keys.cast(key.type))
                 if not pc.any(mask).as_py():
                     return self.schema.empty_table()
                 others = [c for c in self._projection(names) or names if c != key_field]

@@ -85,7 +85,7 @@ def _settle(ctx: GroupWriteContext, plan: WritePlan, group_deletes: list[tuple[i
         "key": joined([rows[RECORD_KEY], dels[RECORD_KEY]], pa.string()),
         "ord": joined([ords(rows), ords(dels)], ord_type),
         _TASK: joined([rows[_TASK], dels[_TASK]], rows.schema.field(_TASK).type),
-        "is_delete": pa.array(np.arange(rows.num_rows + dels.num_rows) >= rows.num_rows),
+        "is_delete": pa.array(np.repeat([False, True], [rows.num_rows, dels.num_rows])),
     })
     # each key's versions as one task folds its own: the highest ordering value wins (a missing one is the
     # lowest); between tasks, a tie goes to the later task (Spark partition id), as copy-on-write merges decide
