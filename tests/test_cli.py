@@ -244,6 +244,20 @@ def test_validate_orphan_log_file(trips: dict[str, Any], capsys: pytest.CaptureF
     assert rc == 1 and f"sf/{name}" in out
 
 
+def test_validate_names_a_staged_copy_other_readers_take_for_a_log(trips: dict[str, Any],
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    log = next((trips["path"] / "sf").glob(".*.log.*"))
+    stray = log.with_name(f".{log.name}.0123456789abcdef0123456789abcdef.tmp")  # as hudi_ds staged it before
+    shutil.copy(log, stray)
+    harmless = log.with_name(".hudi_ds~" + log.name.replace(".", "~") + "~0123456789abcdef.tmp")
+    shutil.copy(log, harmless)
+    r = run_json(capsys, "validate", trips["path"], expect=1)
+    orphans = next(c for c in r["checks"] if c["name"] == "no orphan data files")
+    assert len(orphans["errors"]) == 1 and f"stray file sf/{stray.name}" in orphans["errors"][0]
+    stray.unlink()
+    assert run_json(capsys, "validate", trips["path"])["ok"]
+
+
 def test_validate_orphan_base_file_and_pending_warning(trips: dict[str, Any],
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     base = next((trips["path"] / "la").glob("*.parquet"))

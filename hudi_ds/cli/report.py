@@ -66,8 +66,10 @@ def instant_dict(inst: Instant | None) -> dict[str, Any] | None:
             "completion_time": inst.completion_time}
 
 
-def data_files(storage: Storage) -> list[BaseFile | LogFile]:
-    """Every base and log file under the table folder (outside .hoodie), with its size."""
+def data_files(storage: Storage, misleading: list[str] | None = None) -> list[BaseFile | LogFile]:
+    """Every base and log file under the table folder (outside .hoodie), with its size; `misleading` collects
+    staged copies a killed writer left under names other Hudi readers take for log files (before 2026-11-26,
+    hudi_ds staged a file as ".<name>.<uuid>.tmp")."""
     out: list[BaseFile | LogFile] = []
     for entry in storage.walk_files(""):
         if entry.path.startswith(".hoodie/") or "/.hoodie/" in entry.path:
@@ -78,6 +80,8 @@ def data_files(storage: Storage) -> list[BaseFile | LogFile]:
             f = parse_log_file(partition, name, entry.size)
         if f is not None:
             out.append(f)
+        elif misleading is not None and name.startswith(".") and ".log." in name and name.endswith(".tmp"):
+            misleading.append(entry.path)
     return out
 
 

@@ -160,7 +160,11 @@ def check_orphans(o: Opened, view: FileSystemView, check: Check) -> None:
     def is_known(ts: str) -> bool:
         return ts in known or (earliest is not None and ts < earliest)
 
-    files = data_files(storage)
+    misleading: list[str] = []
+    files = data_files(storage, misleading)
+    for rel in misleading:
+        check.errors.append(f"stray file {rel}: a killed writer's staged copy of a log file, which other Hudi "
+                            "readers take for a file group of its own (rows deleted since can come back); delete it")
     for f in files:
         if f.path in listed or f.path in announced:
             continue

@@ -55,6 +55,7 @@ def _remove_files(storage: Storage, instant: str, files: Iterable[str]) -> dict[
     for rel in files:
         partition, _, name = rel.rpartition("/")
         entry = result.setdefault(partition, {"deleted": [], "masked": []})
+        storage.discard_staged(rel)
         owner = ownership(storage, rel, instant)
         if owner == "shared":
             log = parse_log_file(partition, name)
@@ -152,6 +153,7 @@ def revert_compaction_attempt(storage: Storage, timeline: Timeline, inst: Instan
     removed: dict[str, dict[str, list[str]]] = {}
     for rel in marked_files(storage, inst.requested_time):
         entry = removed.setdefault(rel.rpartition("/")[0], {"deleted": [], "masked": []})
+        storage.discard_staged(rel)
         if storage.exists(rel):
             storage.delete(rel)
             entry["deleted"].append(rel)

@@ -74,6 +74,11 @@ class Storage(ABC):
     def delete(self, rel: str, missing_ok: bool = True) -> None: ...
 
     @abstractmethod
+    def discard_staged(self, rel: str) -> None:
+        """Remove what an interrupted write of `rel` left beside it. Only leftovers untouched for a minute go:
+        a live writer's staged copy is linked as soon as written."""
+
+    @abstractmethod
     def delete_dir(self, rel: str) -> None: ...
 
     @abstractmethod

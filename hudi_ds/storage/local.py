@@ -18,6 +18,15 @@ import pyarrow.fs as pafs
 from hudi_ds.errors import CorruptTableError, StorageError
 from hudi_ds.storage import FileEntry, Storage, require_inside
 
+_STAGED_STALE_S = 60.0
+
+
+def _staged_prefix(name: str) -> str:
+    """How a staged copy of the file `name` begins. No dot but the first: Hudi's readers take a hidden name
+    holding ".log." for a log file (Apache Hudi's pattern is unanchored, hudi-rs parses the file id up to the
+    "_"), so a leftover of a killed writer must not look like one."""
+    return ".hudi_ds~" + name.replace(".", "~") + "~"
+
 
 class LocalStorage(Storage):
     def __init__(self, path: str) -> None:
@@ -77,7 +86,7 @@ class LocalStorage(Storage):
         """The bytes in a hidden file beside `full`, complete before any reader can see the name."""
         parent = posixpath.dirname(full)
         self.fs.create_dir(parent, recursive=True)
-        tmp = f"{parent}/.{posixpath.basename(full)}.{uuid.uuid4().hex}.tmp"
+        tmp = f"{parent}/{_staged_prefix(posixpath.basename(full))}{uuid.uuid4().hex}.tmp"
         with open(tmp, "wb") as f:
             f.write(data)
         return tmp
@@ -103,6 +112,22 @@ class LocalStorage(Storage):
         except FileNotFoundError:
             if not missing_ok:
                 raise
+
+    def discard_staged(self, rel: str) -> None:
+        full = self._target(rel)
+        parent, name = posixpath.split(full)
+        prefixes = (_staged_prefix(name), f".{name}.")  # and the names of hudi_ds before 2026-11-26
+        try:
+            leftovers = [e for e in os.listdir(parent) if e.startswith(prefixes) and e.endswith(".tmp")]
+        except FileNotFoundError:
+            return
+        stale = time.time() - _STAGED_STALE_S
+        for entry in leftovers:
+            try:
+                if os.stat(f"{parent}/{entry}").st_mtime < stale:
+                    os.unlink(f"{parent}/{entry}")
+            except FileNotFoundError:
+                pass
 
     def delete_dir(self, rel: str) -> None:
         for attempt in range(3):  # a writer taken for dead may still add a file meanwhile

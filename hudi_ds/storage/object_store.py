@@ -163,6 +163,9 @@ class ObjectStorage(Storage):
             with contextlib.suppress(BaseError, FileNotFoundError):
                 obstore.delete(self.store, key)
 
+    def discard_staged(self, rel: str) -> None:
+        """Nothing to do: an object PUT is whole or absent, no staged copy is ever made."""
+
     def delete(self, rel: str, missing_ok: bool = True) -> None:
         if not missing_ok and not self.exists(rel):
             raise FileNotFoundError(self.full(rel))
