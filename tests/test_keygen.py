@@ -431,3 +431,22 @@ def test_integer_key_column_only_for_bare_integer_keys():
     assert integer_key_column("org.apache.hudi.keygen.ComplexKeyGenerator", ["id"], ["a", "b"], schema) is None
     assert integer_key_column(None, ["id", "name"], ["dt"], schema) is None
     assert integer_key_column("org.apache.hudi.keygen.TimestampBasedKeyGenerator", ["id"], ["dt"], schema) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=30), st.integers(0, 10**15), st.integers(0, 25_000) | st.sampled_from([0, 1, 9_999, 10_001]))
+def test_numbered_strings_are_the_prefix_and_each_number(prefix, first, n):
+    """`_hoodie_commit_seqno` and generated keys: built from runs of fixed-size records, they must equal the
+    plain formatting across every digit-length and high-digit boundary."""
+    from hudi_ds.schema.strings import numbered_strings
+
+    got = numbered_strings(prefix, first, n)
+    assert got.type == pa.string() and got.validate(full=True) is None
+    assert got.to_pylist() == [f"{prefix}{i}" for i in range(first, first + n)]
+
+
+def test_numbered_strings_cross_every_boundary():
+    from hudi_ds.schema.strings import numbered_strings
+
+    for first, n in ((0, 120_000), (9_995, 10), (99_999_990, 20), (10**12 - 3, 6)):
+        assert numbered_strings("2026_0_", first, n).to_pylist() == [f"2026_0_{i}" for i in range(first, first + n)]

@@ -17,9 +17,9 @@ merged into the bucket's one base file at commit on copy-on-write).
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+
+from hudi_ds.schema.strings import numbered_strings
 
 
 def auto_key_bucket(instant: str, task_id: int, num_buckets: int) -> int:
@@ -29,9 +29,7 @@ def auto_key_bucket(instant: str, task_id: int, num_buckets: int) -> int:
 
 def auto_keys(instant: str, task_id: int, first_row: int, n: int) -> pa.Array:
     """Keys of rows first_row .. first_row + n - 1 of one task (pa.string())."""
-    rows = pc.cast(pa.array(np.arange(first_row, first_row + n, dtype=np.int64)), pa.string())
-    joined = pc.binary_join_element_wise(f"{instant}_{task_id}_", rows, "")
-    return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
+    return numbered_strings(f"{instant}_{task_id}_", first_row, n)
 
 
 class AutoKeyGenerator:

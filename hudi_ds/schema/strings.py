@@ -27,6 +27,45 @@ def constant_strings(value: str, n: int) -> pa.Array:
     return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(raw * n))
 
 
+_LOW_DIGITS = 4
+# "0000" .. "9999": the low digits of every number, one row each
+_LOW_TABLE = np.frombuffer("".join(f"{i:0{_LOW_DIGITS}d}" for i in range(10**_LOW_DIGITS)).encode(),
+                           np.uint8).reshape(-1, _LOW_DIGITS)
+
+
+def numbered_strings(prefix: str, first: int, n: int) -> pa.Array:
+    """`prefix` followed by the decimal numbers first, first+1, ..., first+n-1 (Hudi's `_hoodie_commit_seqno`).
+
+    The rows are runs sharing their length and high digits. Each run is a block of fixed-size records (prefix
+    and high digits, then the low digits) filled by two broadcast copies, the low digits from a table of the
+    10^4 four-digit strings: no per-row work, a fifth of the time of a cast and a concatenation."""
+    if first < 0:
+        raise ValueError("numbered_strings counts from a non-negative number")
+    head = prefix.encode()
+    runs = []  # (first row, end row, lead bytes, digits taken from the low table)
+    row, step = 0, 10**_LOW_DIGITS
+    while row < n:
+        high, low = divmod(first + row, step)
+        if high:
+            runs.append((row, min(n, row + step - low), head + str(high).encode(), _LOW_DIGITS))
+        else:  # below 10^4: no leading zeros, so a run ends at the next power of ten
+            width = len(str(low))
+            runs.append((row, min(n, row + 10**width - low), head, width))
+        row = runs[-1][1]
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    for start, end, lead, width in runs:
+        offsets[start + 1:end + 1] = offsets[start] + (len(lead) + width) * np.arange(1, end - start + 1)
+    if offsets[-1] > _MAX_STRING_BYTES:
+        return pc.binary_join_element_wise(prefix, pc.cast(pa.array(np.arange(first, first + n)), pa.string()), "")
+    data = np.empty(int(offsets[-1]), dtype=np.uint8)
+    for start, end, lead, width in runs:
+        low = (first + start) % step
+        records = data[offsets[start]:offsets[end]].view(np.dtype([("lead", f"V{len(lead)}"), ("low", f"V{width}")]))
+        records["lead"] = np.void(lead)
+        records["low"] = _LOW_TABLE[low:low + end - start, _LOW_DIGITS - width:].copy().view(f"V{width}").reshape(-1)
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))
+
+
 def decoded(column: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array | pa.ChunkedArray:
     """A dictionary-encoded string column as plain `target` strings; chunks of one distinct value take the
     constant path, others a take from the dictionary."""

@@ -9,9 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from hudi_ds import faults
 from hudi_ds.files.base_file import open_base_file, write_base_file
@@ -30,7 +28,7 @@ from hudi_ds.schema.meta import (
     RECORD_KEY,
     with_meta,
 )
-from hudi_ds.schema.strings import constant_dictionary, constant_strings
+from hudi_ds.schema.strings import constant_dictionary, constant_strings, numbered_strings
 from hudi_ds.storage import Storage
 from hudi_ds.write.messages import WrittenFile
 from hudi_ds.write.plan import WritePlan
@@ -109,9 +107,7 @@ class GroupWriteContext:
         partition path, file name) stay dictionary-encoded: parquet writes them as such, identical on disk,
         without building millions of copies of one string. Other uses (log blocks, merges) need plain strings."""
         n = data.num_rows
-        seq = pc.binary_join_element_wise(
-            f"{self.instant}_{self.task_id}_", pc.cast(pa.array(np.arange(first_seq, first_seq + n)), pa.string()), ""
-        )
+        seq = numbered_strings(f"{self.instant}_{self.task_id}_", first_seq, n)
         const = constant_dictionary if dictionary else constant_strings
         meta = {
             COMMIT_TIME: const(self.instant, n),
