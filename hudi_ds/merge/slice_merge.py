@@ -124,6 +124,28 @@ def _fold(versions: pa.Table, ordered: bool) -> pa.Table:
     return _last_per_key(versions, (["ord"] if ordered else []) + ["rank", "pos"])
 
 
+# widest key range looked up through a table of one byte per value (numpy's isin "table" kind), 4 MiB
+_TABLE_SPAN = 1 << 22
+
+
+def _met(base_keys: pa.ChunkedArray | pa.Array, winner_keys: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The base rows whose key has a log version, and the index of that version among the (distinct) winner
+    keys. Integer keys within a few million of each other are looked up in a byte table and found by a binary
+    search of the few met (about three times faster than Arrow's hash lookup on a slice); others by hashing."""
+    if (pa.types.is_integer(base_keys.type) and base_keys.type == winner_keys.type and len(winner_keys)
+            and not base_keys.null_count and not winner_keys.null_count):
+        wanted = winner_keys.to_numpy()
+        if int(wanted.max()) - int(wanted.min()) <= _TABLE_SPAN:
+            keys = base_keys.to_numpy()
+            met = np.flatnonzero(np.isin(keys, wanted, kind="table"))
+            order = np.argsort(wanted)
+            return met, order[np.searchsorted(wanted[order], keys[met])]
+    idx = pc.index_in(base_keys, value_set=winner_keys)
+    met_rows = pc.indices_nonzero(pc.is_valid(idx))
+    return (met_rows.to_numpy().astype(np.int64),
+            pc.take(idx, met_rows).to_numpy(zero_copy_only=False).astype(np.int64))
+
+
 def merge_slice(
     base: pa.Table | None,
     data: LogVersions | None,
@@ -152,25 +174,22 @@ def merge_slice(
         own = base[key_field].combine_chunks() if base is not None else pa.array([], key_type)
         keep_log = pc.and_(keep_log, pc.is_in(winners["key"], value_set=own))
     if base is not None and base.num_rows:
-        idx = pc.index_in(base[key_field], value_set=winners["key"])
-        base_keep = pc.is_null(idx)
-        if ordering_field is not None:
+        met, version = _met(base[key_field], winners["key"])
+        base_keep = np.ones(base.num_rows, dtype=bool)
+        base_keep[met] = False
+        if ordering_field is not None and len(met):
             # only base rows a log version meets are compared (a tenth of the rows in a typical upsert)
-            met = pc.indices_nonzero(pc.is_valid(idx))
-            version = pc.take(idx, met)
             base_wins = pc.and_(
                 pc.invert(pc.take(winners["is_delete"], version)),
                 pc.fill_null(pc.greater(pc.cast(pc.take(base[ordering_field], met), ord_type),
                                         pc.take(winners["ord"], version)), False),
             )
             if pc.any(base_wins).as_py():
-                winning = pc.filter(met, base_wins)
-                keep = base_keep.to_numpy(zero_copy_only=False).copy()
-                keep[winning.to_numpy()] = True
-                base_keep = pa.array(keep)
+                winning = met[np.asarray(base_wins.to_numpy(zero_copy_only=False), dtype=bool)]
+                base_keep[winning] = True
                 beaten = pc.is_in(winners["key"], value_set=pc.take(base[key_field], winning))
                 keep_log = pc.and_(keep_log, pc.invert(beaten))
-        out.append(base.filter(base_keep))
+        out.append(base.filter(pa.array(base_keep)))
     if data is not None:
         rows = pc.filter(winners["row"], keep_log)
         if len(rows):
