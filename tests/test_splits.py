@@ -99,3 +99,17 @@ def test_pack_keeps_every_part_once():
     bins = pack(parts, max_bytes=100, open_cost=1, min_partitions=2)
     assert sorted(p.row_groups for b in bins for p in b) == [(i,) for i in range(6)]
     assert all(sum(p.size for p in b) <= 100 for b in bins)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 10_000), min_size=1, max_size=60), st.integers(1, 8), st.integers(1, 50_000))
+def test_pack_balances_the_tasks(sizes, min_partitions, max_bytes):
+    """Every part once, in as many tasks as the parallelism asks (more when the total passes max_bytes per task),
+    and no task holds more than the emptiest plus one part: the read does not wait for one overfull task."""
+    parts = [SlicePart(None, (i,), False, size) for i, size in enumerate(sizes)]  # type: ignore[arg-type]
+    bins = pack(parts, max_bytes=max_bytes, open_cost=4, min_partitions=min_partitions)
+    assert sorted(p.row_groups for b in bins for p in b) == [(i,) for i in range(len(sizes))]
+    total = sum(sizes) + 4 * len(sizes)
+    assert len(bins) == min(len(sizes), max(min_partitions, -(-total // max_bytes)))
+    loads = [sum(p.size + 4 for p in b) for b in bins]
+    assert all(b for b in bins) and max(loads) - min(loads) <= max(sizes) + 4

@@ -150,9 +150,10 @@ class HudiOptions(BaseModel):
         scope="read")
     split_max_bytes: int = opt(
         "hoodie.datasource.read.split.max.bytes", 128 * 1024 * 1024,
-        "hudi-py: most bytes per Spark partition; base files larger than this are split by row groups (a "
-        "slice with log files gets one more split for its log-only records), smaller file slices are packed "
-        "together (1 = one partition per file slice). Batch and streaming reads.", scope="read")
+        "hudi-py: bytes per Spark partition, about (a read takes enough partitions that they average no more); "
+        "base files larger than this are split by row groups (a slice with log files gets one more split for its "
+        "log-only records), smaller file slices are packed together, the partitions balanced by size (1 = one "
+        "partition per file slice). Batch and streaming reads.", scope="read")
     split_max_rows: int = opt(
         "hoodie.datasource.read.split.max.rows", 1_000_000,
         "hudi-py: most base-file rows per split (cut at row-group boundaries), so that no single task of a batch "

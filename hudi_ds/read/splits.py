@@ -3,11 +3,12 @@
 A slice whose base file is larger than the bounds is cut at row-group boundaries. When the slice also has
 log files to merge, each part merges the logs into its own base rows only, and one extra log-only part
 emits the log records whose keys are in no base row: together exactly the slice's merged rows, each once.
-Small slices share a task the way Spark packs small files (a Python task costs tens of milliseconds).
+Small slices share a task, the tasks balanced by size (a Python task costs tens of milliseconds).
 """
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 from hudi_ds.files.base_file import open_base_file
@@ -71,20 +72,18 @@ def split_slice(storage: Storage, sl: FileSlice, include_logs: bool, max_bytes: 
 
 
 def pack(parts: list[SlicePart], max_bytes: int, open_cost: int, min_partitions: int) -> list[list[SlicePart]]:
-    """Spark's file-partition packing: a target size from the total and the parallelism, capped at
-    `max_bytes`; parts sorted by size, next-fit."""
+    """Parts grouped into tasks of about equal size: as many tasks as the parallelism asks, more when that would
+    put over `max_bytes` in one; the largest part first, each into the task holding the least so far. (Spark
+    packs files next-fit by a target size, which with few tasks leaves one holding far more than another: the
+    read waits for the fullest task.)"""
     if not parts:
         return []
     total = sum(p.size + open_cost for p in parts)
-    target = min(max_bytes, max(open_cost, total // max(1, min_partitions)))
-    bins: list[list[SlicePart]] = []
-    current: list[SlicePart] = []
-    size = 0
+    tasks = min(len(parts), max(1, min_partitions, -(-total // max(1, max_bytes))))
+    bins: list[list[SlicePart]] = [[] for _ in range(tasks)]
+    loads = [(0, i) for i in range(tasks)]  # a heap of (bytes, task)
     for p in sorted(parts, key=lambda p: -p.size):
-        if current and size + p.size > target:
-            bins.append(current)
-            current, size = [], 0
-        current.append(p)
-        size += p.size + open_cost
-    bins.append(current)
+        load, i = heapq.heappop(loads)
+        bins[i].append(p)
+        heapq.heappush(loads, (load + p.size + open_cost, i))
     return bins
