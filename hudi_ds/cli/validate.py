@@ -164,7 +164,8 @@ def check_orphans(o: Opened, view: FileSystemView, check: Check) -> None:
     files = data_files(storage, misleading)
     for rel in misleading:
         check.errors.append(f"stray file {rel}: a killed writer's staged copy of a log file, which other Hudi "
-                            "readers take for a file group of its own (rows deleted since can come back); delete it")
+                            "readers take for a file group of its own (rows deleted since can come back); delete it, "
+                            "or run `hudi-py clean`")
     for f in files:
         if f.path in listed or f.path in announced:
             continue

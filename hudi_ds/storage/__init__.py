@@ -79,6 +79,10 @@ class Storage(ABC):
         a live writer's staged copy is linked as soon as written."""
 
     @abstractmethod
+    def discard_staged_in(self, folder: str) -> None:
+        """Remove what interrupted writes of any file left in `folder` (untouched for a minute, as above)."""
+
+    @abstractmethod
     def delete_dir(self, rel: str) -> None: ...
 
     @abstractmethod

@@ -7,9 +7,10 @@ import errno
 import fcntl
 import os
 import posixpath
+import re
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pyarrow as pa
@@ -19,13 +20,16 @@ from hudi_ds.errors import CorruptTableError, StorageError
 from hudi_ds.storage import FileEntry, Storage, require_inside
 
 _STAGED_STALE_S = 60.0
+_STAGED = ".hudi_ds~"
+# how hudi_ds named a staged copy before 2026-11-26: ".<name>.<uuid4 hex>.tmp"
+_OLD_STAGED = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
 
 
 def _staged_prefix(name: str) -> str:
     """How a staged copy of the file `name` begins. No dot but the first: Hudi's readers take a hidden name
     holding ".log." for a log file (Apache Hudi's pattern is unanchored, hudi-rs parses the file id up to the
     "_"), so a leftover of a killed writer must not look like one."""
-    return ".hudi_ds~" + name.replace(".", "~") + "~"
+    return _STAGED + name.replace(".", "~") + "~"
 
 
 class LocalStorage(Storage):
@@ -114,12 +118,19 @@ class LocalStorage(Storage):
                 raise
 
     def discard_staged(self, rel: str) -> None:
-        full = self._target(rel)
-        parent, name = posixpath.split(full)
+        parent, name = posixpath.split(self._target(rel))
         prefixes = (_staged_prefix(name), f".{name}.")  # and the names of hudi_ds before 2026-11-26
+        self._discard_stale(parent, lambda entry: entry.startswith(prefixes))
+
+    def discard_staged_in(self, folder: str) -> None:
+        self._discard_stale(self._target(folder), lambda entry: entry.startswith(_STAGED) or bool(_OLD_STAGED.match(entry)))
+
+    @staticmethod
+    def _discard_stale(parent: str, staged: Callable[[str], bool]) -> None:
+        """Delete the staged copies in `parent` that `staged` picks and nobody touched for a minute."""
         try:
-            leftovers = [e for e in os.listdir(parent) if e.startswith(prefixes) and e.endswith(".tmp")]
-        except FileNotFoundError:
+            leftovers = [e for e in os.listdir(parent) if e.endswith(".tmp") and staged(e)]
+        except (FileNotFoundError, NotADirectoryError):
             return
         stale = time.time() - _STAGED_STALE_S
         for entry in leftovers:

@@ -166,6 +166,9 @@ class ObjectStorage(Storage):
     def discard_staged(self, rel: str) -> None:
         """Nothing to do: an object PUT is whole or absent, no staged copy is ever made."""
 
+    def discard_staged_in(self, folder: str) -> None:
+        """Nothing to do (see discard_staged)."""
+
     def delete(self, rel: str, missing_ok: bool = True) -> None:
         if not missing_ok and not self.exists(rel):
             raise FileNotFoundError(self.full(rel))
