@@ -162,7 +162,7 @@ def test_a_fresh_staged_copy_may_be_a_live_writers_and_stays(tmp_path):
     long_ago = time.time() - 120
     for p in (old, other):
         os.utime(p, (long_ago, long_ago))
-    storage.discard_staged("p/a.parquet")
+    storage.discard_staged(["p/a.parquet"])
     assert [os.path.exists(p) for p in (fresh, old, other)] == [True, False, True]
 
 

@@ -18,6 +18,7 @@ from hudi_ds.index.bucket import bucket_of_file_id
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.schema.meta import is_meta_column
 from hudi_ds.storage import Storage
+from hudi_ds.storage.local import misleads_hudi_readers
 from hudi_ds.table import HudiTable
 from hudi_ds.timeline import COMMIT_ACTIONS, Instant, Timeline
 
@@ -80,7 +81,7 @@ def data_files(storage: Storage, misleading: list[str] | None = None) -> list[Ba
             f = parse_log_file(partition, name, entry.size)
         if f is not None:
             out.append(f)
-        elif misleading is not None and name.startswith(".") and ".log." in name and name.endswith(".tmp"):
+        elif misleading is not None and misleads_hudi_readers(name):
             misleading.append(entry.path)
     return out
 

@@ -52,10 +52,11 @@ def ownership(storage: Storage, rel: str, instant: str) -> str:
 def _remove_files(storage: Storage, instant: str, files: Iterable[str]) -> dict[str, dict[str, list[str]]]:
     """Delete (or mask) each file this instant wrote; returns per-partition lists of deleted and masked files."""
     result: dict[str, dict[str, list[str]]] = {}
+    files = list(files)
+    storage.discard_staged(files)
     for rel in files:
         partition, _, name = rel.rpartition("/")
         entry = result.setdefault(partition, {"deleted": [], "masked": []})
-        storage.discard_staged(rel)
         owner = ownership(storage, rel, instant)
         if owner == "shared":
             log = parse_log_file(partition, name)
@@ -151,9 +152,10 @@ def revert_compaction_attempt(storage: Storage, timeline: Timeline, inst: Instan
     instant as Hudi does, and turn the instant back into a requested plan (the plan itself stays)."""
     started = time.time()
     removed: dict[str, dict[str, list[str]]] = {}
-    for rel in marked_files(storage, inst.requested_time):
+    marked = marked_files(storage, inst.requested_time)
+    storage.discard_staged(marked)
+    for rel in marked:
         entry = removed.setdefault(rel.rpartition("/")[0], {"deleted": [], "masked": []})
-        storage.discard_staged(rel)
         if storage.exists(rel):
             storage.delete(rel)
             entry["deleted"].append(rel)

@@ -172,12 +172,11 @@ def _clean(storage: Storage, config: TableConfig, retain_commits: int) -> str | 
     finished = _finish_pending(storage, timeline)
     if finished is not None:
         timeline = Timeline.load(storage, WRITE_LAYOUT)
-    view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
-    for partition in view.partitions:  # copies killed writers staged (a rollback removes only a minute-old one)
-        storage.discard_staged_in(partition)
+    storage.discard_staged()  # copies killed writers staged (a rollback removes only a minute-old one)
     earliest = earliest_commit_to_retain(timeline, retain_commits)
     if earliest is None:
         return finished
+    view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
     files = plan_clean(storage, timeline, view, earliest.requested_time)
     if not files:
         return finished

@@ -11,7 +11,7 @@ import os
 import posixpath
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from urllib.parse import unquote
@@ -74,13 +74,9 @@ class Storage(ABC):
     def delete(self, rel: str, missing_ok: bool = True) -> None: ...
 
     @abstractmethod
-    def discard_staged(self, rel: str) -> None:
-        """Remove what an interrupted write of `rel` left beside it. Only leftovers untouched for a minute go:
-        a live writer's staged copy is linked as soon as written."""
-
-    @abstractmethod
-    def discard_staged_in(self, folder: str) -> None:
-        """Remove what interrupted writes of any file left in `folder` (untouched for a minute, as above)."""
+    def discard_staged(self, rels: Iterable[str] | None = None) -> None:
+        """Remove what interrupted writes of the files `rels` (None: of any file outside .hoodie) left beside
+        them. Only leftovers untouched for a minute go: a live writer's staged copy is linked as soon as written."""
 
     @abstractmethod
     def delete_dir(self, rel: str) -> None: ...

@@ -10,7 +10,7 @@ import posixpath
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 import pyarrow as pa
@@ -20,16 +20,33 @@ from hudi_ds.errors import CorruptTableError, StorageError
 from hudi_ds.storage import FileEntry, Storage, require_inside
 
 _STAGED_STALE_S = 60.0
-_STAGED = ".hudi_ds~"
+_STAGED = re.compile(r"^\.hudi_ds~(.*)~[0-9a-f]{32}\.tmp$")
 # how hudi_ds named a staged copy before 2026-11-26: ".<name>.<uuid4 hex>.tmp"
-_OLD_STAGED = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
+_OLD_STAGED = re.compile(r"^\.(.+)\.[0-9a-f]{32}\.tmp$")
 
 
 def _staged_prefix(name: str) -> str:
     """How a staged copy of the file `name` begins. No dot but the first: Hudi's readers take a hidden name
     holding ".log." for a log file (Apache Hudi's pattern is unanchored, hudi-rs parses the file id up to the
     "_"), so a leftover of a killed writer must not look like one."""
-    return _STAGED + name.replace(".", "~") + "~"
+    return ".hudi_ds~" + _tilde(name) + "~"
+
+
+def _tilde(name: str) -> str:
+    return name.replace(".", "~")
+
+
+def staged_copy_of(entry: str) -> str | None:
+    """The file name a staged copy named `entry` was to become (its dots as ~ for copies staged since
+    2026-11-26), or None when `entry` is no staged copy."""
+    m = _STAGED.match(entry) or _OLD_STAGED.match(entry)
+    return m.group(1) if m else None
+
+
+def misleads_hudi_readers(entry: str) -> bool:
+    """A staged copy under the name used before 2026-11-26 of a log file: other Hudi readers take it for one."""
+    m = _OLD_STAGED.match(entry)
+    return m is not None and ".log." in m.group(1)
 
 
 class LocalStorage(Storage):
@@ -117,23 +134,34 @@ class LocalStorage(Storage):
             if not missing_ok:
                 raise
 
-    def discard_staged(self, rel: str) -> None:
-        parent, name = posixpath.split(self._target(rel))
-        prefixes = (_staged_prefix(name), f".{name}.")  # and the names of hudi_ds before 2026-11-26
-        self._discard_stale(parent, lambda entry: entry.startswith(prefixes))
-
-    def discard_staged_in(self, folder: str) -> None:
-        self._discard_stale(self._target(folder), lambda entry: entry.startswith(_STAGED) or bool(_OLD_STAGED.match(entry)))
+    def discard_staged(self, rels: Iterable[str] | None = None) -> None:
+        if rels is None:  # every folder outside .hoodie
+            for folder, subfolders, entries in os.walk(self._target("")):
+                if folder == self.base:
+                    subfolders[:] = [d for d in subfolders if d != ".hoodie"]
+                self._discard_stale(folder, None, entries)
+            return
+        names: dict[str, set[str]] = {}
+        for rel in rels:
+            parent, name = posixpath.split(self._target(rel))
+            names.setdefault(parent, set()).update({name, _tilde(name)})  # old and new staged names
+        for parent, wanted in names.items():
+            self._discard_stale(parent, wanted)
 
     @staticmethod
-    def _discard_stale(parent: str, staged: Callable[[str], bool]) -> None:
-        """Delete the staged copies in `parent` that `staged` picks and nobody touched for a minute."""
-        try:
-            leftovers = [e for e in os.listdir(parent) if e.endswith(".tmp") and staged(e)]
-        except (FileNotFoundError, NotADirectoryError):
-            return
+    def _discard_stale(parent: str, wanted: set[str] | None, entries: list[str] | None = None) -> None:
+        """Delete the staged copies in `parent` (of the files named in `wanted`, or of any) untouched for a
+        minute: one listing of the folder (`entries`, when the caller listed it)."""
+        if entries is None:
+            try:
+                entries = os.listdir(parent)
+            except (FileNotFoundError, NotADirectoryError):
+                return
         stale = time.time() - _STAGED_STALE_S
-        for entry in leftovers:
+        for entry in entries:
+            target = staged_copy_of(entry)
+            if target is None or (wanted is not None and target not in wanted):
+                continue
             try:
                 if os.stat(f"{parent}/{entry}").st_mtime < stale:
                     os.unlink(f"{parent}/{entry}")

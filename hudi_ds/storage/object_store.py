@@ -16,7 +16,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -163,11 +163,8 @@ class ObjectStorage(Storage):
             with contextlib.suppress(BaseError, FileNotFoundError):
                 obstore.delete(self.store, key)
 
-    def discard_staged(self, rel: str) -> None:
+    def discard_staged(self, rels: Iterable[str] | None = None) -> None:
         """Nothing to do: an object PUT is whole or absent, no staged copy is ever made."""
-
-    def discard_staged_in(self, folder: str) -> None:
-        """Nothing to do (see discard_staged)."""
 
     def delete(self, rel: str, missing_ok: bool = True) -> None:
         if not missing_ok and not self.exists(rel):
