@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 from unittest import mock
 
+import numpy as np
 import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,6 +15,7 @@ from tables import hudi_rs, rows
 
 from hudi_ds import HudiTable
 from hudi_ds.index.bucket import bucket_for_hash_values
+from hudi_ds.merge import LogDeletes, LogVersions, merge_slice_counted
 from hudi_ds.write import task
 
 SCHEMA = pa.schema([("key", pa.string()), ("part", pa.string()), ("ts", pa.int64()), ("val", pa.int64())])
@@ -69,3 +71,34 @@ def test_any_upsert_delete_sequence_matches_dict_model(table_type, buckets, batc
         named = t.to_arrow(columns=["val", "key"], filters=[("ts", ">=", 3)])
         assert named.column_names == ["val", "key"]
         assert rows(named, ["key", "val"]) == sorted(((k, v) for k, _, ts, v in expected if ts >= 3), key=repr)
+
+
+log_entry = st.tuples(st.integers(min_value=0, max_value=15), st.booleans(), st.integers(min_value=0, max_value=4))
+
+
+@settings(max_examples=200, deadline=None)
+@given(base_keys=st.sets(st.integers(min_value=0, max_value=15), max_size=12),
+       entries=st.lists(log_entry, max_size=20), ordered=st.booleans(), as_strings=st.booleans())
+def test_merge_counts_are_what_happened_to_the_base_rows(base_keys, entries, ordered, as_strings):
+    """A compaction's write stats come from the merge's counts: base rows met by a log version, base rows
+    deleted (gone from the output), distinct log keys."""
+    key_type = pa.string() if as_strings else pa.int64()
+    keyed = (lambda ks: [str(k) for k in ks]) if as_strings else list
+    schema = pa.schema([("id", key_type), ("ts", pa.int64())])
+    base = pa.table({"id": pa.array(keyed(sorted(base_keys)), key_type), "ts": [2] * len(base_keys)})
+    upserts = [(k, ts) for k, is_delete, ts in entries if not is_delete]
+    removed = [(k, ts) for k, is_delete, ts in entries if is_delete]
+    data = LogVersions(pa.table({"id": pa.array(keyed([k for k, _ in upserts]), key_type),
+                                 "ts": [ts for _, ts in upserts]}),
+                       np.zeros(len(upserts), np.int64), np.arange(len(upserts), dtype=np.int64))
+    deletes = LogDeletes(pa.array(keyed([k for k, _ in removed]), key_type),
+                         pa.array([ts for _, ts in removed], pa.int64()), np.array([ts == 0 for _, ts in removed]),
+                         np.zeros(len(removed), np.int64),
+                         np.arange(len(upserts), len(entries), dtype=np.int64))
+    merged, counts = merge_slice_counted(base, data if upserts else None, deletes if removed else None,
+                                         "ts" if ordered else None, schema, key_field="id")
+    log_keys = {k for k, _, _ in entries}
+    out = set(merged["id"].to_pylist())
+    assert counts.log_keys == (len(log_keys) if entries else 0)
+    assert counts.base_rows_met == (len(base_keys & log_keys) if entries else 0)
+    assert counts.base_rows_deleted == len(set(keyed(base_keys)) - out)

@@ -118,6 +118,10 @@ def test_compaction_keeps_every_read(mor):
     assert sum(s["numWrites"] for s in stats) == len(before)
     assert all(s["totalLogFilesCompacted"] >= 1 and s["totalLogBlocks"] >= 1 for s in stats)
     assert sum(s["numDeletes"] for s in stats) == 4
+    # base 0-39; logs: 10-29 updated, 3, 4, 11, 12 deleted, 35-39 updated, 40-49 inserted
+    assert sum(s["numUpdateWrites"] for s in stats) == 20 + 5 - 2  # 11 and 12 are deleted, not updated
+    assert sum(s["numInserts"] for s in stats) == 10
+    assert sum(s["totalUpdatedRecordsCompacted"] for s in stats) == 20 + 2 + 15
 
     new_bases = [p for p in data_files(mor) if p.endswith(f"_{c}.parquet")]
     assert len(new_bases) == 4  # one base file per file group

@@ -146,6 +146,15 @@ def _met(base_keys: pa.ChunkedArray | pa.Array, winner_keys: pa.ChunkedArray | p
             pc.take(idx, met_rows).to_numpy(zero_copy_only=False).astype(np.int64))
 
 
+@dataclass(frozen=True)
+class MergeCounts:
+    """What a merge did to the base rows, for a compaction's write stats (no second pass over the keys)."""
+
+    base_rows_met: int  # base rows a log version of their key meets (replaced, deleted, or kept by ordering)
+    base_rows_deleted: int
+    log_keys: int  # distinct keys among the log versions and deletes
+
+
 def merge_slice(
     base: pa.Table | None,
     data: LogVersions | None,
@@ -160,9 +169,22 @@ def merge_slice(
     `base_keys_only`: `base` is one part of the slice's base file; emit log records only for its keys.
     `key_field`: the column records are matched by, the record key or a column equal to it (delete keys typed
     like it)."""
+    return merge_slice_counted(base, data, deletes, ordering_field, schema, base_keys_only, key_field)[0]
+
+
+def merge_slice_counted(
+    base: pa.Table | None,
+    data: LogVersions | None,
+    deletes: LogDeletes | None,
+    ordering_field: str | None,
+    schema: pa.Schema,
+    base_keys_only: bool = False,
+    key_field: str = RECORD_KEY,
+) -> tuple[pa.Table, MergeCounts]:
+    """merge_slice, and what it did to the base rows."""
     no_log = (data is None or data.table.num_rows == 0) and (deletes is None or len(deletes.keys) == 0)
     if no_log:
-        return base if base is not None else schema.empty_table()
+        return (base if base is not None else schema.empty_table()), MergeCounts(0, 0, 0)
     ord_type = schema.field(ordering_field).type if ordering_field else pa.int64()
     typed = data.table if data is not None else base
     key_type = typed.schema.field(key_field).type if typed is not None else pa.string()
@@ -173,14 +195,16 @@ def merge_slice(
     if base_keys_only:
         own = base[key_field].combine_chunks() if base is not None else pa.array([], key_type)
         keep_log = pc.and_(keep_log, pc.is_in(winners["key"], value_set=own))
+    met_count = deleted = 0
     if base is not None and base.num_rows:
         met, version = _met(base[key_field], winners["key"])
         base_keep = np.ones(base.num_rows, dtype=bool)
         base_keep[met] = False
+        met_is_delete = pc.take(winners["is_delete"], version)
         if ordering_field is not None and len(met):
             # only base rows a log version meets are compared (a tenth of the rows in a typical upsert)
             base_wins = pc.and_(
-                pc.invert(pc.take(winners["is_delete"], version)),
+                pc.invert(met_is_delete),
                 pc.fill_null(pc.greater(pc.cast(pc.take(base[ordering_field], met), ord_type),
                                         pc.take(winners["ord"], version)), False),
             )
@@ -189,13 +213,15 @@ def merge_slice(
                 base_keep[winning] = True
                 beaten = pc.is_in(winners["key"], value_set=pc.take(base[key_field], winning))
                 keep_log = pc.and_(keep_log, pc.invert(beaten))
+        met_count, deleted = len(met), int(pc.sum(met_is_delete).as_py() or 0)  # a delete beats any base row
         out.append(base.filter(pa.array(base_keep)))
     if data is not None:
         rows = pc.filter(winners["row"], keep_log)
         if len(rows):
             out.append(data.table.take(rows))
+    counts = MergeCounts(met_count, deleted, winners.num_rows)
     if len(out) > 1:
         out[0] = expand_dictionaries(out[0], out[1].schema)  # base columns read as dictionaries
     if not out:
-        return schema.empty_table()
-    return pa.concat_tables(out) if len(out) > 1 else out[0]
+        return schema.empty_table(), counts
+    return (pa.concat_tables(out) if len(out) > 1 else out[0]), counts

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from hudi_ds import faults
 from hudi_ds.errors import CorruptTableError
@@ -22,11 +21,10 @@ from hudi_ds.files.encoding import dictionary_columns
 from hudi_ds.files.naming import base_file_name, join, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.log.format import BlockType, read_blocks
-from hudi_ds.merge import merge_slice
+from hudi_ds.merge import merge_slice_counted
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.schema.avro import arrow_to_avro
-from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import WRITE_LAYOUT
 from hudi_ds.timeline import Timeline, WriteStat
@@ -100,29 +98,24 @@ def compact_slice(storage: Storage, reader: SliceReader, op: CompactionOperation
     base = reader.read_base(sl)
     data, deletes = reader.read_logs(sl) if sl.log_files else (None, None)
     scanned = time.monotonic()
-    merged = merge_slice(base, data, deletes, reader.ordering_field, reader.schema)
+    key = reader.merge_key  # the integer key column where it equals the record key: no string hashing
+    deletes = reader.by_merge_key(deletes)
+    merged, counts = merge_slice_counted(base, data, deletes, reader.ordering_field, reader.schema, key_field=key)
     name = base_file_name(op.file_id, token, op.instant)
     size = _write_base(storage, op.instant, op.partition, name, merged, avro, options, base is not None)
     done = time.monotonic()
 
-    empty = pa.array([], pa.string())
-    base_keys = base[RECORD_KEY].combine_chunks() if base is not None else empty
-    log_parts = list(data.table[RECORD_KEY].chunks) if data is not None else []
-    log_parts += [deletes.keys] if deletes is not None else []
-    log_keys = pc.unique(pa.chunked_array(log_parts, pa.string())) if log_parts else empty
-    out_keys = merged[RECORD_KEY]
-    in_base = pc.is_in(out_keys, value_set=base_keys)
-    n_in_base = int(pc.sum(in_base).as_py() or 0)
-    updated = int(pc.sum(pc.and_(in_base, pc.is_in(out_keys, value_set=log_keys))).as_py() or 0)
+    n_in_base = (base.num_rows if base is not None else 0) - counts.base_rows_deleted
+    updated = counts.base_rows_met - counts.base_rows_deleted
     n_log_rows = (data.table.num_rows if data is not None else 0) + (
         len(deletes.keys) if deletes is not None else 0)
     stat = WriteStat(
         file_id=op.file_id, path=join(op.partition, name), prev_commit=op.base_instant,
-        num_writes=merged.num_rows, num_deletes=len(base_keys) - n_in_base, num_update_writes=updated,
+        num_writes=merged.num_rows, num_deletes=counts.base_rows_deleted, num_update_writes=updated,
         num_inserts=merged.num_rows - n_in_base, total_write_bytes=size, partition_path=op.partition,
         total_log_records=n_log_rows, total_log_files_compacted=len(sl.log_files),
         total_log_size_compacted=sum(lf.size for lf in sl.log_files),
-        total_updated_records_compacted=len(log_keys), total_log_blocks=blocks,
+        total_updated_records_compacted=counts.log_keys, total_log_blocks=blocks,
         total_corrupt_log_block=corrupt,
         total_rollback_blocks=rollbacks, file_size_in_bytes=size,
         runtime_stats={"totalScanTime": int((scanned - started) * 1000),
