@@ -14,7 +14,8 @@ _NO_STATISTICS = frozenset({COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME}
 
 
 def statistics_columns(table: pa.Table) -> list[str]:
-    """Columns to write min/max statistics for: all but the meta columns no reader prunes by."""
+    """Columns of a base file to write min/max statistics for: all but the meta columns no reader prunes by
+    (log blocks have none: readers decode them whole)."""
     return [c for c in table.column_names if c not in _NO_STATISTICS]
 
 
