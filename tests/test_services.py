@@ -80,6 +80,38 @@ def mor(tmp_path):
 # --- compaction --------------------------------------------------------------------------------------------
 
 
+def test_compaction_writes_few_valued_columns_as_read(tmp_path):
+    """A base file big enough that its few-valued strings (meta columns, `dt`, `flag`) are read as dictionaries:
+    the compaction keeps them so, the log rows joining them are encoded alike, and every reader sees the same
+    strings before and after."""
+    t = HudiTable.create(str(tmp_path / "big"), table_name="big", record_key="id", ordering_field="ts",
+                         partition_by="dt", buckets=2, options=MANUAL)
+    n = 3000
+
+    def batch(ids, ts):
+        flags = ["on", "off", None] if ts == 1 else ["on", "new", None]
+        return pa.table({"id": pa.array(ids, pa.int64()), "ts": [ts] * len(ids),
+                         "dt": [f"d{i % 2}" for i in ids], "flag": [flags[i % 3] for i in ids],
+                         "v": [float(i * ts) for i in ids]})
+
+    t.write(batch(list(range(n)), 1), operation="bulk_insert")
+    t.write(batch(list(range(0, n + 500, 7)), 2))  # updates and new keys, a flag value the base lacks
+    t.write(pa.table({"id": pa.array(range(1, 300, 5), pa.int64()), "dt": [f"d{i % 2}" for i in range(1, 300, 5)]}),
+            operation="delete")
+    cols = ["id", "ts", "dt", "flag", "v"]
+    before = rows(t.to_arrow(), cols)
+    assert rows(hudi_rs(t.path), cols) == before
+    (c,) = compact(t)
+    assert rows(t.to_arrow(), cols) == before
+    assert rows(hudi_rs(t.path), cols) == before
+    assert rows(t.to_arrow(read_optimized=True), cols) == before
+    for rel in (p for p in data_files(t) if p.endswith(f"_{c}.parquet")):
+        table = pq.read_table(Path(t.path) / rel)
+        assert table.schema.field("flag").type == pa.string() and table.schema.field("dt").type == pa.string()
+        assert set(table["_hoodie_file_name"].to_pylist()) == {rel.split("/")[-1]}
+        assert set(table["_hoodie_partition_path"].to_pylist()) == {rel.split("/")[0]}
+
+
 def test_compaction_keeps_every_read(mor):
     commits = [i.requested_time for i in mor.timeline()]
     before = snap(mor)

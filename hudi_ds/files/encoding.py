@@ -27,6 +27,9 @@ def dictionary_columns(table: pa.Table, sample: int = 8192) -> list[str]:
     for field in table.schema:
         if field.name in out or field.name.startswith("_hoodie_") or pa.types.is_nested(field.type):
             continue
+        if pa.types.is_dictionary(field.type):  # read as a dictionary: it has few values
+            out.append(field.name)
+            continue
         if head.num_rows == 0 or pc.count_distinct(head[field.name]).as_py() <= head.num_rows // 4:
             out.append(field.name)
     return out

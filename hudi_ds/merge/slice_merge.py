@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.schema.meta import RECORD_KEY
-from hudi_ds.schema.strings import expand_dictionaries
+from hudi_ds.schema.strings import encode_dictionaries, expand_dictionaries
 
 
 @dataclass(frozen=True)
@@ -180,8 +180,10 @@ def merge_slice_counted(
     schema: pa.Schema,
     base_keys_only: bool = False,
     key_field: str = RECORD_KEY,
+    keep_dictionaries: bool = False,
 ) -> tuple[pa.Table, MergeCounts]:
-    """merge_slice, and what it did to the base rows."""
+    """merge_slice, and what it did to the base rows. `keep_dictionaries`: the base columns read as
+    dictionaries stay so, and the log rows joining them are encoded alike (else they are expanded)."""
     no_log = (data is None or data.table.num_rows == 0) and (deletes is None or len(deletes.keys) == 0)
     if no_log:
         return (base if base is not None else schema.empty_table()), MergeCounts(0, 0, 0)
@@ -220,7 +222,9 @@ def merge_slice_counted(
         if len(rows):
             out.append(data.table.take(rows))
     counts = MergeCounts(met_count, deleted, winners.num_rows)
-    if len(out) > 1:
+    if len(out) > 1 and keep_dictionaries:
+        out[1] = encode_dictionaries(out[1], out[0].schema)
+    elif len(out) > 1:
         out[0] = expand_dictionaries(out[0], out[1].schema)  # base columns read as dictionaries
     if not out:
         return schema.empty_table(), counts

@@ -78,6 +78,18 @@ def decoded(column: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array
 
 
 
+def encode_dictionaries(table: pa.Table, like: pa.Schema) -> pa.Table:
+    """`table` with the columns `like` holds as dictionaries dictionary-encoded too: the few rows of a slice's
+    logs joining its base file's rows, which stay encoded (a compaction writes them so, without decoding them
+    and hashing the strings again)."""
+    if table.schema.equals(like, check_metadata=False):
+        return table
+    columns = [pc.dictionary_encode(table[f.name]).cast(f.type)
+               if pa.types.is_dictionary(f.type) and not pa.types.is_dictionary(table.schema.field(f.name).type)
+               else table[f.name] for f in like]
+    return pa.Table.from_arrays(columns, schema=like)
+
+
 def expand_dictionaries(table: pa.Table, like: pa.Schema) -> pa.Table:
     """`table` with its dictionary-encoded columns decoded where `like` has plain ones."""
     if table.schema.equals(like, check_metadata=False):

@@ -95,12 +95,13 @@ def compact_slice(storage: Storage, reader: SliceReader, op: CompactionOperation
     (Hudi's compaction stat fields) and what was read."""
     started = time.monotonic()
     blocks, rollbacks, corrupt, unseen = _block_stats(storage, sl, reader.visibility)
-    base = reader.read_base(sl)
+    base = reader.read_base(sl, keep_dictionaries=True)  # written as read: no decoding, no re-hashing
     data, deletes = reader.read_logs(sl) if sl.log_files else (None, None)
     scanned = time.monotonic()
     key = reader.merge_key  # the integer key column where it equals the record key: no string hashing
     deletes = reader.by_merge_key(deletes)
-    merged, counts = merge_slice_counted(base, data, deletes, reader.ordering_field, reader.schema, key_field=key)
+    merged, counts = merge_slice_counted(base, data, deletes, reader.ordering_field, reader.schema, key_field=key,
+                                         keep_dictionaries=True)
     name = base_file_name(op.file_id, token, op.instant)
     size = _write_base(storage, op.instant, op.partition, name, merged, avro, options, base is not None)
     done = time.monotonic()
