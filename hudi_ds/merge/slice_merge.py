@@ -14,6 +14,7 @@ always wins. Java Hudi and hudi-rs give the same answers on tables written this 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -155,21 +156,10 @@ class MergeCounts:
     log_keys: int  # distinct keys among the log versions and deletes
 
 
-def merge_slice(
-    base: pa.Table | None,
-    data: LogVersions | None,
-    deletes: LogDeletes | None,
-    ordering_field: str | None,
-    schema: pa.Schema,
-    base_keys_only: bool = False,
-    key_field: str = RECORD_KEY,
-) -> pa.Table:
-    """The latest image of every live record of one file slice, as a table of `schema`.
-
-    `base_keys_only`: `base` is one part of the slice's base file; emit log records only for its keys.
-    `key_field`: the column records are matched by, the record key or a column equal to it (delete keys typed
-    like it)."""
-    return merge_slice_counted(base, data, deletes, ordering_field, schema, base_keys_only, key_field)[0]
+def merge_slice(base: pa.Table | None, data: LogVersions | None, deletes: LogDeletes | None,
+                ordering_field: str | None, schema: pa.Schema, **options: Any) -> pa.Table:
+    """The latest image of every live record of one file slice (see merge_slice_counted)."""
+    return merge_slice_counted(base, data, deletes, ordering_field, schema, **options)[0]
 
 
 def merge_slice_counted(
@@ -182,8 +172,13 @@ def merge_slice_counted(
     key_field: str = RECORD_KEY,
     keep_dictionaries: bool = False,
 ) -> tuple[pa.Table, MergeCounts]:
-    """merge_slice, and what it did to the base rows. `keep_dictionaries`: the base columns read as
-    dictionaries stay so, and the log rows joining them are encoded alike (else they are expanded)."""
+    """The latest image of every live record of one file slice, as a table of `schema`, and what the merge
+    did to the base rows.
+
+    `base_keys_only`: `base` is one part of the slice's base file; emit log records only for its keys.
+    `key_field`: the column records are matched by, the record key or a column equal to it (delete keys typed
+    like it). `keep_dictionaries`: the base columns read as dictionaries stay so, and the log rows joining them
+    are encoded alike (else they are expanded)."""
     no_log = (data is None or data.table.num_rows == 0) and (deletes is None or len(deletes.keys) == 0)
     if no_log:
         return (base if base is not None else schema.empty_table()), MergeCounts(0, 0, 0)
