@@ -98,6 +98,8 @@ def compact_slice(storage: Storage, reader: SliceReader, op: CompactionOperation
     base = reader.read_base(sl, keep_dictionaries=True)  # written as read: no decoding, no re-hashing
     data, deletes = reader.read_logs(sl) if sl.log_files else (None, None)
     scanned = time.monotonic()
+    n_log_rows = (data.table.num_rows if data is not None else 0) + (
+        len(deletes.keys) if deletes is not None else 0)
     key = reader.merge_key  # the integer key column where it equals the record key: no string hashing
     deletes = reader.by_merge_key(deletes)
     merged, counts = merge_slice_counted(base, data, deletes, reader.ordering_field, reader.schema, key_field=key,
@@ -108,8 +110,6 @@ def compact_slice(storage: Storage, reader: SliceReader, op: CompactionOperation
 
     n_in_base = (base.num_rows if base is not None else 0) - counts.base_rows_deleted
     updated = counts.base_rows_met - counts.base_rows_deleted
-    n_log_rows = (data.table.num_rows if data is not None else 0) + (
-        len(deletes.keys) if deletes is not None else 0)
     stat = WriteStat(
         file_id=op.file_id, path=join(op.partition, name), prev_commit=op.base_instant,
         num_writes=merged.num_rows, num_deletes=counts.base_rows_deleted, num_update_writes=updated,
