@@ -214,3 +214,36 @@ def test_retried_task_takes_over_its_claim(table):
     with_base = {n.split("_")[0] for n in names if n.endswith(".parquet")}
     assert groups == with_base and len(groups) == 2  # no log-only file slice
     assert not [n for n in names if "_1-0-0" in n]  # nothing of the failed attempt
+
+
+def test_the_clean_after_a_commit_sweeps_staged_copies_while_a_rollback_is_on_the_timeline(tmp_path):
+    """The clean after each commit walks the table for killed writers' copies only while the active timeline
+    records a rollback (killed writes are rolled back); an explicit clean always does."""
+    import os
+    import time
+
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field="ts",
+                         partition_by="dt", buckets=1, options={"clean.retain_commits": 1})
+
+    def write(ts):
+        return t.write(pa.table({"id": [1, 2], "ts": [ts, ts], "dt": ["a", "a"]}))
+
+    write(1)
+    long_ago = time.time() - 120
+
+    def aged_copy(n: int) -> Path:
+        copy = t.storage._staged(t.storage.full(f"a/x{n}_1-0-1_20260101000000000.parquet"), b"x")
+        os.utime(copy, (long_ago, long_ago))
+        return Path(copy)
+
+    first = aged_copy(1)
+    write(2)
+    write(3)
+    assert first.exists()  # no rollback on the timeline: the commits' cleans did not walk the table
+    t.rollback(write(4))
+    second = aged_copy(2)
+    write(5)
+    assert not first.exists() and not second.exists()
+    third = aged_copy(3)
+    t.clean(retain_commits=1)
+    assert not third.exists()

@@ -155,24 +155,29 @@ def _finish_pending(storage: Storage, timeline: Timeline) -> str | None:
     return last
 
 
-def clean(table: ServiceTarget, *, retain_commits: int = 10) -> str | None:
+def clean(table: ServiceTarget, *, retain_commits: int = 10, sweep_staged: bool = True) -> str | None:
     """Delete the file slices that no query on the last `retain_commits` completed commits needs;
-    returns the clean instant, or None if there was nothing to delete."""
+    returns the clean instant, or None if there was nothing to delete.
+
+    Staged copies killed writers left (a minute old) go too: in every folder with `sweep_staged`, else only
+    while the active timeline records a rollback (killed writers' instants are rolled back), which spares the
+    clean after every commit a walk of the whole table."""
     if retain_commits < 1:
         raise ConfigError(f"retain_commits must be at least 1, got {retain_commits!r}")
     storage, config = table.storage, table.config
     check_writable(config)
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):  # one cleaner at a time, among all writers
-        return _clean(storage, config, retain_commits)
+        return _clean(storage, config, retain_commits, sweep_staged)
 
 
-def _clean(storage: Storage, config: TableConfig, retain_commits: int) -> str | None:
+def _clean(storage: Storage, config: TableConfig, retain_commits: int, sweep_staged: bool) -> str | None:
     started = time.time()
     timeline = Timeline.load(storage, WRITE_LAYOUT)
     finished = _finish_pending(storage, timeline)
     if finished is not None:
         timeline = Timeline.load(storage, WRITE_LAYOUT)
-    storage.discard_staged()  # copies killed writers staged (a rollback removes only a minute-old one)
+    if sweep_staged or any(i.action == "rollback" for i in timeline.completed()):
+        storage.discard_staged()  # copies killed writers staged (a rollback removes only a minute-old one)
     earliest = earliest_commit_to_retain(timeline, retain_commits)
     if earliest is None:
         return finished

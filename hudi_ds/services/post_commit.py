@@ -38,7 +38,7 @@ class TableServices:
         if config.is_mor and opts.compaction_enabled:
             self._compact(table)
         if opts.clean_enabled:
-            clean.clean(table, retain_commits=opts.clean_retain_commits)
+            clean.clean(table, retain_commits=opts.clean_retain_commits, sweep_staged=False)
         if opts.archive_enabled:
             archive.archive(table, min_commits=opts.archive_min_commits, max_commits=opts.archive_max_commits)
 
