@@ -15,7 +15,7 @@ from tables import hudi_rs, rows
 
 from hudi_ds import HudiTable
 from hudi_ds.index.bucket import bucket_for_hash_values
-from hudi_ds.merge import LogDeletes, LogVersions, merge_slice_counted
+from hudi_ds.merge import LogDeletes, LogVersions, merge_slice_counted, slice_merge
 from hudi_ds.write import task
 
 SCHEMA = pa.schema([("key", pa.string()), ("part", pa.string()), ("ts", pa.int64()), ("val", pa.int64())])
@@ -102,3 +102,19 @@ def test_merge_counts_are_what_happened_to_the_base_rows(base_keys, entries, ord
     assert counts.log_keys == (len(log_keys) if entries else 0)
     assert counts.base_rows_met == (len(base_keys & log_keys) if entries else 0)
     assert counts.base_rows_deleted == len(set(keyed(base_keys)) - out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(base_keys=st.sets(st.integers(min_value=-50, max_value=50), max_size=30),
+       winner_keys=st.sets(st.integers(min_value=-60, max_value=60), min_size=1, max_size=30),
+       layout=st.sampled_from(["sorted", "shuffled", "wide"]), data=st.data())
+def test_met_finds_each_base_row_a_log_version_meets(base_keys, winner_keys, layout, data):
+    """Whatever the way the base rows are looked up (a binary search of a base sorted by key, a byte table, a
+    hash), every base row whose key has a log version is found once, in base order, with that version."""
+    if layout == "wide":  # keys too far apart for the byte table
+        base_keys, winner_keys = {k << 40 for k in base_keys}, {k << 40 for k in winner_keys}
+    keys = sorted(base_keys) if layout == "sorted" else data.draw(st.permutations(sorted(base_keys)))
+    winners = data.draw(st.permutations(sorted(winner_keys)))
+    met, version = slice_merge._met(pa.chunked_array([pa.array(keys, pa.int64())]), pa.array(winners, pa.int64()))
+    expected = [(row, winners.index(k)) for row, k in enumerate(keys) if k in winner_keys]
+    assert list(zip(met.tolist(), version.tolist(), strict=True)) == expected
