@@ -15,7 +15,7 @@ from tables import hudi_rs, rows
 
 from hudi_ds import HudiTable
 from hudi_ds.index.bucket import bucket_for_hash_values
-from hudi_ds.merge import LogDeletes, LogVersions, merge_slice_counted, slice_merge
+from hudi_ds.merge import LogDeletes, LogVersions, merge_slice, merge_slice_counted, slice_merge
 from hudi_ds.write import task
 
 SCHEMA = pa.schema([("key", pa.string()), ("part", pa.string()), ("ts", pa.int64()), ("val", pa.int64())])
@@ -118,3 +118,51 @@ def test_met_finds_each_base_row_a_log_version_meets(base_keys, winner_keys, lay
     met, version = slice_merge._met(pa.chunked_array([pa.array(keys, pa.int64())]), pa.array(winners, pa.int64()))
     expected = [(row, winners.index(k)) for row, k in enumerate(keys) if k in winner_keys]
     assert list(zip(met.tolist(), version.tolist(), strict=True)) == expected
+
+
+# a log version: key, kind (data, event-time delete, natural delete), ordering value, commit rank
+log_version = st.tuples(st.integers(min_value=0, max_value=6), st.sampled_from(["data", "delete", "natural"]),
+                        st.integers(min_value=1, max_value=3), st.integers(min_value=0, max_value=2))
+
+
+@settings(max_examples=300, deadline=None)
+@given(base=st.dictionaries(st.integers(min_value=0, max_value=6), st.integers(min_value=1, max_value=3)),
+       versions=st.lists(log_version, max_size=25), ordered=st.booleans(), as_strings=st.booleans())
+def test_log_versions_fold_in_log_order_then_meet_the_base(base, versions, ordered, as_strings):
+    """The merge rule against a fold written out step by step: versions in log order (commit rank, then
+    position), a data version or event-time delete replacing the current one unless that has a strictly
+    higher ordering value, a natural delete always; then the folded version meets the base row."""
+    key_type = pa.string() if as_strings else pa.int64()
+    typed = (lambda ks: pa.array([str(k) for k in ks], key_type)) if as_strings else (lambda ks: pa.array(ks, key_type))
+    schema = pa.schema([("id", key_type), ("ts", pa.int64()), ("val", pa.int64())])
+    positioned = list(enumerate(versions))  # the position of a version is its place in the list
+    upserts = [(p, v) for p, v in positioned if v[1] == "data"]
+    removed = [(p, v) for p, v in positioned if v[1] != "data"]
+    data = LogVersions(pa.table({"id": typed([v[0] for _, v in upserts]), "ts": [v[2] for _, v in upserts],
+                                 "val": [p for p, _ in upserts]}),
+                       np.array([v[3] for _, v in upserts], np.int64), np.array([p for p, _ in upserts], np.int64))
+    deletes = LogDeletes(typed([v[0] for _, v in removed]),
+                         pa.array([0 if v[1] == "natural" else v[2] for _, v in removed], pa.int64()),
+                         np.array([v[1] == "natural" for _, v in removed]),
+                         np.array([v[3] for _, v in removed], np.int64), np.array([p for p, _ in removed], np.int64))
+    base_table = pa.table({"id": typed(sorted(base)), "ts": [base[k] for k in sorted(base)],
+                           "val": [-1 - k for k in sorted(base)]})
+    merged = merge_slice(base_table, data if upserts else None, deletes if removed else None,
+                         "ts" if ordered else None, schema, key_field="id")
+
+    folded: dict[int, tuple[str, float, int]] = {}  # key -> (kind, ordering value, val)
+    for p, (key, kind, ts, _) in sorted(positioned, key=lambda pv: (pv[1][3], pv[0])):
+        current = folded.get(key)
+        value = float("-inf") if kind == "natural" else ts
+        if kind == "natural" or current is None or not ordered or not current[1] > value:
+            folded[key] = (kind, value, p)
+    expected = {k: (ts, -1 - k) for k, ts in base.items()}
+    for key, (kind, value, p) in folded.items():
+        if kind != "data":
+            expected.pop(key, None)
+        elif not (ordered and key in base and base[key] > value):
+            expected[key] = (int(value), p)
+    got = {int(k): (ts, val) for k, ts, val in zip(merged["id"].to_pylist(), merged["ts"].to_pylist(),
+                                                   merged["val"].to_pylist(), strict=True)}
+    assert got == expected
+    assert merged.num_rows == len(got)

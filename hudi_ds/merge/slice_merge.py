@@ -74,30 +74,17 @@ def _versions_table(data: LogVersions | None, deletes: LogDeletes | None, orderi
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
-def _last_per_key(t: pa.Table, sort_keys: list[str]) -> pa.Table:
-    """Per key, the row that sorts last under sort_keys (nulls lowest)."""
-    if t.num_rows <= 1:
-        return t
-    order = pc.sort_indices(t, sort_keys=[("key", "ascending", "at_start")]
-                            + [(k, "ascending", "at_start") for k in sort_keys])
-    t = t.take(order)
-    keys = t["key"]
-    is_last = pc.not_equal(keys.slice(0, t.num_rows - 1), keys.slice(1))
-    if isinstance(is_last, pa.ChunkedArray):
-        is_last = is_last.combine_chunks()
-    return t.filter(pa.concat_arrays([is_last, pa.array([True])]))
-
-
 def _log_winners(versions: pa.Table, ordered: bool) -> pa.Table:
-    """The folded log version of every key: only keys with several versions are folded (sorted), the others
-    (most of them, even when a delete meets an upsert) pass as they are."""
+    """The folded log version of every key: only keys with several versions are folded, the others (most of
+    them, even when a delete meets an upsert) pass as they are."""
     repeated_keys = _repeated(versions["key"])
     if len(repeated_keys) == 0:
         return versions  # one version per key (the common case): nothing to fold
-    if len(repeated_keys) * 4 > versions.num_rows:
-        return _fold(versions, ordered)
-    repeated = pc.is_in(versions["key"], value_set=repeated_keys)
-    return pa.concat_tables([versions.filter(pc.invert(repeated)), _fold(versions.filter(repeated), ordered)])
+    candidates = np.flatnonzero(np.asarray(pc.is_in(versions["key"], value_set=repeated_keys), dtype=bool))
+    keep = np.ones(versions.num_rows, dtype=bool)
+    keep[candidates] = False
+    keep[candidates[_fold(versions.take(candidates), ordered)]] = True
+    return versions.filter(pa.array(keep))
 
 
 def _repeated(keys: pa.ChunkedArray) -> pa.Array:
@@ -110,19 +97,22 @@ def _repeated(keys: pa.ChunkedArray) -> pa.Array:
     return pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
 
 
-def _fold(versions: pa.Table, ordered: bool) -> pa.Table:
-    """Per key, the version that wins the fold (see the module docstring)."""
-    natural = versions["natural"]
-    if pc.any(natural).as_py():
-        points = _last_per_key(versions.filter(natural).select(["key", "rank", "pos"]), ["rank", "pos"])
-        idx = pc.index_in(versions["key"], value_set=points["key"])
-        prank, ppos = pc.take(points["rank"], idx), pc.take(points["pos"], idx)
-        at_or_after = pc.or_(
-            pc.greater(versions["rank"], prank),
-            pc.and_(pc.equal(versions["rank"], prank), pc.greater_equal(versions["pos"], ppos)),
-        )
-        versions = versions.filter(pc.fill_null(at_or_after, True))
-    return _last_per_key(versions, (["ord"] if ordered else []) + ["rank", "pos"])
+def _fold(versions: pa.Table, ordered: bool) -> np.ndarray:
+    """The rows of `versions` that win their key's fold (see the module docstring), by NumPy sorts of small
+    integer codes: the key's group, the version's place in log order, the rank of its ordering value."""
+    n = versions.num_rows
+    group = np.asarray(pc.dictionary_encode(versions["key"].combine_chunks(), null_encoding="encode").indices)
+    log_order = np.empty(n, dtype=np.int64)
+    log_order[np.lexsort((np.asarray(versions["pos"]), np.asarray(versions["rank"])))] = np.arange(n)
+    natural = np.asarray(versions["natural"], dtype=bool)
+    last_natural = np.full(int(group.max()) + 1, -1, dtype=np.int64)
+    np.maximum.at(last_natural, group[natural], log_order[natural])
+    live = np.flatnonzero(log_order >= last_natural[group])  # a natural delete and the versions after it
+    ord_rank = (np.asarray(pc.rank(versions["ord"], sort_keys=[("", "ascending", "at_start")], tiebreaker="dense"))
+                if ordered else np.zeros(n, dtype=np.uint64))  # nulls (natural deletes among them) lowest
+    order = live[np.lexsort((log_order[live], ord_rank[live], group[live]))]
+    ends = np.append(group[order][1:] != group[order][:-1], True)
+    return order[ends]
 
 
 # widest key range looked up through a table of one byte per value (numpy's isin "table" kind), 4 MiB
