@@ -12,7 +12,8 @@ upsert also run on the input as it is (each task then writes every file group it
 log file beside another task's).
 The API floor (benchmarks/api_floor.py) is timed in the same session: a Python source that only hands Spark the
 Arrow batches of parquet files, and a Python sink that discards what it gets. Every result is checked: row
-counts and a checksum over every data column, so a fast wrong answer cannot pass. Memory: the peak RSS of pyspark's
+counts and a checksum over every data column, so a fast wrong answer cannot pass. The reads run in rounds
+(--read-rounds, default 3), one of each per round, and report their medians. Memory: the peak RSS of pyspark's
 Python workers (sampled) during the largest write (bulk_insert) and read (snapshot), and over the whole run.
 """
 
@@ -22,8 +23,11 @@ import argparse
 import json
 import math
 import shutil
+import statistics
 import sys
 import tempfile
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +136,37 @@ def floor_read(spark: Any, table: Path, columns: str = "") -> Any:
 CDC = {"hoodie.datasource.query.incremental.format": "cdc"}
 
 
+def read_steps(spark: Any, work: Path) -> dict[str, Callable[[], tuple]]:
+    """The reads compared with each other, each a full scan with a checksum over every data column."""
+    data_columns = "id long, name string, amount double, ts long, dt string, flag int"
+    return {
+        "parquet read+sum": lambda: checksum(spark.read.parquet(str(work / "pq"))),
+        "hudi read_table+sum": lambda: checksum(hudi_read_table(spark, work / "mor_insert")),
+        "hudi read+sum": lambda: checksum(hudi_read(spark, work / "mor")),
+        "hudi read+sum, schema": lambda: checksum(
+            spark.read.format("hudi-py").schema(data_columns).load(str(work / "mor"))),
+        "floor source": lambda: checksum(floor_read(spark, work / "mor")),
+        "floor source, data columns": lambda: checksum(floor_read(spark, work / "mor", "id,name,amount,ts,dt,flag")),
+    }
+
+
+def interleaved_medians(steps: dict[str, Callable[[], Any]], rounds: int, results: dict[str, float],
+                        measured: dict[str, Callable[[], AbstractContextManager[None]]]) -> dict[str, Any]:
+    """Time every step once per round, round after round, and put each step's median seconds in `results`; a
+    single Spark read moves by 20-40% between runs, and a slow minute of the machine slows every step of its
+    round alike instead of one step's whole sample. The first round of a step in `measured` runs inside its
+    context (a memory measurement). Returns each step's last result."""
+    seconds: dict[str, list[float]] = {name: [] for name in steps}
+    last: dict[str, Any] = {}
+    for r in range(rounds):
+        for name, step in steps.items():
+            with measured[name]() if r == 0 and name in measured else nullcontext():
+                secs, last[name] = timed(step)
+            seconds[name].append(secs)
+    results.update({name: statistics.median(s) for name, s in seconds.items()})
+    return last
+
+
 def last_commit(path: Path) -> dict[str, str]:
     """Read options of an incremental query of a table's second commit (the upsert after the load)."""
     from hudi_ds import HudiTable
@@ -170,6 +205,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--write-partitions", type=int, default=0,
                     help="Spark partitions of the clustered hudi-py input (0: 2 per core)")
+    ap.add_argument("--read-rounds", type=int, default=3, help="rounds of the read steps (their medians are reported)")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
     n = args.rows
@@ -208,17 +244,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             results["hudi upsert 10%"], _ = timed(lambda: hudi_write(updates, work / "mor", "upsert", opts, parts))
             results["hudi upsert 10%, as is"], _ = timed(lambda: updates.write.format("hudi-py").options(**opts).option(
                 "hoodie.datasource.write.operation", "upsert").mode("append").save(str(work / "mor_as_is")))
-            results["parquet read+sum"], got_pq = timed(lambda: checksum(spark.read.parquet(str(work / "pq"))))
-            results["hudi read_table+sum"], got_read_table = timed(
-                lambda: checksum(hudi_read_table(spark, work / "mor_insert")))
-            with step_memory(figures, "read", mem):
-                results["hudi read+sum"], got_hudi = timed(lambda: checksum(hudi_read(spark, work / "mor")))
-            data_columns = "id long, name string, amount double, ts long, dt string, flag int"
-            results["hudi read+sum, schema"], got_cols = timed(
-                lambda: checksum(spark.read.format("hudi-py").schema(data_columns).load(str(work / "mor"))))
-            results["floor source"], got_floor = timed(lambda: checksum(floor_read(spark, work / "mor")))
-            results["floor source, data columns"], got_floor_cols = timed(
-                lambda: checksum(floor_read(spark, work / "mor", "id,name,amount,ts,dt,flag")))
+            reads = interleaved_medians(read_steps(spark, work), args.read_rounds, results,
+                                        measured={"hudi read+sum": lambda: step_memory(figures, "read", mem)})
+            got_pq, got_read_table, got_hudi, got_cols, got_floor, got_floor_cols = reads.values()
             results["parquet read+sum 10%"], got_pq_upd = timed(
                 lambda: checksum(spark.read.parquet(str(work / "pq_upd"))))
             incremental = last_commit(work / "mor")
