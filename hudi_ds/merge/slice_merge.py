@@ -121,15 +121,15 @@ _TABLE_SPAN = 1 << 22
 
 def _met(base_keys: pa.ChunkedArray | pa.Array, winner_keys: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """The base rows whose key has a log version, and the index of that version among the (distinct) winner
-    keys. Integer keys are found by a binary search of the base when it is sorted by key, else (within a few
+    keys. Integer keys are found by a binary search of the base when its keys rise row by row, else (within a few
     million of each other) looked up in a byte table and found by a binary search of the few met (about three
     times faster than Arrow's hash lookup on a slice); others by hashing."""
     if (pa.types.is_integer(base_keys.type) and base_keys.type == winner_keys.type and len(winner_keys)
             and not base_keys.null_count and not winner_keys.null_count):
         wanted, keys = winner_keys.to_numpy(), base_keys.to_numpy()
         if len(keys) and bool(np.all(keys[1:] > keys[:-1])):
-            # a base file written sorted by key (every bulk insert and new file group): search it for the
-            # sorted winner keys, which finds the met rows in order
+            # keys rising row by row (a file group first written from input in key order, as bulk loads often
+            # are): search the base for the sorted winner keys, which finds the met rows in order
             order = np.argsort(wanted)
             at = np.minimum(np.searchsorted(keys, wanted[order]), len(keys) - 1)
             found = keys[at] == wanted[order]
