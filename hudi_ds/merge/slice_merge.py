@@ -74,6 +74,9 @@ def _versions_table(data: LogVersions | None, deletes: LogDeletes | None, orderi
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
+_FOLD_COLUMNS = ["key", "ord", "natural", "rank", "pos"]  # what a fold looks at
+
+
 def _log_winners(versions: pa.Table, ordered: bool) -> pa.Table:
     """The folded log version of every key: only keys with several versions are folded, the others (most of
     them, even when a delete meets an upsert) pass as they are."""
@@ -83,7 +86,7 @@ def _log_winners(versions: pa.Table, ordered: bool) -> pa.Table:
     candidates = np.flatnonzero(np.asarray(pc.is_in(versions["key"], value_set=repeated_keys), dtype=bool))
     keep = np.ones(versions.num_rows, dtype=bool)
     keep[candidates] = False
-    keep[candidates[_fold(versions.take(candidates), ordered)]] = True
+    keep[candidates[_fold(versions.select(_FOLD_COLUMNS).take(candidates), ordered)]] = True
     return versions.filter(pa.array(keep))
 
 
