@@ -203,11 +203,13 @@ class HudiTable:
                                   heartbeat_timeout_s=self.options.heartbeat_timeout_s)
 
     def clean(self, retain_commits: int | None = None) -> str | None:
-        """Delete file versions no query on the last `retain_commits` commits needs (default: the option
-        `clean.retain_commits`, 10); returns the clean instant."""
+        """Delete the file versions the cleaning policy of the options no longer keeps (hoodie.clean.policy;
+        default: those no query on the last hoodie.clean.commits.retained commits needs, 10), or, given
+        `retain_commits`, those no query on the last `retain_commits` commits needs; returns the clean instant."""
         check_writable(self.config)
-        retain = self.options.clean_retain_commits if retain_commits is None else retain_commits
-        return cleaning.clean(self, retain_commits=retain)
+        if retain_commits is not None:
+            return cleaning.clean(self, retain_commits=retain_commits)
+        return cleaning.clean(self, cleaning.CleanPolicy.of(self.options))
 
     def archive(self, min_commits: int | None = None, max_commits: int | None = None) -> list[str]:
         """Move the oldest instants out of the active timeline once it holds more than `max_commits` commits

@@ -48,8 +48,8 @@ def test_feed_with_change_data_equals_the_inferred_feed(tmp_path_factory, seed, 
     and once without: every commit range gives the same feed."""
     rng = random.Random(seed)
     base = tmp_path_factory.mktemp("cdc")
-    # compactions between writes; cleaning keeps every slice (a cleaned commit's changes are gone either way)
-    services = {"compaction.delta_commits": rng.choice([1, 2, 100]), "clean.retain_commits": 100}
+    # compactions between writes; no cleaning keeps every slice (a cleaned commit's changes are gone either way)
+    services = {"compaction.delta_commits": rng.choice([1, 2, 100]), "hoodie.clean.automatic": False}
     on = make(base / "on", table_type, True, mode, **services)
     off = make(base / "off", table_type, False, **services)
     history = []

@@ -92,7 +92,8 @@ def test_changes_of_an_archived_commit_name_the_retention_options(tmp_path):
     from hudi_ds.read.changes import commit_changes
 
     t = HudiTable.create(str(tmp_path / "c"), table_name="c", record_key="id", ordering_field="ts",
-                         partition_by="dt", buckets=1, options={"archive.min_commits": 2, "archive.max_commits": 3})
+                         partition_by="dt", buckets=1, options={"archive.min_commits": 2, "archive.max_commits": 3,
+                                                            "clean.retain_commits": 1})
     first = t.write(pa.Table.from_pylist([{"id": "a", "dt": "x", "ts": 0, "v": 0}], schema=SCHEMA))
     planned = t.snapshot()
     assert commit_changes(planned, first).num_rows == 1

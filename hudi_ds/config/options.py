@@ -1,32 +1,77 @@
 """The option registry: every setting of hudi-py declared once (key, type, default, aliases, scope, doc).
 
 The Python API (`HudiTable(path, options=...)`, `HudiTable.create(..., options=...)`), the Spark source and
-sink and the CLI all parse options here. Canonical keys are Apache Hudi's Spark keys; Hudi's Flink option
-names are accepted as aliases; keys are case-insensitive. `parse_options` maps them onto `HudiOptions`,
-rejecting unknown keys with the closest valid name. `OPTION_SPECS` lists every declared option (docs/options.md
-is generated from it).
+sink and the CLI all parse options here. Canonical keys are Apache Hudi's Spark keys; the other keys Apache
+Hudi 0.14-1.2 reads for the same setting (its alternatives, older names, Flink names) are accepted as aliases;
+keys are case-insensitive. `parse_options` maps them onto `HudiOptions`, checks the relations between settings
+that Apache Hudi checks when it builds its write config, answers Hudi keys of features hudi-py does not
+implement by naming the feature (hudi_ds.config.hudi_features), and rejects other unknown keys with the closest
+valid name. `OPTION_SPECS` lists every declared option (docs/options.md is generated from it).
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from hudi_ds.config.hudi_features import (
+    FEATURES,
+    NOT_IMPLEMENTED_YET,
+    TUNING_KEYS,
+    HudiFeature,
+    IgnoredOptionWarning,
+    feature_of,
+)
 from hudi_ds.errors import ConfigError
 
 TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
 Operation = Literal["upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"]
 QueryType = Literal["snapshot", "read_optimized", "incremental"]
 CdcMode = Literal["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]
+CleanPolicyName = Literal["KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"]
 # Apache Hudi 0.13's names of the same modes, still accepted by Hudi
 LEGACY_CDC_MODES = {"CDC_OP_KEY": "OP_KEY_ONLY", "CDC_DATA_BEFORE": "DATA_BEFORE",
                     "CDC_DATA_BEFORE_AFTER": "DATA_BEFORE_AFTER", "OP_KEY": "OP_KEY_ONLY",
                     "WITH_BEFORE": "DATA_BEFORE", "WITH_BEFORE_AFTER": "DATA_BEFORE_AFTER"}
+
+
+# each cleaning policy and the setting that counts what it retains
+_RETAINED_COUNTS: tuple[tuple[CleanPolicyName, str], ...] = (
+    ("KEEP_LATEST_COMMITS", "clean_retain_commits"), ("KEEP_LATEST_FILE_VERSIONS", "clean_retain_file_versions"),
+    ("KEEP_LATEST_BY_HOURS", "clean_retain_hours"))
+
+
+def check_archive_window(min_commits: int, max_commits: int) -> None:
+    """Archiving starts once more than `max_commits` commits are active and leaves `min_commits` of them: the
+    window must be non-empty (Apache Hudi refuses max <= min when it builds its write config). The one check of
+    it, for options and for the archive service."""
+    if min_commits < 1:
+        raise ConfigError(f"hoodie.keep.min.commits={min_commits} must be at least 1")
+    if max_commits <= min_commits:
+        raise ConfigError(
+            f"hoodie.keep.max.commits={max_commits} must be greater than hoodie.keep.min.commits={min_commits}: "
+            "archiving starts once more than hoodie.keep.max.commits commits are active and leaves "
+            f"hoodie.keep.min.commits of them. Raise hoodie.keep.max.commits to {min_commits + 1} or more, or "
+            "lower hoodie.keep.min.commits")
+
+
+def check_archive_keeps_retained_commits(min_commits: int, retain_commits: int) -> None:
+    """Archiving must keep more commits active than KEEP_LATEST_COMMITS cleaning retains: otherwise it moves
+    commits whose file versions cleaning still keeps off the active timeline, and cleaning, which counts the
+    active commits, may never find enough of them to run. Apache Hudi up to 0.13 refuses this when it builds its
+    write config; 0.14+ warns and stretches archiving instead. hudi-py refuses it, before anything is written."""
+    if min_commits <= retain_commits:
+        raise ConfigError(
+            f"hoodie.keep.min.commits={min_commits} must be greater than hoodie.clean.commits.retained="
+            f"{retain_commits}: archiving would move commits that cleaning still retains off the active timeline. "
+            f"Raise hoodie.keep.min.commits to {retain_commits + 1} or more (and hoodie.keep.max.commits above "
+            "it), or lower hoodie.clean.commits.retained")
 
 
 Scope = Literal["table", "write", "read", "service", "storage"]
@@ -222,7 +267,7 @@ class HudiOptions(BaseModel):
     compaction_enabled: bool = opt(
         "compaction.schedule.enabled", True,
         "MERGE_ON_READ: schedule a compaction after a commit once enough delta commits accumulated.",
-        "hoodie.compact.schedule.inline", scope="service")
+        scope="service")
     compaction_delta_commits: int = opt(
         "compaction.delta_commits", 5, "Schedule a compaction every N delta commits.",
         "hoodie.compact.inline.max.delta.commits", scope="service")
@@ -230,12 +275,32 @@ class HudiOptions(BaseModel):
         "compaction.async.enabled", False,
         "Execute compactions on a background thread of the writing process (writes go on; their logs land in "
         "the new file slices) instead of inline after the commit. Long-lived writers only (HudiTable, the "
-        "streaming sink); Spark batch writes compact inline.", "hoodie.compact.async", scope="service")
+        "streaming sink); Spark batch writes compact inline.", "hoodie.compact.async",
+        "hoodie.datasource.compaction.async.enable", scope="service")
     clean_enabled: bool = opt(
         "hoodie.clean.automatic", True, "Clean after each commit.", "clean.async.enabled", scope="service")
+    clean_policy: CleanPolicyName | None = opt(
+        "hoodie.clean.policy", None,
+        "Which file versions cleaning keeps: KEEP_LATEST_COMMITS (those queries on the last "
+        "hoodie.clean.commits.retained commits read), KEEP_LATEST_FILE_VERSIONS (the newest "
+        "hoodie.clean.fileversions.retained file slices of each file group; no time travel window) or "
+        "KEEP_LATEST_BY_HOURS (those queries on the commits of the last hoodie.clean.hours.retained hours read). "
+        "Unset: the policy whose retained count alone is set, as Apache Hudi infers it, else KEEP_LATEST_COMMITS.",
+        "hoodie.cleaner.policy", "clean.policy", scope="service")
     clean_retain_commits: int = opt(
-        "clean.retain_commits", 10, "Cleaning keeps the file versions readers of the last N commits need.",
-        "hoodie.cleaner.commits.retained", scope="service")
+        "hoodie.clean.commits.retained", 10,
+        "KEEP_LATEST_COMMITS: keep the file versions queries on the last N commits read (time travel and "
+        "incremental reads within them).", "hoodie.cleaner.commits.retained", "clean.retain_commits",
+        scope="service")
+    clean_retain_file_versions: int = opt(
+        "hoodie.clean.fileversions.retained", 3,
+        "KEEP_LATEST_FILE_VERSIONS: keep the newest N file slices of each file group.",
+        "hoodie.cleaner.fileversions.retained", "clean.retain_file_versions", scope="service")
+    clean_retain_hours: int = opt(
+        "hoodie.clean.hours.retained", 24,
+        "KEEP_LATEST_BY_HOURS: keep the file versions queries on the commits of the last N hours read (hours "
+        "before the clean, in the table's timeline time zone).", "hoodie.cleaner.hours.retained",
+        "clean.retain_hours", scope="service")
     archive_enabled: bool = opt(
         "hoodie.archive.automatic", True, "Archive old instants after each commit.", scope="service")
     archive_min_commits: int = opt(
@@ -295,6 +360,11 @@ class HudiOptions(BaseModel):
             raise ValueError("the bucket count must be an integer between 1 and 99999999")
         return v
 
+    @field_validator("clean_policy", mode="before")
+    @classmethod
+    def _clean_policy(cls, v: Any) -> Any:
+        return v.strip().upper() if isinstance(v, str) else v
+
     @field_validator("cdc_mode", mode="before")
     @classmethod
     def _cdc_mode(cls, v: Any) -> Any:
@@ -342,8 +412,8 @@ class HudiOptions(BaseModel):
             raise ValueError("must be 0 or more seconds")
         return v
 
-    @field_validator("compaction_delta_commits", "clean_retain_commits", "archive_min_commits",
-                     "archive_max_commits")
+    @field_validator("compaction_delta_commits", "clean_retain_commits", "clean_retain_file_versions",
+                     "clean_retain_hours", "archive_min_commits", "archive_max_commits")
     @classmethod
     def _positive(cls, v: int) -> int:
         if v < 1:
@@ -351,16 +421,23 @@ class HudiOptions(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _archive_range(self) -> HudiOptions:
-        if self.archive_min_commits > self.archive_max_commits:
-            raise ValueError(
-                f"hoodie.keep.min.commits ({self.archive_min_commits}) must not exceed hoodie.keep.max.commits "
-                f"({self.archive_max_commits})")
+    def _retention(self) -> HudiOptions:
+        """The relations between retention settings Apache Hudi checks when it builds its write config."""
+        check_archive_window(self.archive_min_commits, self.archive_max_commits)
+        if self.cleaning_policy() == "KEEP_LATEST_COMMITS":
+            check_archive_keeps_retained_commits(self.archive_min_commits, self.clean_retain_commits)
         return self
 
     # ---- helpers -----------------------------------------------------------------------------------
     def is_set(self, name: str) -> bool:
         return name in self.model_fields_set
+
+    def cleaning_policy(self) -> CleanPolicyName:
+        """hoodie.clean.policy, or the policy whose retained count alone is set (Apache Hudi's inference)."""
+        if self.clean_policy is not None:
+            return self.clean_policy
+        counted = [policy for policy, count in _RETAINED_COUNTS if self.is_set(count)]
+        return counted[0] if len(counted) == 1 else "KEEP_LATEST_COMMITS"
 
     def with_values(self, **values: Any) -> HudiOptions:
         """A copy with some settings changed (validated again); they count as set."""
@@ -399,16 +476,9 @@ for _spec in OPTION_SPECS:
     for _k in (_spec.key, *_spec.aliases):
         _BY_KEY[_k.lower()] = _spec
 
-# Accepted and ignored: tuning knobs of Apache Hudi's own Spark/Flink writers that have no meaning here.
-IGNORED_KEYS = frozenset({
-    "hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism",
-    "hoodie.bulkinsert.shuffle.parallelism", "hoodie.delete.shuffle.parallelism", "read.tasks",
-    "write.bucket_assign.tasks", "paths", "hoodie.datasource.write.reconcile.schema",
-})
-
-
 def _suggest(key: str) -> str:
-    names = list(_BY_KEY) + sorted(IGNORED_KEYS)
+    """The spelling closest to a misspelled key (the one the user was likely after: an alias stays an alias)."""
+    names = list(_BY_KEY) + sorted(TUNING_KEYS)
     close = [n for n in names if n.endswith("." + key)][:1]  # "recordkey.field" -> "hoodie...recordkey.field"
     close = close or difflib.get_close_matches(key, names, n=1, cutoff=0.6)
     if not close:
@@ -417,9 +487,33 @@ def _suggest(key: str) -> str:
         hit = difflib.get_close_matches(key.rsplit(".", 1)[-1], list(tail), n=1, cutoff=0.75)
         close = [tail[hit[0]]] if hit else []
     if close:
-        spec = _BY_KEY.get(close[0])
-        return f"; did you mean {spec.key if spec else close[0]!r}?"
+        return f"; did you mean {close[0]!r}?"
     return "; see docs/options.md for the valid options"
+
+
+def _hudi_feature(key: str) -> HudiFeature | None:
+    """The unimplemented Apache Hudi feature a key configures; a key only under a feature's prefix that is a near
+    miss of a registry key is taken for a typo of that key instead ("hoodie.metadata.enabled")."""
+    feature = feature_of(key)
+    if feature is None or feature.names(key):
+        return feature
+    return None if difflib.get_close_matches(key, list(_BY_KEY), n=1, cutoff=0.9) else feature
+
+
+def _answer_features(given: dict[str, dict[str, str]], warn: bool) -> None:
+    """Refuse the keys of unimplemented features that could change the data; warn about the others (`warn`)."""
+    for name, keys in given.items():
+        feature = next(f for f in FEATURES + NOT_IMPLEMENTED_YET if f.name == name)
+        engaged = feature.engaged(keys)
+        if not engaged:
+            continue
+        listed = ", ".join(f"{k}={keys[k]!r}" for k in engaged)
+        if feature.effect == "error":
+            raise ConfigError(f"{listed}: {feature.name} is an Apache Hudi feature hudi-py does not implement, "
+                              f"and ignoring it could change the data. {feature.answer}")
+        if warn:
+            warnings.warn(f"hudi-py ignores {listed}: {feature.name} is not implemented; {feature.answer}",
+                          IgnoredOptionWarning, stacklevel=4)
 
 
 def _text(value: Any) -> Any:
@@ -434,16 +528,26 @@ def _text(value: Any) -> Any:
 def parse_options(options: Mapping[str, Any] | None, *, tolerated_prefixes: tuple[str, ...] = ()) -> HudiOptions:
     """Validate options (any key spelling, case-insensitive); ConfigError names the bad key and the fix.
 
-    Keys starting with one of `tolerated_prefixes` are skipped (Spark passes its own settings along)."""
+    Keys starting with one of `tolerated_prefixes` are skipped (Spark passes its own settings along). Apache Hudi
+    keys of features hudi-py does not implement are refused or warned about (hudi_ds.config.hudi_features)."""
+    if options is not None and not isinstance(options, Mapping):
+        raise ConfigError(
+            f"options must be a mapping of option keys to values, such as {{'hoodie.clean.commits.retained': 5}}; "
+            f"got a {type(options).__name__} ({options!r:.80}). Pass dict(...) of key/value pairs")
     values: dict[str, Any] = {}
     given_as: dict[str, str] = {}
+    foreign: dict[str, dict[str, str]] = {}
     for raw_key, value in (options or {}).items():
         key = str(raw_key).strip().lower()
         spec = _BY_KEY.get(key)
         if spec is None:
-            if key in IGNORED_KEYS or (tolerated_prefixes and key.startswith(tolerated_prefixes)):
+            if key in TUNING_KEYS or (tolerated_prefixes and key.startswith(tolerated_prefixes)):
                 continue
-            raise ConfigError(f"unknown option {raw_key!r}{_suggest(key)}")
+            feature = _hudi_feature(key)
+            if feature is None:
+                raise ConfigError(f"unknown option {raw_key!r}{_suggest(key)}")
+            foreign.setdefault(feature.name, {})[key] = str(_text(value))
+            continue
         text = _text(value)
         if spec.name in values and values[spec.name] != text:
             raise ConfigError(
@@ -452,7 +556,10 @@ def parse_options(options: Mapping[str, Any] | None, *, tolerated_prefixes: tupl
             )
         values[spec.name] = text
         given_as[spec.name] = str(raw_key)
-    return _validated(values, given_as)
+    _answer_features(foreign, warn=False)
+    opts = _validated(values, given_as)
+    _answer_features(foreign, warn=True)
+    return opts
 
 
 def key_of(field: str) -> str:

@@ -28,8 +28,8 @@ from typing import Any
 
 import fastavro
 
+from hudi_ds.config.options import check_archive_window
 from hudi_ds.config.writable import check_writable
-from hudi_ds.errors import ConfigError
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.log.blocks import CONTENT_VERSION
 from hudi_ds.log.format import BlockType, HeaderKey, encode_block, read_blocks
@@ -229,10 +229,7 @@ def read_archived(storage: Storage) -> Iterator[dict[str, Any]]:
 def archive(table: ServiceTarget, *, min_commits: int = 20, max_commits: int = 30) -> list[str]:
     """Archive the oldest instants when more than `max_commits` completed commits are active, keeping at
     least `min_commits`; returns the requested times of the archived instants (oldest first)."""
-    if not 1 <= min_commits < max_commits:
-        raise ConfigError(
-            f"archiving needs 1 <= min_commits < max_commits, got min_commits={min_commits}, "
-            f"max_commits={max_commits} (Hudi's hoodie.keep.min.commits / hoodie.keep.max.commits)")
+    check_archive_window(min_commits, max_commits)
     storage = table.storage
     check_writable(table.config)
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):  # one archiver at a time, among all writers

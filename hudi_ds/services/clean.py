@@ -1,12 +1,19 @@
-"""Cleaning (Hudi's KEEP_LATEST_COMMITS policy): delete the file slices no retained query can need.
+"""Cleaning: delete the file slices Apache Hudi's cleaning policy no longer keeps (CleanPlanner's rules).
 
-The retained window starts at the earliest commit to retain E: the N-th completed commit from the end
-(never later than the earliest pending commit or compaction, as Hudi's CleanerUtils decides). Every query
-on a commit >= E reads, per file group, the slice whose base instant is the largest one <= that commit.
-So each file group keeps its latest slice, every slice whose base instant is >= E, and the newest slice
-older than E; older slices (base file and log files) are deleted. File groups replaced (insert overwrite)
-by a commit older than E are deleted whole. Nothing of a pending instant is ever deleted (its marked
-files, the slice a pending compaction plans to read).
+KEEP_LATEST_COMMITS (the default) and KEEP_LATEST_BY_HOURS keep a window of commits open to time travel and
+incremental reads. It starts at the earliest commit to retain E: the N-th completed commit from the end (never
+later than the earliest pending commit or compaction, as Hudi's CleanerUtils decides), or the first completed
+commit of the last N hours. Every query on a commit >= E reads, per file group, the slice whose base instant is
+the largest one <= that commit. So each file group keeps its latest slice, every slice whose base instant is >= E,
+and the newest slice older than E; older slices (base file, log files and change data) are deleted, and so are
+file groups replaced (insert overwrite) by a commit older than E. No E yet (too few commits, none in the last N
+hours): nothing is deleted.
+
+KEEP_LATEST_FILE_VERSIONS keeps the newest N slices of each file group, whatever their age, and deletes every
+replaced file group: no window of commits stays readable, so the clean records no earliest commit to retain.
+
+Whatever the policy, nothing of a pending instant is ever deleted (its marked files), nor the slice a pending
+compaction plans to read (which counts as one of the N versions).
 
 The clean is recorded as Hudi does: `<T>.clean.requested` (Avro HoodieCleanerPlan, full paths),
 `<T>.clean.inflight` (the same plan), then the files are deleted and `<T>.clean` (HoodieCleanMetadata,
@@ -17,18 +24,22 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import get_args
 
 from hudi_ds.config import TableConfig
+from hudi_ds.config.options import CleanPolicyName, HudiOptions
 from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError
-from hudi_ds.files.compaction_plan import pending_operations
+from hudi_ds.files.compaction_plan import CompactionOperation, pending_operations
 from hudi_ds.files.markers import marked_files
 from hudi_ds.files.naming import parse_base_file, parse_cdc_file, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.services.target import ServiceTarget
 from hudi_ds.storage import Storage, require_inside
 from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_LAYOUT
-from hudi_ds.timeline import Instant, State, Timeline, TimelineWriter, new_instant_time
+from hudi_ds.timeline import Instant, State, Timeline, TimelineWriter, datetime_to_instant, new_instant_time
 from hudi_ds.timeline.avro_models import (
     CLEAN_METADATA,
     CLEANER_PLAN,
@@ -39,19 +50,53 @@ from hudi_ds.timeline.avro_models import (
 )
 from hudi_ds.timeline.instant import PENDING_COMMIT_ACTIONS
 
-__all__ = ["POLICY", "clean", "earliest_commit_to_retain", "plan_clean"]
-
-POLICY = "KEEP_LATEST_COMMITS"
+__all__ = ["CleanPolicy", "clean", "earliest_commit_to_retain", "plan_clean"]
 
 
-def earliest_commit_to_retain(timeline: Timeline, retain_commits: int) -> Instant | None:
-    """The N-th completed commit from the end, moved back before the earliest pending commit or
-    compaction if needed (Hudi's CleanerUtils.getEarliestCommitToRetain); None while fewer than N+1
-    commits completed."""
+@dataclass(frozen=True)
+class CleanPolicy:
+    """One of Apache Hudi's cleaning policies (HoodieCleaningPolicy) and what it retains: `retain` commits,
+    file versions or hours, as `name` says."""
+
+    name: CleanPolicyName = "KEEP_LATEST_COMMITS"
+    retain: int = 10
+
+    def __post_init__(self) -> None:
+        if self.name not in get_args(CleanPolicyName):
+            raise ConfigError(f"unknown cleaning policy {self.name!r}; use one of {', '.join(get_args(CleanPolicyName))}")
+        if isinstance(self.retain, bool) or not isinstance(self.retain, int) or self.retain < 1:
+            raise ConfigError(f"{self.name} must retain at least 1, got {self.retain!r}")
+
+    @classmethod
+    def of(cls, options: HudiOptions) -> CleanPolicy:
+        """The policy the options set (hoodie.clean.policy, or the one whose retained count is set)."""
+        name = options.cleaning_policy()
+        retain = {"KEEP_LATEST_COMMITS": options.clean_retain_commits,
+                  "KEEP_LATEST_FILE_VERSIONS": options.clean_retain_file_versions,
+                  "KEEP_LATEST_BY_HOURS": options.clean_retain_hours}[name]
+        return cls(name, retain)
+
+
+def _instant_in(zone: str, moment: datetime) -> str:
+    """`moment` (naive: UTC) as an instant time of a timeline kept in `zone` (hoodie.table.timeline.timezone: UTC,
+    or LOCAL: this machine's wall clock, as Apache Hudi reads it)."""
+    moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+    return datetime_to_instant(moment if zone.upper() == "UTC" else moment.astimezone().replace(tzinfo=None))
+
+
+def earliest_commit_to_retain(timeline: Timeline, policy: CleanPolicy, zone: str = "UTC",
+                              now: datetime | None = None) -> Instant | None:
+    """The earliest commit whose readers the clean keeps whole (Hudi's CleanerUtils.getEarliestCommitToRetain):
+    KEEP_LATEST_COMMITS: the N-th completed commit from the end, moved back before the earliest pending commit
+    or compaction if needed (None while fewer than N+1 commits completed); KEEP_LATEST_BY_HOURS: the first
+    completed commit at or after N hours before `now`; KEEP_LATEST_FILE_VERSIONS: None."""
     commits = timeline.commits()
-    if len(commits) <= retain_commits:
+    if policy.name == "KEEP_LATEST_BY_HOURS":
+        cutoff = _instant_in(zone, (now or datetime.now(timezone.utc)) - timedelta(hours=policy.retain))
+        return next((c for c in commits if c.requested_time >= cutoff), None)
+    if policy.name != "KEEP_LATEST_COMMITS" or len(commits) <= policy.retain:
         return None
-    nth = commits[len(commits) - retain_commits]
+    nth = commits[len(commits) - policy.retain]
     pending = [i for i in timeline.pending() if i.action in PENDING_COMMIT_ACTIONS]
     if pending and nth.requested_time > pending[0].requested_time:
         before = [c for c in commits if c.requested_time < pending[0].requested_time]
@@ -63,35 +108,44 @@ def _slice_instant(sl: FileSlice) -> str:
     return sl.base_instant or (sl.log_files[0].instant if sl.log_files else "")
 
 
-def _replaced_groups_before(timeline: Timeline, earliest: str) -> set[tuple[str, str]]:
-    """File groups replaced by a completed replacecommit older than the earliest commit to retain."""
+def _cleaned_slices(slices: list[FileSlice], op: CompactionOperation | None, policy: CleanPolicy,
+                    earliest: str | None) -> list[FileSlice]:
+    """The slices of one file group (oldest first) the policy deletes. The slice a pending compaction reads,
+    and any newer one, always stay."""
+    kept_for_compaction = {id(s) for s in slices if op is not None and _slice_instant(s) >= op.base_instant}
+    candidates = [s for s in slices if id(s) not in kept_for_compaction]
+    if policy.name == "KEEP_LATEST_FILE_VERSIONS":
+        keep = policy.retain - (1 if op is not None else 0)  # the slice under compaction is one of the N
+        return candidates[:max(len(candidates) - keep, 0)]
+    assert earliest is not None
+    older = [s for s in slices if _slice_instant(s) < earliest]
+    stays = {id(slices[-1]), id(older[-1]) if older else 0}  # the latest, and the one queries at E read
+    return [s for s in candidates if _slice_instant(s) < earliest and id(s) not in stays]
+
+
+def _replaced_groups(timeline: Timeline, before: str | None) -> set[tuple[str, str]]:
+    """File groups replaced by a completed replacecommit older than `before` (None: any)."""
     out: set[tuple[str, str]] = set()
     for inst in timeline.commits():
-        if inst.action == "replacecommit" and inst.requested_time < earliest:
+        if inst.action == "replacecommit" and (before is None or inst.requested_time < before):
             for partition, ids in timeline.commit_metadata(inst).replaced_file_ids().items():
                 out.update((partition, fid) for fid in ids)
     return out
 
 
-def plan_clean(storage: Storage, timeline: Timeline, view: FileSystemView,
-               earliest: str) -> dict[str, list[str]]:
-    """Partition -> relative paths of the files KEEP_LATEST_COMMITS deletes, given the earliest commit
-    to retain."""
+def plan_clean(storage: Storage, timeline: Timeline, view: FileSystemView, policy: CleanPolicy,
+               earliest: str | None) -> dict[str, list[str]]:
+    """Partition -> relative paths of the files the policy deletes, given the earliest commit to retain (None
+    under KEEP_LATEST_FILE_VERSIONS)."""
     protected: set[str] = set()
     for inst in timeline.pending():
         protected.update(marked_files(storage, inst.requested_time))
     compacting = pending_operations(timeline)
     out: dict[str, list[str]] = defaultdict(list)
     for key, slices in view.groups.items():
-        op = compacting.get(key)
-        before = [s for s in slices if _slice_instant(s) < earliest]
-        for sl in slices[:-1]:  # the latest slice always stays
-            if _slice_instant(sl) >= earliest or sl is before[-1]:
-                continue  # read by queries on retained commits (the newest slice before E: queries at E)
-            if op is not None and _slice_instant(sl) >= op.base_instant:
-                continue  # the slice a pending compaction will read
+        for sl in _cleaned_slices(slices, compacting.get(key), policy, earliest):
             out[sl.partition].extend(f for f in sl.files + [c.path for c in sl.cdc_files] if f not in protected)
-    replaced = _replaced_groups_before(timeline, earliest) - set(compacting)
+    replaced = _replaced_groups(timeline, earliest) - set(compacting)
     if replaced:
         for entry in storage.walk_files(""):
             if entry.path.startswith(".hoodie/") or entry.path in protected:
@@ -123,7 +177,8 @@ def _execute(storage: Storage, instant: str, plan: dict, started: float) -> None
             except OSError:
                 pass
             (failed if storage.exists(rel) else ok).append(name)
-        parts[partition] = clean_partition_metadata(partition, POLICY, names, ok, failed)
+        parts[partition] = clean_partition_metadata(partition, plan.get("policy") or "KEEP_LATEST_COMMITS", names,
+                                                    ok, failed)
     earliest = (plan.get("earliestInstantToRetain") or {}).get("timestamp") or ""
     meta = clean_metadata(instant, earliest, parts, plan.get("lastCompletedCommitTimestamp") or "",
                           int((time.time() - started) * 1000))
@@ -155,22 +210,27 @@ def _finish_pending(storage: Storage, timeline: Timeline) -> str | None:
     return last
 
 
-def clean(table: ServiceTarget, *, retain_commits: int = 10, sweep_staged: bool = True) -> str | None:
-    """Delete the file slices that no query on the last `retain_commits` completed commits needs;
-    returns the clean instant, or None if there was nothing to delete.
+def clean(table: ServiceTarget, policy: CleanPolicy | None = None, *, retain_commits: int | None = None,
+          sweep_staged: bool = True, now: datetime | None = None) -> str | None:
+    """Delete the file slices `policy` no longer keeps (default KEEP_LATEST_COMMITS, 10 commits;
+    `retain_commits` alone: KEEP_LATEST_COMMITS with that many); returns the clean instant, or None if there was
+    nothing to delete. `now` (aware) is the clock KEEP_LATEST_BY_HOURS counts back from.
 
     Staged copies killed writers left (a minute old) go too: in every folder with `sweep_staged`, else only
     while the active timeline records a rollback (killed writers' instants are rolled back), which spares the
     clean after every commit a walk of the whole table."""
-    if retain_commits < 1:
-        raise ConfigError(f"retain_commits must be at least 1, got {retain_commits!r}")
+    if retain_commits is not None:
+        if policy is not None:
+            raise ConfigError("give either a cleaning policy or retain_commits, not both")
+        policy = CleanPolicy("KEEP_LATEST_COMMITS", retain_commits)
     storage, config = table.storage, table.config
     check_writable(config)
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):  # one cleaner at a time, among all writers
-        return _clean(storage, config, retain_commits, sweep_staged)
+        return _clean(storage, config, policy or CleanPolicy(), sweep_staged, now)
 
 
-def _clean(storage: Storage, config: TableConfig, retain_commits: int, sweep_staged: bool) -> str | None:
+def _clean(storage: Storage, config: TableConfig, policy: CleanPolicy, sweep_staged: bool,
+           now: datetime | None) -> str | None:
     started = time.time()
     timeline = Timeline.load(storage, WRITE_LAYOUT)
     finished = _finish_pending(storage, timeline)
@@ -178,17 +238,17 @@ def _clean(storage: Storage, config: TableConfig, retain_commits: int, sweep_sta
         timeline = Timeline.load(storage, WRITE_LAYOUT)
     if sweep_staged or any(i.action == "rollback" for i in timeline.completed()):
         storage.discard_staged()  # copies killed writers staged (a rollback removes only a minute-old one)
-    earliest = earliest_commit_to_retain(timeline, retain_commits)
-    if earliest is None:
+    earliest = earliest_commit_to_retain(timeline, policy, config.timezone, now)
+    if earliest is None and policy.name != "KEEP_LATEST_FILE_VERSIONS":
         return finished
     view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
-    files = plan_clean(storage, timeline, view, earliest.requested_time)
+    files = plan_clean(storage, timeline, view, policy, earliest.requested_time if earliest else None)
     if not files:
         return finished
     last_commit = timeline.last_completed_commit()
     plan = clean_plan(
-        POLICY, {p: [storage.full(f) for f in fs] for p, fs in files.items()},
-        (earliest.requested_time, earliest.action, "COMPLETED"),
+        policy.name, {p: [storage.full(f) for f in fs] for p, fs in files.items()},
+        (earliest.requested_time, earliest.action, "COMPLETED") if earliest else None,
         last_commit.requested_time if last_commit else "",
     )
     content = encode_avro_instant(plan, CLEANER_PLAN)

@@ -3,7 +3,7 @@ batch writes and the streaming sink.
 
 A compaction is scheduled every `compaction.delta_commits` delta commits and executed inline, or handed to one
 background runner per table and process (`compaction.async.enabled`; writes go on, their logs land in the new
-file slices); then the table is cleaned and archived.
+file slices); then the table is cleaned (by the cleaning policy of the options) and archived.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class TableServices:
         if config.is_mor and opts.compaction_enabled:
             self._compact(table)
         if opts.clean_enabled:
-            clean.clean(table, retain_commits=opts.clean_retain_commits, sweep_staged=False)
+            clean.clean(table, clean.CleanPolicy.of(opts), sweep_staged=False)
         if opts.archive_enabled:
             archive.archive(table, min_commits=opts.archive_min_commits, max_commits=opts.archive_max_commits)
 
