@@ -284,13 +284,13 @@ NOT_IMPLEMENTED_YET: tuple[HudiFeature, ...] = (
 )
 
 # Accepted and ignored: parallelism and task counts of Apache Hudi's own Spark/Flink writers, which hudi-py does
-# not run (and a key Spark passes along). Nothing to say about them.
+# not run, schema reconciliation (hudi-py always reconciles a batch with the table's schema: it keeps the table's
+# columns and appends new ones) and a key Spark passes along. Nothing to say about them.
 TUNING_KEYS = frozenset({
     "hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism", "hoodie.bulkinsert.shuffle.parallelism",
     "hoodie.delete.shuffle.parallelism", "hoodie.clean.parallelism", "hoodie.cleaner.parallelism",
     "hoodie.archive.delete.parallelism", "hoodie.finalize.write.parallelism", "hoodie.rollback.parallelism",
-    "hoodie.file.listing.parallelism", "hoodie.global.simple.index.parallelism", "read.tasks", "write.tasks.max",
-    "write.bucket_assign.tasks", "write.index_bootstrap.tasks", "compaction.tasks", "clustering.tasks", "paths",
+    "hoodie.file.listing.parallelism", "hoodie.global.simple.index.parallelism", "read.tasks", "write.bucket_assign.tasks", "write.index_bootstrap.tasks", "compaction.tasks", "clustering.tasks", "paths",
     "hoodie.datasource.write.reconcile.schema",
 })
 
