@@ -105,7 +105,8 @@ class HudiOptions(BaseModel):
         "hoodie.datasource.write.precombine.field", None,
         "Ordering (precombine / event-time) column: per key the highest value wins. Optional.",
         "precombine.field", "write.precombine.field", "hoodie.table.precombine.field",
-        "hoodie.table.ordering.fields", "hoodie.datasource.write.ordering.fields", scope="table")
+        "hoodie.table.ordering.fields", "hoodie.datasource.write.ordering.fields", "hoodie.payload.ordering.field",
+        scope="table")
     partition_fields: list[str] = opt(
         "hoodie.datasource.write.partitionpath.field", [],
         "Partition column(s), comma-separated; empty for a non-partitioned table.",
@@ -113,7 +114,7 @@ class HudiOptions(BaseModel):
     table_type: TableType = opt(
         "hoodie.datasource.write.table.type", "MERGE_ON_READ",
         "MERGE_ON_READ (updates go to log files) or COPY_ON_WRITE (updates rewrite base files); MOR/COW accepted.",
-        "table.type", "hoodie.table.type", scope="table")
+        "table.type", "hoodie.table.type", "hoodie.datasource.write.storage.type", scope="table")
     index_type: Literal["BUCKET"] = opt(
         "hoodie.index.type", "BUCKET", "Index type; hudi-py writes the simple BUCKET index only.", "index.type", scope="table")
     bucket_engine: Literal["SIMPLE"] = opt(
@@ -173,7 +174,7 @@ class HudiOptions(BaseModel):
     # ---- read ----------------------------------------------------------------------------------------
     query_type: QueryType = opt(
         "hoodie.datasource.query.type", "snapshot", "snapshot, read_optimized (base files only) or incremental.",
-        "query.type", scope="read")
+        "query.type", "hoodie.datasource.view.type", scope="read")
     as_of: str | None = opt(
         "as.of.instant", None, "Time travel: read the table as of this instant (yyyyMMddHHmmssSSS or ISO).",
         "hoodie.datasource.read.as.of.instant", scope="read")
