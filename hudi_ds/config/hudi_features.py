@@ -134,7 +134,7 @@ FEATURES: tuple[HudiFeature, ...] = (
         "hudi-py schedules a compaction every compaction.delta_commits (hoodie.compact.inline.max.delta.commits) "
         "delta commits and executes it inline, or in the background with compaction.async.enabled; "
         "compaction.schedule.enabled=false turns compaction off",
-        keys=_keys("hoodie.compact.inline", "hoodie.compact.inline.trigger.strategy",
+        keys=_keys("hoodie.compact.inline", "hoodie.compact.schedule.inline", "hoodie.compact.inline.trigger.strategy",
                    "hoodie.compact.inline.max.delta.seconds", "hoodie.compaction.strategy",
                    "hoodie.compaction.target.io", "hoodie.compaction.lazy.block.read",
                    "hoodie.compaction.reverse.log.read", "hoodie.compaction.logfile.size.threshold",
