@@ -1,5 +1,6 @@
 """hudi_ds: read and write Apache Hudi tables from Python and PySpark (format name "hudi-py")."""
 
+from hudi_ds.config.hudi_features import IgnoredOptionWarning
 from hudi_ds.errors import (
     CleanedInstantsError,
     CommitConflictError,
@@ -30,6 +31,7 @@ __all__ = [
     "CorruptTableError",
     "HudiDsError",
     "HudiTable",
+    "IgnoredOptionWarning",
     "InstantNotFoundError",
     "InstantStateError",
     "InvalidDataError",

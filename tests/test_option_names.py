@@ -11,15 +11,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from hudi_ds import ConfigError, HudiTable
+from hudi_ds import ConfigError, HudiTable, IgnoredOptionWarning
 from hudi_ds.cli import main
-from hudi_ds.config.hudi_features import (
-    FEATURES,
-    NOT_IMPLEMENTED_YET,
-    TUNING_KEYS,
-    HudiFeature,
-    IgnoredOptionWarning,
-)
+from hudi_ds.config.hudi_features import FEATURES, NOT_IMPLEMENTED_YET, TUNING_KEYS, HudiFeature
 from hudi_ds.config.options import OPTION_SPECS, HudiOptions, OptionSpec, parse_options
 
 
