@@ -83,8 +83,10 @@ HUDI_KEYS = [
     ("hoodie.clean.hours.retained", "6", "clean_retain_hours", 6),
     ("hoodie.cleaner.hours.retained", "6", "clean_retain_hours", 6),
     ("clean.retain_hours", "6", "clean_retain_hours", 6),
-    ("hoodie.keep.min.commits", "12", "archive_min_commits", 12), ("archive.min_commits", "12", "archive_min_commits", 12),
-    ("hoodie.keep.max.commits", "40", "archive_max_commits", 40), ("archive.max_commits", "40", "archive_max_commits", 40),
+    ("hoodie.keep.min.commits", "12", "archive_min_commits", 12),
+    ("archive.min_commits", "12", "archive_min_commits", 12),
+    ("hoodie.keep.max.commits", "40", "archive_max_commits", 40),
+    ("archive.max_commits", "40", "archive_max_commits", 40),
     ("hoodie.datasource.view.type", "read_optimized", "query_type", "read_optimized"),
     ("hoodie.datasource.write.storage.type", "COPY_ON_WRITE", "table_type", "COPY_ON_WRITE"),
     ("hoodie.datasource.compaction.async.enable", "true", "compaction_async", True),
@@ -176,11 +178,12 @@ def test_cli_names_both_keys(tmp_path, capsys):
 
 def test_options_given_as_a_list_of_pairs(tmp_path):
     with pytest.raises(ConfigError, match="options must be a mapping .* got a list"):
-        HudiTable.create(str(tmp_path / "new"), table_name="t", record_key="id", options=[("a", "b")])  # type: ignore[arg-type]
+        pairs: Any = [("a", "b")]
+        HudiTable.create(str(tmp_path / "new"), table_name="t", record_key="id", options=pairs)
     assert not (tmp_path / "new").exists()
     t = create(tmp_path / "t")
     with pytest.raises(ConfigError, match="Pass dict"):
-        HudiTable(t.path, options=[("hoodie.clean.commits.retained", "5")])  # type: ignore[arg-type]
+        HudiTable(t.path, options=pairs)
 
 
 # ---- Apache Hudi keys of features hudi-py does not implement ----------------------------------------------------

@@ -276,7 +276,8 @@ NOT_IMPLEMENTED_YET: tuple[HudiFeature, ...] = (
         keys=_keys("hoodie.record.merge.mode", "hoodie.write.record.merge.mode", "hoodie.record.merge.strategy.id",
                    "hoodie.write.record.merge.strategy.id", "hoodie.datasource.write.record.merger.impls",
                    "hoodie.datasource.write.record.merger.strategy",
-                   "hoodie.write.record.merge.custom.implementation.classes", "hoodie.compaction.record.merger.strategy",
+                   "hoodie.write.record.merge.custom.implementation.classes",
+                   "hoodie.compaction.record.merger.strategy",
                    "record.merger.impls", "record.merger.strategy", "hoodie.table.partial.update.mode",
                    "hoodie.write.partial.update.schema", "hoodie.spark.sql.merge.into.partial.updates",
                    "hoodie.datasource.write.payload.type", "hoodie.compaction.payload.type"),
@@ -290,7 +291,8 @@ TUNING_KEYS = frozenset({
     "hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism", "hoodie.bulkinsert.shuffle.parallelism",
     "hoodie.delete.shuffle.parallelism", "hoodie.clean.parallelism", "hoodie.cleaner.parallelism",
     "hoodie.archive.delete.parallelism", "hoodie.finalize.write.parallelism", "hoodie.rollback.parallelism",
-    "hoodie.file.listing.parallelism", "hoodie.global.simple.index.parallelism", "read.tasks", "write.bucket_assign.tasks", "write.index_bootstrap.tasks", "compaction.tasks", "clustering.tasks", "paths",
+    "hoodie.file.listing.parallelism", "hoodie.global.simple.index.parallelism", "read.tasks",
+    "write.bucket_assign.tasks", "write.index_bootstrap.tasks", "compaction.tasks", "clustering.tasks", "paths",
     "hoodie.datasource.write.reconcile.schema",
 })
 

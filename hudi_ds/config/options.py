@@ -477,6 +477,7 @@ for _spec in OPTION_SPECS:
     for _k in (_spec.key, *_spec.aliases):
         _BY_KEY[_k.lower()] = _spec
 
+
 def _suggest(key: str) -> str:
     """The spelling closest to a misspelled key (the one the user was likely after: an alias stays an alias)."""
     names = list(_BY_KEY) + sorted(TUNING_KEYS)

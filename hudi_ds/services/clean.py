@@ -63,7 +63,8 @@ class CleanPolicy:
 
     def __post_init__(self) -> None:
         if self.name not in get_args(CleanPolicyName):
-            raise ConfigError(f"unknown cleaning policy {self.name!r}; use one of {', '.join(get_args(CleanPolicyName))}")
+            raise ConfigError(f"unknown cleaning policy {self.name!r}; use one of "
+                              f"{', '.join(get_args(CleanPolicyName))}")
         if isinstance(self.retain, bool) or not isinstance(self.retain, int) or self.retain < 1:
             raise ConfigError(f"{self.name} must retain at least 1, got {self.retain!r}")
 
