@@ -52,7 +52,7 @@ def data_files(t: HudiTable) -> set[str]:
 
 
 def timeline_files(t: HudiTable) -> set[str]:
-    return {p.name for p in (Path(t.path) / ".hoodie").iterdir() if p.is_file()}
+    return {p.name for p in (Path(t.path) / t.config.format.timeline_dir).iterdir() if p.is_file()}
 
 
 def avro_record(path: Path) -> dict:
@@ -65,11 +65,13 @@ MANUAL = {"compaction.schedule.enabled": "false", "hoodie.clean.automatic": "fal
           "hoodie.archive.automatic": "false"}
 
 
-@pytest.fixture
-def mor(tmp_path):
-    """A MOR table with inserts, upserts and deletes spread over two partitions and two buckets each."""
+@pytest.fixture(params=[6, 9], ids=["v6", "v9"])
+def mor(tmp_path, request):
+    """A MOR table (version 6 and 9) with inserts, upserts and deletes spread over two partitions and two buckets
+    each."""
     t = HudiTable.create(str(tmp_path / "mor"), table_name="mor", record_key="id", ordering_field="ts",
-                         partition_by="dt", buckets=2, options=MANUAL)
+                         partition_by="dt", buckets=2,
+                         options={**MANUAL, "hoodie.write.table.version": str(request.param)})
     t.write(data(range(40), 1))
     t.write(data(range(10, 30), 2, v=2.0))
     t.write(deletes([3, 4, 11, 12]), operation="delete")

@@ -27,7 +27,7 @@ from hudi_ds.files.naming import parse_base_file, parse_cdc_file, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.services.target import ServiceTarget
 from hudi_ds.storage import Storage, require_inside
-from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_LAYOUT
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S
 from hudi_ds.timeline import Instant, State, Timeline, TimelineWriter, new_instant_time
 from hudi_ds.timeline.avro_models import (
     CLEAN_METADATA,
@@ -103,7 +103,7 @@ def plan_clean(storage: Storage, timeline: Timeline, view: FileSystemView,
     return {p: sorted(files) for p, files in sorted(out.items()) if files}
 
 
-def _execute(storage: Storage, instant: str, plan: dict, started: float) -> None:
+def _execute(storage: Storage, writer: TimelineWriter, instant: str, plan: dict, started: float) -> None:
     """Delete the planned files and publish the completed clean instant. Every planned path is checked to lie
     inside the table before the first delete."""
     source = f"the clean plan of instant {instant} (.hoodie/{instant}.clean.requested)"
@@ -127,7 +127,7 @@ def _execute(storage: Storage, instant: str, plan: dict, started: float) -> None
     earliest = (plan.get("earliestInstantToRetain") or {}).get("timestamp") or ""
     meta = clean_metadata(instant, earliest, parts, plan.get("lastCompletedCommitTimestamp") or "",
                           int((time.time() - started) * 1000))
-    TimelineWriter(storage, WRITE_LAYOUT).complete(instant, "clean", encode_avro_instant(meta, CLEAN_METADATA))
+    writer.complete(instant, "clean", encode_avro_instant(meta, CLEAN_METADATA))
 
 
 def _relative(storage: Storage, path: str) -> str:
@@ -148,9 +148,9 @@ def _finish_pending(storage: Storage, timeline: Timeline) -> str | None:
         started = time.time()
         plan = timeline.read_avro(inst, State.REQUESTED)
         if inst.state is State.REQUESTED:
-            TimelineWriter(storage, WRITE_LAYOUT).transition_to_inflight(
+            timeline.writer().transition_to_inflight(
                 inst.requested_time, "clean", encode_avro_instant(plan, CLEANER_PLAN))
-        _execute(storage, inst.requested_time, plan, started)
+        _execute(storage, timeline.writer(), inst.requested_time, plan, started)
         last = inst.requested_time
     return last
 
@@ -172,16 +172,16 @@ def clean(table: ServiceTarget, *, retain_commits: int = 10, sweep_staged: bool 
 
 def _clean(storage: Storage, config: TableConfig, retain_commits: int, sweep_staged: bool) -> str | None:
     started = time.time()
-    timeline = Timeline.load(storage, WRITE_LAYOUT)
+    timeline = config.format.load_timeline(storage)
     finished = _finish_pending(storage, timeline)
     if finished is not None:
-        timeline = Timeline.load(storage, WRITE_LAYOUT)
+        timeline = config.format.load_timeline(storage)
     if sweep_staged or any(i.action == "rollback" for i in timeline.completed()):
         storage.discard_staged()  # copies killed writers staged (a rollback removes only a minute-old one)
     earliest = earliest_commit_to_retain(timeline, retain_commits)
     if earliest is None:
         return finished
-    view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
+    view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, timeline.layout))
     files = plan_clean(storage, timeline, view, earliest.requested_time)
     if not files:
         return finished
@@ -192,7 +192,7 @@ def _clean(storage: Storage, config: TableConfig, retain_commits: int, sweep_sta
         last_commit.requested_time if last_commit else "",
     )
     content = encode_avro_instant(plan, CLEANER_PLAN)
-    writer = TimelineWriter(storage, WRITE_LAYOUT)
+    writer = timeline.writer()
     last = timeline.last_instant_time()
     while True:
         instant = new_instant_time(after=last)
@@ -200,5 +200,5 @@ def _clean(storage: Storage, config: TableConfig, retain_commits: int, sweep_sta
             break
         last = instant
     writer.transition_to_inflight(instant, "clean", content)
-    _execute(storage, instant, plan, started)
+    _execute(storage, writer, instant, plan, started)
     return instant
