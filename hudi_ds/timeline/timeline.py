@@ -16,6 +16,7 @@ from typing import Any
 
 from hudi_ds.errors import (
     CommitConflictError,
+    CorruptTableError,
     InstantNotFoundError,
     MissingFileError,
     UnsupportedTableError,
@@ -111,6 +112,11 @@ class Timeline:
             inst = parse_instant_file_name(entry.name, layout)
             if inst is None:
                 continue
+            if inst.completion_time is not None and inst.completion_time < inst.requested_time:
+                raise CorruptTableError(
+                    f"timeline file {posixpath.join(folder, entry.name)} says the instant completed before it was "
+                    "requested (its completion time goes backwards): the file was renamed by hand or damaged; "
+                    "restore it, or remove it if the instant never completed")
             key = (inst.requested_time, action_family(inst.action))
             files.setdefault(key, {})[inst.state] = entry.name
             stamps[entry.name] = (entry.size, entry.mtime_ns)
