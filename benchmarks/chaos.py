@@ -3,6 +3,9 @@
     ./run chaos [--kills 100] [--kinds api_mor,api_cow,services,two_writers,stream_sink,stream_reader]
                 [--store local|s3]
 
+Each Python API kind also runs on a table of version 9 (`api_mor_v9`, `api_cow_v9`, `services_v9`,
+`two_writers_v9`: timeline layout 2, Avro commit metadata, completion times).
+
 Python API kinds: each writer runs in its own process and works through a fixed, seeded list of operations
 (upserts, deletes, partition overwrites; the services kind also compacts, cleans and archives), logging each
 operation once its call returned. While it runs, this process reads the table again and again (a reader racing
@@ -127,6 +130,7 @@ class Kind:
     writers: int = 1
     services: bool = False
     runner: str = "api"  # or "stream_sink", "stream_reader" (Spark, local store)
+    version: int = 6  # hoodie.write.table.version of the table
 
 
 KINDS = {
@@ -134,6 +138,10 @@ KINDS = {
     "api_cow": Kind("api_cow", "COPY_ON_WRITE"),
     "services": Kind("services", "MERGE_ON_READ", services=True),
     "two_writers": Kind("two_writers", "MERGE_ON_READ", writers=2),
+    "api_mor_v9": Kind("api_mor_v9", "MERGE_ON_READ", version=9),
+    "api_cow_v9": Kind("api_cow_v9", "COPY_ON_WRITE", version=9),
+    "services_v9": Kind("services_v9", "MERGE_ON_READ", services=True, version=9),
+    "two_writers_v9": Kind("two_writers_v9", "MERGE_ON_READ", writers=2, version=9),
     "stream_sink": Kind("stream_sink", "MERGE_ON_READ", runner="stream_sink"),
     "stream_reader": Kind("stream_reader", "MERGE_ON_READ", runner="stream_reader"),
 }
@@ -163,7 +171,8 @@ def run_kind(kind: Kind, kills: int, work: Path, uri: str, storage_options: dict
 
     HudiTable.create(uri, table_name=kind.name, record_key="id", ordering_field="ts", partition_by="p",
                      table_type=kind.table_type, buckets=2, storage_options=storage_options,
-                     options={"compaction.schedule.enabled": "false"})
+                     options={"compaction.schedule.enabled": "false",
+                              "hoodie.write.table.version": str(kind.version)})
     tally, started = Tally(), time.monotonic()
     overwrites = kind.writers == 1
     writers = [(w, work / f"{kind.name}-{w}.log", operations(100 + w, w * KEYS, overwrites))

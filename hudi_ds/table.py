@@ -24,6 +24,7 @@ from hudi_ds.services.post_commit import TableServices
 from hudi_ds.storage import open_storage
 from hudi_ds.timeline import Instant, Timeline, normalize_instant_time
 from hudi_ds.timeline.moving import on_latest_timeline
+from hudi_ds.upgrade import check_version
 from hudi_ds.write.client import WriteClient, create_table
 
 T = TypeVar("T")
@@ -181,7 +182,9 @@ class HudiTable:
         return self.write_client().write(data, operation, buffer_bytes=buffer_bytes)
 
     def write_client(self) -> WriteClient:
-        """The write client of this table, with its options and table services."""
+        """The write client of this table, with its options and table services (at the version the options ask
+        for: hoodie.write.table.version / hoodie.write.auto.upgrade)."""
+        self.config = check_version(self.storage, self.options, self.config)
         return WriteClient(self.storage, self.config, self.options, hooks=[TableServices(self.options)])
 
     # ---- table services ---------------------------------------------------------------------------------

@@ -50,3 +50,29 @@ def assert_same_rows(ours: pa.Table, theirs: pa.Table, columns: Sequence[str]) -
 def _first_diff(a: list, b: list) -> Any:
     sa, sb = set(map(repr, a)), set(map(repr, b))
     return sorted(sa - sb)[:3], sorted(sb - sa)[:3]
+
+
+def instant_file(table: Any, requested_time: str, action: str, state: str = "completed") -> Path:
+    """The timeline file of an instant of a hudi_ds table in either layout (`<ts>.<action>` on v6,
+    `<ts>_<completion>.<action>` completed on v8/v9; pending files `<ts>.<action>.<state>`)."""
+    folder = Path(table.path) / table.config.format.timeline_dir
+    if state != "completed":
+        return folder / f"{requested_time}.{action}.{state}"
+    found = [p for p in folder.glob(f"{requested_time}*.{action}")
+             if p.name == f"{requested_time}.{action}" or p.name.startswith(f"{requested_time}_")]
+    assert len(found) == 1, f"completed {requested_time}.{action}: {found}"
+    return found[0]
+
+
+def commit_metadata(table: Any, requested_time: str, action: str) -> dict[str, Any]:
+    """The commit metadata of a completed commit-like instant as a dict: JSON (v6) or Avro (v8/v9)."""
+    import json
+
+    import fastavro
+
+    path = instant_file(table, requested_time, action)
+    data = path.read_bytes()
+    if data.startswith(b"Obj\x01"):
+        with open(path, "rb") as f:
+            return next(iter(fastavro.reader(f)))  # type: ignore[return-value]
+    return json.loads(data)

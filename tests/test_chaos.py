@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 CHAOS = Path(__file__).resolve().parents[1] / "benchmarks" / "chaos.py"
-KINDS = ["api_mor", "api_cow", "services", "two_writers"]
+KINDS = ["api_mor", "api_cow", "services", "two_writers", "api_mor_v9", "api_cow_v9", "services_v9", "two_writers_v9"]
 
 
 @pytest.mark.slow

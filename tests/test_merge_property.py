@@ -42,14 +42,17 @@ batch = st.tuples(st.sampled_from(["upsert", "upsert", "delete", "insert"]), st.
        buckets=st.integers(min_value=1, max_value=4),
        batches=st.lists(batch, min_size=1, max_size=6),
        parallel_route=st.booleans(),
-       int_keys=st.booleans())
-def test_any_upsert_delete_sequence_matches_dict_model(table_type, buckets, batches, parallel_route, int_keys):
+       int_keys=st.booleans(),
+       version=st.sampled_from([6, 8, 9]))
+def test_any_upsert_delete_sequence_matches_dict_model(table_type, buckets, batches, parallel_route, int_keys,
+                                                       version):
     # parallel_route: every batch is routed in parts on the writer threads, as big inputs are
     threshold = 2 if parallel_route else task._PARALLEL_ROUTE_ROWS
     with tempfile.TemporaryDirectory() as tmp, mock.patch.object(task, "_PARALLEL_ROUTE_ROWS", threshold):
         t = HudiTable.create(tmp + "/t", table_name="prop", record_key="key", ordering_field="ts",
                              partition_by="part", table_type=table_type, buckets=buckets,
-                             options={"compaction.delta_commits": 3})  # compactions run between writes too
+                             options={"compaction.delta_commits": 3,  # compactions run between writes too
+                                      "hoodie.write.table.version": str(version)})
         model = DictModel("key", "ts", "part", merge_on_read=table_type == "MERGE_ON_READ",
                           bucket_of=lambda key: bucket_for_hash_values([str(key[0])], buckets))
         schema = SCHEMA.set(0, pa.field("key", pa.int64())) if int_keys else SCHEMA

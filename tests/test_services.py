@@ -4,7 +4,6 @@ incremental) exactly as it was, in our reader and in hudi-rs."""
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tables import hudi_rs, rows
+from tables import commit_metadata, hudi_rs, instant_file, rows
 
 from hudi_ds import HudiTable, faults
 from hudi_ds.cli.validate import validate
@@ -52,7 +51,7 @@ def data_files(t: HudiTable) -> set[str]:
 
 
 def timeline_files(t: HudiTable) -> set[str]:
-    return {p.name for p in (Path(t.path) / ".hoodie").iterdir() if p.is_file()}
+    return {p.name for p in (Path(t.path) / t.config.format.timeline_dir).iterdir() if p.is_file()}
 
 
 def avro_record(path: Path) -> dict:
@@ -65,11 +64,13 @@ MANUAL = {"compaction.schedule.enabled": "false", "hoodie.clean.automatic": "fal
           "hoodie.archive.automatic": "false"}
 
 
-@pytest.fixture
-def mor(tmp_path):
-    """A MOR table with inserts, upserts and deletes spread over two partitions and two buckets each."""
+@pytest.fixture(params=[6, 9], ids=["v6", "v9"])
+def mor(tmp_path, request):
+    """A MOR table (version 6 and 9) with inserts, upserts and deletes spread over two partitions and two buckets
+    each."""
     t = HudiTable.create(str(tmp_path / "mor"), table_name="mor", record_key="id", ordering_field="ts",
-                         partition_by="dt", buckets=2, options=MANUAL)
+                         partition_by="dt", buckets=2,
+                         options={**MANUAL, "hoodie.write.table.version": str(request.param)})
     t.write(data(range(40), 1))
     t.write(data(range(10, 30), 2, v=2.0))
     t.write(deletes([3, 4, 11, 12]), operation="delete")
@@ -130,20 +131,21 @@ def test_compaction_keeps_every_read(mor):
     assert theirs(mor, read_optimized=True) == before
     assert snap(mor, as_of=commits[1]) == at_second  # time travel to before the compaction
     assert rows(mor.incremental(commits[0]), COLS) == incremental
-    assert mor.incremental(commits[-1]).num_rows == 0  # the compaction itself changed no record
+    # the compaction itself changed no record (incremental ranges go by completion time on version 8+)
+    last = mor.timeline()[len(commits) - 1]
+    assert mor.incremental(last.completion_time or last.requested_time).num_rows == 0
 
-    hoodie = Path(mor.path) / ".hoodie"
-    assert {f"{c}.compaction.requested", f"{c}.compaction.inflight", f"{c}.commit"} <= timeline_files(mor)
-    assert (hoodie / f"{c}.compaction.inflight").stat().st_size == 0
-    plan = avro_record(hoodie / f"{c}.compaction.requested")
+    assert {f"{c}.compaction.requested", f"{c}.compaction.inflight"} <= timeline_files(mor)
+    assert instant_file(mor, c, "compaction", "inflight").stat().st_size == 0
+    plan = avro_record(instant_file(mor, c, "compaction", "requested"))
     assert plan["version"] == 2 and len(plan["operations"]) == 4
     for op in plan["operations"]:
         assert op["deltaFilePaths"] and all(n.startswith(f".{op['fileId']}_") for n in op["deltaFilePaths"])
         assert op["dataFilePath"].startswith(op["fileId"]) and op["baseInstantTime"] == commits[0]
         assert op["metrics"]["TOTAL_LOG_FILES"] == len(op["deltaFilePaths"])
-    meta = json.loads((hoodie / f"{c}.commit").read_text())
+    meta = commit_metadata(mor, c, "commit")
     assert meta["compacted"] is True and meta["operationType"] == "COMPACT"
-    latest = json.loads((hoodie / f"{commits[-1]}.deltacommit").read_text())
+    latest = commit_metadata(mor, commits[-1], "deltacommit")
     assert meta["extraMetadata"]["schema"] == latest["extraMetadata"]["schema"]
     stats = [s for ss in meta["partitionToWriteStats"].values() for s in ss]
     assert len(stats) == 4 and all(s["prevCommit"] == commits[0] for s in stats)
@@ -180,8 +182,11 @@ def test_writes_while_a_compaction_is_pending_are_not_lost(mor):
     expected = snap(mor)
     assert ("k22", 4, "d0", 88.0, "k22", "d0") in expected and not any(r[0] == "k21" for r in expected)
     new_logs = [parse_log_file(*p.rsplit("/", 1)) for p in data_files(mor) - files_before]
-    # the upsert hit all four file groups, the delete one: every log went to C's new slice
-    assert len(new_logs) == 5 and all(lf is not None and lf.instant == c for lf in new_logs)
+    # the upsert hit all four file groups, the delete one: every log went to C's new slice (v6: named after C;
+    # v8+: named after its own delta commit, which completed after C was planned)
+    v6 = mor.config.version == 6
+    assert len(new_logs) == 5 and all(lf is not None and lf.instant == (c if v6 else lf.instant) for lf in new_logs)
+    assert v6 or all(lf is not None and lf.instant > c for lf in new_logs)
 
     assert run_compaction(mor) == [c]
     assert snap(mor) == expected
@@ -189,9 +194,12 @@ def test_writes_while_a_compaction_is_pending_are_not_lost(mor):
     assert snap(mor, as_of=w) == at_w == theirs(mor, as_of=w)  # C < w: C's slice, blocks up to w
     assert snap(mor, read_optimized=True) != expected  # those logs are not compacted yet
 
-    mor.write(data([22], 5, v=5.0))  # the next log of the group follows the earlier ones of C's slice
-    after = [p for p in data_files(mor) if f"_{c}.log." in p]
-    assert len(after) == 6 and sum(".log.2_" in p for p in after) == 2
+    last = mor.write(data([22], 5, v=5.0))  # the next log of the group follows the earlier ones of C's slice
+    if v6:
+        after = [p for p in data_files(mor) if f"_{c}.log." in p]
+        assert len(after) == 6 and sum(".log.2_" in p for p in after) == 2
+    else:
+        assert len([p for p in data_files(mor) if f"_{last}.log.1_" in p]) == 1
     expected = [r if r[0] != "k22" else ("k22", 5, "d0", 110.0, "k22", "d0") for r in expected]
     assert snap(mor) == expected and theirs(mor) == expected
     assert compact(mor) and snap(mor, read_optimized=True) == expected == theirs(mor)
@@ -208,7 +216,8 @@ def test_failed_compaction_leaves_reads_unchanged_and_reruns(mor):
     finally:
         faults.fail_after(None)
     assert any(p.endswith(f"_{c}.parquet") for p in data_files(mor))  # a partial result
-    assert f"{c}.compaction.inflight" in timeline_files(mor) and f"{c}.commit" not in timeline_files(mor)
+    assert f"{c}.compaction.inflight" in timeline_files(mor)
+    assert not any(n.startswith(c) and n.endswith(".commit") for n in timeline_files(mor))
     assert snap(mor) == before
     assert theirs(mor) == before
 
@@ -219,7 +228,7 @@ def test_failed_compaction_leaves_reads_unchanged_and_reruns(mor):
     assert len(new) == 4 and all(p.endswith(f"_{c}.parquet") for p in new)  # the partial file is gone
     rollbacks = [i for i in mor.timeline() if i.action == "rollback"]
     assert len(rollbacks) == 1
-    rb = avro_record(Path(mor.path) / ".hoodie" / f"{rollbacks[0].requested_time}.rollback")
+    rb = avro_record(instant_file(mor, rollbacks[0].requested_time, "rollback"))
     assert rb["instantsRollback"] == [{"commitTime": c, "action": "compaction"}]
     assert not (Path(mor.path) / ".hoodie" / ".temp" / c).exists()
 
@@ -284,15 +293,14 @@ def test_clean_deletes_old_slices_and_keeps_the_retained_window(mor):
         assert snap(mor, as_of=c) == recorded[c]
     assert theirs(mor, as_of=commits[-3]) == recorded[commits[-3]]
 
-    hoodie = Path(mor.path) / ".hoodie"
-    plan = avro_record(hoodie / f"{t}.clean.requested")
+    plan = avro_record(instant_file(mor, t, "clean", "requested"))
     assert plan["policy"] == "KEEP_LATEST_COMMITS"
     assert plan["earliestInstantToRetain"]["timestamp"] == commits[-3]
     planned = {Path(i["filePath"]).relative_to(Path(mor.path).resolve()).as_posix()
                for infos in plan["filePathsToBeDeletedPerPartition"].values() for i in infos}
     assert planned == removed
-    assert avro_record(hoodie / f"{t}.clean.inflight") == plan
-    meta = avro_record(hoodie / f"{t}.clean")
+    assert avro_record(instant_file(mor, t, "clean", "inflight")) == plan
+    meta = avro_record(instant_file(mor, t, "clean"))
     assert meta["totalFilesDeleted"] == len(removed) and meta["earliestCommitToRetain"] == commits[-3]
     deleted = {(pm["partitionPath"], n) for pm in meta["partitionMetadata"].values()
                for n in pm["successDeleteFiles"]}
@@ -501,9 +509,7 @@ def test_a_live_executors_plan_is_left_to_it(mor, monkeypatch):
 
     c = schedule_compaction(mor)
     mor.storage.write_bytes(executor_path(c), b"someone")
-    from hudi_ds.timeline import TimelineWriter
-
-    TimelineWriter(mor.storage, 1).transition_to_inflight(c, "compaction")
+    mor.config.format.timeline_writer(mor.storage).transition_to_inflight(c, "compaction")
     touch_heartbeat(mor.storage, c)
     writer = HudiTable(mor.path, options={"compaction.delta_commits": "1", "hoodie.clean.automatic": "false",
                                           "hoodie.archive.automatic": "false"})
@@ -546,7 +552,7 @@ def test_archive_finishes_the_work_of_an_archiver_killed_midway(mor):
         clean(mor, retain_commits=2)
     cleans = sorted(i.requested_time for i in mor.timeline() if i.action == "clean")
     assert cleans
-    (Path(mor.path) / ".hoodie" / f"{cleans[0]}.clean.requested").unlink()
+    instant_file(mor, cleans[0], "clean", "requested").unlink()
     before = snap(mor)
     archived = archive(mor, min_commits=2, max_commits=4)
     assert cleans[0] in archived

@@ -79,7 +79,7 @@ def test_temp_folder_is_named_only_by_the_layout_module():
 
 @pytest.mark.parametrize("call", ["Timeline.load(", "TimelineWriter(", "Visibility.of(", "parse_instant_file_name("])
 def test_no_literal_layout_version(call):
-    """The timeline layout hudi_ds writes is `layout.WRITE_LAYOUT`, never a bare number."""
+    """The timeline layout comes from the table's format object (hudi_ds.table_format), never a bare number."""
     hits = []
     for p, n, line in _source_lines("storage/layout.py"):
         start = line.find(call)

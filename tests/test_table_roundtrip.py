@@ -65,11 +65,14 @@ def check(table: HudiTable, model: DictModel) -> None:
 @pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 @pytest.mark.parametrize("key", list(KEYS))
-def test_every_operation_round_trips(tmp_path, table_type, layout, key):
+@pytest.mark.parametrize("version", [6, 9])
+def test_every_operation_round_trips(tmp_path, table_type, layout, key, version):
     parts, hive = LAYOUTS[layout]
     rng = random.Random(f"{table_type}{layout}{key}")
     t = HudiTable.create(str(tmp_path / "t"), table_name="rt", record_key=KEYS[key], ordering_field="ts",
-                         partition_by=parts, table_type=table_type, buckets=3, hive_style_partitioning=hive)
+                         partition_by=parts, table_type=table_type, buckets=3, hive_style_partitioning=hive,
+                         options={"hoodie.write.table.version": str(version)})
+    assert t.config.version == version
     model = DictModel(KEYS[key], "ts", parts, merge_on_read=table_type == "MERGE_ON_READ")
     dts = ["2024-01-01", "2024-01-02", "2024-01-03"]
 

@@ -332,8 +332,13 @@ def check_pending(o: Opened, check: Check) -> None:
 
 
 def validate(path: str | HudiTable) -> dict[str, Any]:
-    o = open_table(path)
-    view = o.view()
+    try:
+        o = open_table(path)
+        view = o.view()
+    except HudiDsError as exc:  # a timeline or properties file that cannot be read: the one finding
+        opened = Check("table and timeline readable", errors=[f"{type(exc).__name__}: {exc}"])
+        where = path.path if isinstance(path, HudiTable) else path
+        return {"path": where, "ok": False, "checks": [opened.to_dict()], "errors": opened.errors, "warnings": []}
     checks = [
         _run("completed commits have metadata", lambda c: check_instant_files(o, c)),
         _run("committed files exist", lambda c: check_committed(o, view, c)),

@@ -115,6 +115,15 @@ class HudiOptions(BaseModel):
         "hoodie.datasource.write.table.type", "MERGE_ON_READ",
         "MERGE_ON_READ (updates go to log files) or COPY_ON_WRITE (updates rewrite base files); MOR/COW accepted.",
         "table.type", "hoodie.table.type", "hoodie.datasource.write.storage.type", scope="table")
+    table_version: Literal[6, 8, 9] = opt(
+        "hoodie.write.table.version", 6,
+        "Table version of a new table (6: read by every engine; 8: Apache Hudi 1.0; 9: Hudi 1.1/1.2, what Hudi 1.x "
+        "writes). An existing table is written at its own version; a higher one upgrades it when "
+        "hoodie.write.auto.upgrade is true (docs/compatibility.md).", scope="table")
+    auto_upgrade: bool = opt(
+        "hoodie.write.auto.upgrade", True,
+        "Upgrade an older table to hoodie.write.table.version before writing (as Apache Hudi's writers do); false "
+        "keeps the table at its version.")
     index_type: Literal["BUCKET"] = opt(
         "hoodie.index.type", "BUCKET", "Index type; hudi-py writes the simple BUCKET index only.", "index.type", scope="table")
     bucket_engine: Literal["SIMPLE"] = opt(
@@ -335,6 +344,13 @@ class HudiOptions(BaseModel):
         if isinstance(v, str):
             v = v.strip().upper()
             return {"MOR": "MERGE_ON_READ", "COW": "COPY_ON_WRITE"}.get(v, v)
+        return v
+
+    @field_validator("table_version", mode="before")
+    @classmethod
+    def _table_version(cls, v: Any) -> Any:
+        if isinstance(v, str) and v.strip().isdigit():
+            return int(v.strip())
         return v
 
     @field_validator("index_type", "bucket_engine", mode="before")

@@ -9,14 +9,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hudi_ds.config import properties
 from hudi_ds.errors import CorruptTableError, TableNotFoundError
-from hudi_ds.storage.layout import HOODIE_DIR, PROPS_PATH, WRITE_LAYOUT
+from hudi_ds.storage.layout import HOODIE_DIR, PROPS_PATH
 from hudi_ds.timeline.instant import parse_instant_file_name
 
 if TYPE_CHECKING:
     from hudi_ds.storage import Storage
+    from hudi_ds.table_format import TableFormat
 
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 EVENT_TIME_MERGER_ID = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
+COMMIT_TIME_MERGER_ID = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
 
 TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
 
@@ -39,6 +41,17 @@ def _cdc_mode(value: str | None) -> str:
     return mode
 
 
+def key_generator_type_name(key_generator: str) -> str:
+    """hoodie.table.keygenerator.type (v8+) of a key generator class or type name."""
+    name = key_generator.rsplit(".", 1)[-1]
+    for suffix in ("AvroKeyGenerator", "KeyGenerator"):
+        if name.endswith(suffix) and name != suffix:
+            name = name[: -len(suffix)]
+            break
+    return {"Nonpartitioned": "NON_PARTITION", "Simple": "SIMPLE", "Complex": "COMPLEX",
+            "TimestampBased": "TIMESTAMP", "Custom": "CUSTOM"}.get(name, name.upper())
+
+
 def table_checksum(database: str, name: str) -> str:
     return str(zlib.crc32(f"{database}.{name}".encode()))
 
@@ -51,7 +64,7 @@ class TableConfig(BaseModel):
     name: str
     table_type: TableType = "COPY_ON_WRITE"
     version: int = 6
-    layout_version: int = WRITE_LAYOUT
+    layout_version: int = 1
     record_key_fields: list[str] = Field(default_factory=list)
     ordering_field: str | None = None
     partition_fields: list[str] = Field(default_factory=list)
@@ -77,6 +90,21 @@ class TableConfig(BaseModel):
         return self.table_type == "MERGE_ON_READ"
 
     @property
+    def format(self) -> TableFormat:
+        """The version-dependent rules of this table (timeline layout, metadata codec, log naming)."""
+        from hudi_ds.table_format import table_format
+
+        return table_format(self)
+
+    @property
+    def merge_mode(self) -> str:
+        """hoodie.record.merge.mode (v8+); what a v6 table's payload means otherwise."""
+        mode = self.raw.get("hoodie.record.merge.mode")
+        if mode:
+            return mode.strip().upper()
+        return "EVENT_TIME_ORDERING" if self.ordering_field else "COMMIT_TIME_ORDERING"
+
+    @property
     def timeline_dir(self) -> str:
         return ".hoodie" if self.layout_version < 2 else f".hoodie/{self.timeline_path}"
 
@@ -98,7 +126,7 @@ class TableConfig(BaseModel):
                 name=name,
                 table_type=props.get("hoodie.table.type", "COPY_ON_WRITE").upper(),  # type: ignore[arg-type]
                 version=int(props.get("hoodie.table.version", "0")),
-                layout_version=int(props.get("hoodie.timeline.layout.version", str(WRITE_LAYOUT))),
+                layout_version=int(props.get("hoodie.timeline.layout.version", "1")),
                 record_key_fields=_split(props.get("hoodie.table.recordkey.fields")),
                 ordering_field=next(iter(_split(ordering)), None),
                 partition_fields=_split(props.get("hoodie.table.partition.fields")),
@@ -144,7 +172,8 @@ class TableConfig(BaseModel):
         return cls.from_properties(props, path)
 
     def to_properties(self) -> dict[str, str]:
-        """The properties a version-6 table written by hudi_ds carries (see hudi-format.md §1.3)."""
+        """The properties a table written by hudi_ds carries at its version (hudi-format.md §1.3; for versions 8
+        and 9 as Apache Hudi 1.0 / 1.1 write them, see the reference tables)."""
         props: dict[str, str] = {
             "hoodie.table.name": self.name,
             "hoodie.table.type": self.table_type,
@@ -160,13 +189,31 @@ class TableConfig(BaseModel):
             "hoodie.archivelog.folder": "archived",
             "hoodie.table.timeline.timezone": "UTC",
             "hoodie.database.name": self.database,
-            "hoodie.compaction.payload.class": DEFAULT_PAYLOAD,
-            "hoodie.compaction.record.merger.strategy": EVENT_TIME_MERGER_ID,
         }
+        if self.version >= 8:
+            event_time = self.ordering_field is not None
+            props.update({
+                "hoodie.table.initial.version": self.raw.get("hoodie.table.initial.version", str(self.version)),
+                "hoodie.timeline.path": self.timeline_path,
+                "hoodie.timeline.history.path": self.raw.get("hoodie.timeline.history.path", "history"),
+                "hoodie.record.merge.mode": "EVENT_TIME_ORDERING" if event_time else "COMMIT_TIME_ORDERING",
+                "hoodie.record.merge.strategy.id": EVENT_TIME_MERGER_ID if event_time else COMMIT_TIME_MERGER_ID,
+            })
+            if self.version == 8:
+                props["hoodie.compaction.payload.class"] = DEFAULT_PAYLOAD
+            else:
+                props["hoodie.table.format"] = "native"
+        else:
+            props["hoodie.compaction.payload.class"] = DEFAULT_PAYLOAD
+            props["hoodie.compaction.record.merger.strategy"] = EVENT_TIME_MERGER_ID
         if self.key_generator:
-            props["hoodie.table.keygenerator.class"] = self.key_generator
+            if self.version >= 8:
+                props["hoodie.table.keygenerator.type"] = key_generator_type_name(self.key_generator)
+            else:
+                props["hoodie.table.keygenerator.class"] = self.key_generator
         if self.ordering_field:
-            props["hoodie.table.precombine.field"] = self.ordering_field
+            key = "hoodie.table.ordering.fields" if self.version >= 9 else "hoodie.table.precombine.field"
+            props[key] = self.ordering_field
         if self.create_schema:
             props["hoodie.table.create.schema"] = self.create_schema
         if self.num_buckets:

@@ -10,6 +10,7 @@ from hudi_ds.config.options import OPTION_SPECS, HudiOptions, default_table_name
 from hudi_ds.config.table_config import TableConfig
 from hudi_ds.errors import ConfigError, TableExistsError
 from hudi_ds.keys.keygen import key_generator_class
+from hudi_ds.table_format import format_for
 
 # (option field, HudiTable.create keyword, TableConfig attribute): the settings fixed when a table is created
 TABLE_SETTINGS: tuple[tuple[str, str, str], ...] = (
@@ -27,14 +28,17 @@ TABLE_SETTINGS: tuple[tuple[str, str, str], ...] = (
 
 
 def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
-    """The hoodie.properties of a new version-6 bucket-index table; key-less without a record key."""
+    """The hoodie.properties of a new bucket-index table at hoodie.write.table.version; key-less without a
+    record key."""
     keys, parts = list(opts.record_key), list(opts.partition_fields)
     if opts.ordering_field and not keys:
         raise ConfigError(
             f"ordering_field {opts.ordering_field!r} needs a record key (hoodie.datasource.write.precombine.field "
             "without hoodie.datasource.write.recordkey.field): rows of a table without one are never merged; drop "
             "the ordering field or set a record key")
+    fmt = format_for(opts.table_version)
     return TableConfig(
+        version=fmt.version, layout_version=fmt.layout,
         name=opts.table_name or default_table_name(path), table_type=opts.table_type, record_key_fields=keys,
         ordering_field=opts.ordering_field, partition_fields=parts, key_generator=key_generator_class(keys, parts),
         hive_style=opts.hive_style, url_encode=opts.url_encode, num_buckets=opts.num_buckets, index_type="BUCKET",

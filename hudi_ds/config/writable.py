@@ -4,22 +4,25 @@ from __future__ import annotations
 
 from hudi_ds.config.table_config import TableConfig
 from hudi_ds.errors import UnsupportedTableError
-from hudi_ds.storage.layout import WRITE_LAYOUT, WRITE_TABLE_VERSION
+from hudi_ds.table_format import table_format
 
 
 def check_timeline_writable(config: TableConfig) -> None:
     """Refuse to change the timeline of tables whose format this version does not write."""
-    if config.version != WRITE_TABLE_VERSION or config.layout_version != WRITE_LAYOUT:
-        raise UnsupportedTableError(
-            f"this is a version {config.version} table (timeline layout {config.layout_version}), read-only in "
-            "hudi_ds: only version 6 tables can be written; read it, or write it with Apache Hudi"
-        )
+    table_format(config)  # versions 6, 8 and 9 with their own layouts
     if config.metadata_partitions:
         raise UnsupportedTableError(
             "the table has a metadata table (hoodie.table.metadata.partitions="
-            f"{','.join(config.metadata_partitions)}), which hudi_ds does not update; writing would make Java readers "
-            "miss files. Disable it from Apache Hudi (hoodie.metadata.enable=false) first"
-        )
+            f"{','.join(config.metadata_partitions)}), which hudi_ds does not update yet; writing would make readers "
+            "that list files through it (Apache Hudi, hudi-rs on versions 8 and 9) miss the new files. Disable it "
+            "from Apache Hudi (a write with hoodie.metadata.enable=false deletes it) first")
+    mode = config.merge_mode
+    if mode == "CUSTOM" or (mode == "COMMIT_TIME_ORDERING" and config.ordering_field):
+        raise UnsupportedTableError(
+            f"the table merges records with hoodie.record.merge.mode={mode}"
+            + (f" though it has the ordering field {config.ordering_field!r}" if config.ordering_field else "")
+            + "; hudi_ds writes with event-time ordering (the highest ordering value wins) only, so its writes "
+            "would read back differently in Apache Hudi. Read it, or write it with Apache Hudi")
 
 
 def check_writable(config: TableConfig) -> None:
@@ -30,5 +33,3 @@ def check_writable(config: TableConfig) -> None:
             "the table has no bucket index (hoodie.bucket.index.num.buckets is not in hoodie.properties); "
             "hudi_ds writes bucket-index tables only"
         )
-
-

@@ -19,8 +19,9 @@ from hudi_ds.log.blocks import encode_rollback_block
 from hudi_ds.log.format import read_blocks
 from hudi_ds.recovery.heartbeat import DEFAULT_HEARTBEAT_TIMEOUT_S, heartbeat_age, stop_heartbeat
 from hudi_ds.storage import Storage
-from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_LAYOUT, temp_dir
-from hudi_ds.timeline import COMMIT_ACTIONS, Instant, State, Timeline, TimelineWriter, new_instant_time
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, temp_dir
+from hudi_ds.table_format import TableFormat
+from hudi_ds.timeline import COMMIT_ACTIONS, Instant, State, Timeline, new_instant_time
 from hudi_ds.timeline.avro_models import (
     rollback_metadata,
     rollback_partition_metadata,
@@ -89,7 +90,7 @@ def record_rollback(storage: Storage, timeline: Timeline, target: Instant, remov
     parts = {p: rollback_partition_metadata(p, [storage.full(f) for f in v["deleted"]]) for p, v in removed.items()}
     meta = rollback_metadata(rollback_time, [(target.requested_time, target.action)], parts,
                              int((time.time() - started) * 1000))
-    TimelineWriter(storage, WRITE_LAYOUT).write_avro_completed(rollback_time, "rollback", plan, meta)
+    timeline.writer().write_avro_completed(rollback_time, "rollback", plan, meta)
     return rollback_time
 
 
@@ -97,12 +98,12 @@ def rollback_pending(storage: Storage, config: TableConfig, instant_time: str) -
     """Roll back a pending (failed or aborted) instant; returns the rollback instant, None if nothing was pending.
     Holds the commit lock: the instant cannot complete while its files are being removed."""
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
-        return _rollback_pending(storage, instant_time)
+        return _rollback_pending(storage, config.format, instant_time)
 
 
-def _rollback_pending(storage: Storage, instant_time: str) -> str | None:
+def _rollback_pending(storage: Storage, fmt: TableFormat, instant_time: str) -> str | None:
     started = time.time()
-    timeline = Timeline.load(storage, WRITE_LAYOUT)
+    timeline = fmt.load_timeline(storage)
     target = timeline.find(instant_time)
     if target is None:
         storage.delete_dir(temp_dir(instant_time))
@@ -110,7 +111,7 @@ def _rollback_pending(storage: Storage, instant_time: str) -> str | None:
     if target.is_completed:
         raise InstantStateError(f"instant {instant_time} is completed; use HudiTable.rollback() to undo a completed commit")
     removed = _remove_files(storage, instant_time, marked_files(storage, instant_time))
-    TimelineWriter(storage, WRITE_LAYOUT).delete_instant_files(instant_time, target.action)
+    timeline.writer().delete_instant_files(instant_time, target.action)
     storage.delete_dir(temp_dir(instant_time))
     stop_heartbeat(storage, instant_time)
     return record_rollback(storage, timeline, target, removed, started)
@@ -120,18 +121,18 @@ def rollback_completed(storage: Storage, config: TableConfig, instant_time: str)
     """Undo the latest completed commit (or a pending instant): its files are removed and its instant files
     deleted, under the commit lock (no commit completes meanwhile)."""
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
-        return _rollback_completed(storage, instant_time)
+        return _rollback_completed(storage, config.format, instant_time)
 
 
-def _rollback_completed(storage: Storage, instant_time: str) -> str:
+def _rollback_completed(storage: Storage, fmt: TableFormat, instant_time: str) -> str:
     started = time.time()
-    timeline = Timeline.load(storage, WRITE_LAYOUT)
+    timeline = fmt.load_timeline(storage)
     target = timeline.find(instant_time)
     if target is None:
         raise InstantNotFoundError(f"instant {instant_time} is not on the timeline; see HudiTable.timeline()")
     if not target.is_completed:
-        return _rollback_pending(storage, instant_time) or instant_time
-    later = [c for c in timeline.commits() if c.requested_time > instant_time]
+        return _rollback_pending(storage, fmt, instant_time) or instant_time
+    later = [c for c in timeline.commits() if timeline.ordering_key(c) > timeline.ordering_key(target)]
     if later:
         raise InstantStateError(
             f"instant {instant_time} is not the latest commit ({later[-1].requested_time} came after it); roll back "
@@ -142,7 +143,7 @@ def _rollback_completed(storage: Storage, instant_time: str) -> str:
         for stat in timeline.commit_metadata(target).write_stats():
             files.update(stat.all_paths() + stat.cdc_paths())
     removed = _remove_files(storage, instant_time, sorted(files))
-    TimelineWriter(storage, WRITE_LAYOUT).delete_instant_files(instant_time, target.action)
+    timeline.writer().delete_instant_files(instant_time, target.action)
     storage.delete_dir(temp_dir(instant_time))
     return record_rollback(storage, timeline, target, removed, started)
 
@@ -165,11 +166,11 @@ def revert_compaction_attempt(storage: Storage, timeline: Timeline, inst: Instan
     storage.delete_dir(temp_dir(inst.requested_time))
 
 
-def _revert_dead_compaction(storage: Storage, instant_time: str, timeout_s: float) -> bool:
+def _revert_dead_compaction(storage: Storage, fmt: TableFormat, instant_time: str, timeout_s: float) -> bool:
     """Under the commit lock (an executor claims a plan under it): revert the attempt if it is still inflight
     and its executor still looks dead."""
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
-        timeline = Timeline.load(storage, WRITE_LAYOUT)
+        timeline = fmt.load_timeline(storage)
         inst = timeline.find(instant_time)
         age = heartbeat_age(storage, instant_time)
         if inst is None or inst.state is not State.INFLIGHT or (age is not None and age < timeout_s):
@@ -183,7 +184,7 @@ def rollback_failed_writes(storage: Storage, config: TableConfig, timeout_s: flo
     """Roll back pending writes whose writer stopped heart-beating (crashed), and revert compaction attempts
     whose executor did: their files must be gone before any later commit completes, or hudi-rs (which does
     not check the timeline on v6) would read them."""
-    timeline = Timeline.load(storage, WRITE_LAYOUT)
+    timeline = config.format.load_timeline(storage)
     wanted = set(only) if only is not None else None
     rolled = []
     for inst in timeline.pending():
@@ -196,7 +197,8 @@ def rollback_failed_writes(storage: Storage, config: TableConfig, timeout_s: flo
         if wanted is None and age is not None and age < timeout_s:
             continue  # a live writer
         if compaction:
-            if _revert_dead_compaction(storage, inst.requested_time, timeout_s if wanted is None else float("inf")):
+            if _revert_dead_compaction(storage, config.format, inst.requested_time,
+                                       timeout_s if wanted is None else float("inf")):
                 rolled.append(inst.requested_time)
             continue
         try:

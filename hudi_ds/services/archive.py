@@ -37,7 +37,8 @@ from hudi_ds.recovery.heartbeat import stop_heartbeat
 from hudi_ds.services.archive_schema import ARCHIVED_META_ENTRY, ENTRY_FIELDS
 from hudi_ds.services.target import ServiceTarget
 from hudi_ds.storage import Storage
-from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, HOODIE_DIR, WRITE_LAYOUT, temp_dir
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, HOODIE_DIR, temp_dir
+from hudi_ds.table_format import TableFormat
 from hudi_ds.timeline import CommitMetadata, Instant, State, Timeline, parse_instant_file_name
 from hudi_ds.timeline.avro_models import (
     CLEAN_METADATA,
@@ -48,7 +49,6 @@ from hudi_ds.timeline.avro_models import (
     decode_avro_instant,
     java_schema_json,
 )
-from hudi_ds.timeline.avro_schemas import COMMIT_METADATA
 from hudi_ds.timeline.instant import action_family
 
 __all__ = ["ARCHIVE_FOLDER", "archive", "read_archived"]
@@ -61,9 +61,6 @@ SUPPORTED = frozenset({"commit", "deltacommit", "replacecommit", "compaction", "
 _I = struct.Struct(">i")
 _SCHEMA_JSON = java_schema_json(ARCHIVED_META_ENTRY)
 _PARSED = fastavro.parse_schema(json.loads(_SCHEMA_JSON), named_schemas={})
-# HoodieWriteStat fields of the Avro commit metadata, to convert the JSON write stats (as Jackson does)
-_STAT_FIELDS = [f["name"] for f in COMMIT_METADATA["fields"][0]["type"][1]["values"]["items"]["fields"]]
-_INT_STAT_FIELDS = frozenset({"logVersion"})
 
 
 # --- boundary ----------------------------------------------------------------------------------------------
@@ -118,30 +115,6 @@ def archive_boundary(storage: Storage, timeline: Timeline, min_commits: int, max
 # --- records -----------------------------------------------------------------------------------------------
 
 
-def _avro_commit_metadata(meta: CommitMetadata, replace: bool) -> dict[str, Any]:
-    """The JSON commit metadata as the Avro HoodieCommitMetadata (or HoodieReplaceCommitMetadata)."""
-    stats: dict[str, list[dict[str, Any]]] = {}
-    for partition, items in meta.partition_to_write_stats.items():
-        rows = []
-        for stat in items:
-            raw = stat.to_json_dict()
-            row = {name: raw.get(name) for name in _STAT_FIELDS}
-            for name in ("cdcStats",):
-                row[name] = row[name] if isinstance(row[name], dict) else None
-            for name in _INT_STAT_FIELDS:
-                value = row[name]
-                row[name] = int(value) if value is not None else None
-            rows.append(row)
-        stats[partition] = rows
-    out: dict[str, Any] = {
-        "partitionToWriteStats": stats, "compacted": meta.compacted,
-        "extraMetadata": dict(meta.extra_metadata), "version": 1, "operationType": meta.operation_type,
-    }
-    if replace:
-        out["partitionToReplaceFileIds"] = {p: list(ids) for p, ids in meta.replaced_file_ids().items()}
-    return out
-
-
 def _entry(storage: Storage, name: str, inst: Instant) -> dict[str, Any]:
     """One HoodieArchivedMetaEntry for the instant file `name` (Hudi's MetadataConversionUtils)."""
     path = posixpath.join(HOODIE_DIR, name)
@@ -150,14 +123,14 @@ def _entry(storage: Storage, name: str, inst: Instant) -> dict[str, Any]:
     rec.update(commitTime=inst.requested_time, actionType=inst.action, actionState=inst.state.name, version=1)
     action, state = inst.action, inst.state
     if action in ("commit", "deltacommit"):
-        rec["hoodieCommitMetadata"] = _avro_commit_metadata(CommitMetadata.from_json_bytes(data, path), False)
+        rec["hoodieCommitMetadata"] = CommitMetadata.from_json_bytes(data, path).to_avro_record(False)
     elif action == "replacecommit" and data:
         if state is State.COMPLETED:
             meta = CommitMetadata.from_json_bytes(data, path)
-            rec["hoodieReplaceCommitMetadata"] = _avro_commit_metadata(meta, True)
+            rec["hoodieReplaceCommitMetadata"] = meta.to_avro_record(True)
         elif state is State.INFLIGHT:
             meta = CommitMetadata.from_json_bytes(data, path)
-            rec["HoodieInflightReplaceMetadata"] = _avro_commit_metadata(meta, False)
+            rec["HoodieInflightReplaceMetadata"] = meta.to_avro_record(False)
         else:
             rec["hoodieRequestedReplaceMetadata"] = decode_avro_instant(
                 data, path, REQUESTED_REPLACE_METADATA)
@@ -232,18 +205,20 @@ def archive(table: ServiceTarget, *, min_commits: int = 20, max_commits: int = 3
     check_archive_window(min_commits, max_commits)
     storage = table.storage
     check_writable(table.config)
+    if table.config.format.layout >= 2:
+        return []  # the LSM history of versions 8 and 9 is written by hudi_ds.timeline.lsm_history
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):  # one archiver at a time, among all writers
-        return _archive(storage, min_commits, max_commits)
+        return _archive(storage, table.config.format, min_commits, max_commits)
 
 
-def _archive(storage: Storage, min_commits: int, max_commits: int) -> list[str]:
-    timeline = Timeline.load(storage, WRITE_LAYOUT)
+def _archive(storage: Storage, fmt: TableFormat, min_commits: int, max_commits: int) -> list[str]:
+    timeline = fmt.load_timeline(storage)
     boundary = archive_boundary(storage, timeline, min_commits, max_commits)
     if boundary is None:
         return []
     files: list[tuple[Instant, str]] = []
     for entry in storage.list(HOODIE_DIR):
-        inst = None if entry.is_dir else parse_instant_file_name(entry.name, WRITE_LAYOUT)
+        inst = None if entry.is_dir else parse_instant_file_name(entry.name, fmt.layout)
         if inst is not None and inst.requested_time < boundary:
             files.append((inst, entry.name))
     if not files:

@@ -38,7 +38,7 @@ from hudi_ds.files.naming import parse_base_file, parse_cdc_file, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.services.target import ServiceTarget
 from hudi_ds.storage import Storage, require_inside
-from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_LAYOUT
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S
 from hudi_ds.timeline import Instant, State, Timeline, TimelineWriter, datetime_to_instant, new_instant_time
 from hudi_ds.timeline.avro_models import (
     CLEAN_METADATA,
@@ -158,7 +158,7 @@ def plan_clean(storage: Storage, timeline: Timeline, view: FileSystemView, polic
     return {p: sorted(files) for p, files in sorted(out.items()) if files}
 
 
-def _execute(storage: Storage, instant: str, plan: dict, started: float) -> None:
+def _execute(storage: Storage, writer: TimelineWriter, instant: str, plan: dict, started: float) -> None:
     """Delete the planned files and publish the completed clean instant. Every planned path is checked to lie
     inside the table before the first delete."""
     source = f"the clean plan of instant {instant} (.hoodie/{instant}.clean.requested)"
@@ -183,7 +183,7 @@ def _execute(storage: Storage, instant: str, plan: dict, started: float) -> None
     earliest = (plan.get("earliestInstantToRetain") or {}).get("timestamp") or ""
     meta = clean_metadata(instant, earliest, parts, plan.get("lastCompletedCommitTimestamp") or "",
                           int((time.time() - started) * 1000))
-    TimelineWriter(storage, WRITE_LAYOUT).complete(instant, "clean", encode_avro_instant(meta, CLEAN_METADATA))
+    writer.complete(instant, "clean", encode_avro_instant(meta, CLEAN_METADATA))
 
 
 def _relative(storage: Storage, path: str) -> str:
@@ -204,9 +204,9 @@ def _finish_pending(storage: Storage, timeline: Timeline) -> str | None:
         started = time.time()
         plan = timeline.read_avro(inst, State.REQUESTED)
         if inst.state is State.REQUESTED:
-            TimelineWriter(storage, WRITE_LAYOUT).transition_to_inflight(
+            timeline.writer().transition_to_inflight(
                 inst.requested_time, "clean", encode_avro_instant(plan, CLEANER_PLAN))
-        _execute(storage, inst.requested_time, plan, started)
+        _execute(storage, timeline.writer(), inst.requested_time, plan, started)
         last = inst.requested_time
     return last
 
@@ -233,16 +233,16 @@ def clean(table: ServiceTarget, policy: CleanPolicy | None = None, *, retain_com
 def _clean(storage: Storage, config: TableConfig, policy: CleanPolicy, sweep_staged: bool,
            now: datetime | None) -> str | None:
     started = time.time()
-    timeline = Timeline.load(storage, WRITE_LAYOUT)
+    timeline = config.format.load_timeline(storage)
     finished = _finish_pending(storage, timeline)
     if finished is not None:
-        timeline = Timeline.load(storage, WRITE_LAYOUT)
+        timeline = config.format.load_timeline(storage)
     if sweep_staged or any(i.action == "rollback" for i in timeline.completed()):
         storage.discard_staged()  # copies killed writers staged (a rollback removes only a minute-old one)
     earliest = earliest_commit_to_retain(timeline, policy, config.timezone, now)
     if earliest is None and policy.name != "KEEP_LATEST_FILE_VERSIONS":
         return finished
-    view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
+    view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, timeline.layout))
     files = plan_clean(storage, timeline, view, policy, earliest.requested_time if earliest else None)
     if not files:
         return finished
@@ -253,7 +253,7 @@ def _clean(storage: Storage, config: TableConfig, policy: CleanPolicy, sweep_sta
         last_commit.requested_time if last_commit else "",
     )
     content = encode_avro_instant(plan, CLEANER_PLAN)
-    writer = TimelineWriter(storage, WRITE_LAYOUT)
+    writer = timeline.writer()
     last = timeline.last_instant_time()
     while True:
         instant = new_instant_time(after=last)
@@ -261,5 +261,5 @@ def _clean(storage: Storage, config: TableConfig, policy: CleanPolicy, sweep_sta
             break
         last = instant
     writer.transition_to_inflight(instant, "clean", content)
-    _execute(storage, instant, plan, started)
+    _execute(storage, writer, instant, plan, started)
     return instant

@@ -63,13 +63,13 @@ from hudi_ds.services.compaction_exec import (
 )
 from hudi_ds.services.target import ServiceTarget
 from hudi_ds.storage import Storage
-from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_LAYOUT, executor_path, temp_dir
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, executor_path, temp_dir
+from hudi_ds.table_format import TableFormat
 from hudi_ds.timeline import (
     COMMIT_ACTIONS,
     CommitMetadata,
     State,
     Timeline,
-    TimelineWriter,
     WriteStat,
     new_instant_time,
 )
@@ -118,13 +118,13 @@ def _live_writes(storage: Storage, timeline: Timeline, before: str | None = None
     return out
 
 
-def _wait_for(storage: Storage, instants: Iterable[str], wait_s: float) -> bool:
+def _wait_for(storage: Storage, fmt: TableFormat, instants: Iterable[str], wait_s: float) -> bool:
     """Wait until none of `instants` is pending any more; False on timeout."""
     wanted = set(instants)
     deadline = time.monotonic() + wait_s
     delay = 0.02
     while wanted:
-        timeline = Timeline.load(storage, WRITE_LAYOUT)
+        timeline = fmt.load_timeline(storage)
         wanted = {t for t in wanted if (i := timeline.find(t)) is not None and not i.is_completed}
         if not wanted:
             break
@@ -167,10 +167,29 @@ def schedule_compaction(table: ServiceTarget, *, min_delta_commits: int = 1, wai
     """
     storage, config = table.storage, table.config
     _check_mor(config)
-    timeline = Timeline.load(storage, WRITE_LAYOUT)
+    fmt = config.format
+    timeline = fmt.load_timeline(storage)
     if _live_writes(storage, timeline) or _delta_commits_since_compaction(timeline) < min_delta_commits:
         return None
-    view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
+    if fmt.completion_times:
+        # The plan takes the logs that completed before C: C is minted, the slices listed and the plan written
+        # under the commit lock, so every commit completing later gets a completion time after C (its logs then
+        # belong to C's new slice) and none completes in between unplanned.
+        with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
+            instant = _write_plan(storage, config, fmt.load_timeline(storage))
+    else:
+        instant = _write_plan(storage, config, timeline)
+    if instant is None:
+        return None
+    # A writer that claimed its instant before the plan existed may not have seen it: let it finish, its
+    # logs then belong to the slice the executor reads (and the executor re-checks before publishing).
+    _wait_for(storage, fmt, _live_writes(storage, fmt.load_timeline(storage)), wait_s)
+    return instant
+
+
+def _write_plan(storage: Storage, config: TableConfig, timeline: Timeline) -> str | None:
+    """Create the requested compaction instant with its plan; None when no file group has logs to compact."""
+    view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, timeline.layout))
     busy = pending_operations(timeline)
     ops = []
     for sl in view.latest_slices():
@@ -182,30 +201,27 @@ def schedule_compaction(table: ServiceTarget, *, min_delta_commits: int = 1, wai
     if not ops:
         return None
     content = encode_avro_instant(compaction_plan(ops), COMPACTION_PLAN)
-    writer = TimelineWriter(storage, WRITE_LAYOUT)
+    writer = timeline.writer()
     last = timeline.last_instant_time()
     while True:
         instant = new_instant_time(after=last)
         if writer.create_requested(instant, PENDING_ACTION, content):
-            break
+            return instant
         last = instant
-    # A writer that claimed its instant before the plan existed may not have seen it: let it finish, its
-    # logs then belong to the slice the executor reads (and the executor re-checks before publishing).
-    _wait_for(storage, _live_writes(storage, Timeline.load(storage, WRITE_LAYOUT)), wait_s)
-    return instant
 
 
 # --- execution ---------------------------------------------------------------------------------------------
 
 
-def _claim(storage: Storage, instant: str, executor: str, owner: str | None, heartbeat_timeout_s: float) -> str:
+def _claim(storage: Storage, fmt: TableFormat, instant: str, executor: str, owner: str | None,
+           heartbeat_timeout_s: float) -> str:
     """Take plan `instant` for this executor, atomically with every other process (under the commit lock):
     "elsewhere" (a live executor holds it, or another one completed it), or "claimed" (a dead executor's
     attempt was reverted first). The claim names the executor, so a taken-over executor knows not to publish, and its owner: a
     writer that runs once at a time (a streaming query) takes over its own crashed attempt at once, whatever
     the heartbeat says."""
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
-        timeline = Timeline.load(storage, WRITE_LAYOUT)
+        timeline = fmt.load_timeline(storage)
         inst = timeline.find(instant)
         if inst is None or inst.is_completed:
             return "elsewhere"  # completed by another executor (and archived since, if gone)
@@ -215,7 +231,7 @@ def _claim(storage: Storage, instant: str, executor: str, owner: str | None, hea
             if age is not None and age < heartbeat_timeout_s and not mine:
                 return "elsewhere"
             revert_compaction_attempt(storage, timeline, inst)
-        TimelineWriter(storage, WRITE_LAYOUT).transition_to_inflight(instant, PENDING_ACTION)
+        timeline.writer().transition_to_inflight(instant, PENDING_ACTION)
         touch_heartbeat(storage, instant)
         storage.write_bytes(executor_path(instant), json.dumps({"executor": executor, "owner": owner}).encode())
     return "claimed"
@@ -235,13 +251,14 @@ def _attempt(table: ServiceTarget, instant: str, options: ExecOptions, heartbeat
     it or completed it), or "changed" (a compacted slice changed meanwhile: output discarded, plan pending)."""
     storage, config = table.storage, table.config
     executor = uuid.uuid4().hex
-    claim = _claim(storage, instant, executor, owner, heartbeat_timeout_s)
+    fmt = config.format
+    claim = _claim(storage, fmt, instant, executor, owner, heartbeat_timeout_s)
     if claim != "claimed":
         return claim
-    timeline = Timeline.load(storage, WRITE_LAYOUT)
+    timeline = fmt.load_timeline(storage)
     snap = TableSnapshot(storage, config, timeline)
     schema = snap.full_schema()
-    vis = Visibility.of(timeline, None, WRITE_LAYOUT)
+    vis = Visibility.of(timeline, None, timeline.layout)
     view = snap.view(vis)
     reader = snap.reader(vis, schema, view.committed_paths())
     avro = arrow_to_avro(schema, config.name)
@@ -265,7 +282,7 @@ def _attempt(table: ServiceTarget, instant: str, options: ExecOptions, heartbeat
         if _claim_of(storage, instant).get("executor") != executor:
             # taken over while it ran (the new executor may already have completed the plan and removed its
             # marker directory, failing this one's next file): its files are its own, by their tokens
-            _discard(storage, instant, results)
+            _discard(storage, fmt, instant, results)
             return "elsewhere"
         raise failures[0]
     stats: dict[str, list[WriteStat]] = {}
@@ -276,29 +293,30 @@ def _attempt(table: ServiceTarget, instant: str, options: ExecOptions, heartbeat
     # the check that this executor still holds the plan and that no write changed the compacted slices, and
     # the publish, are one step, as for writes
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
+        now = fmt.load_timeline(storage)
         outcome = "elsewhere" if _claim_of(storage, instant).get("executor") != executor else (
-            "changed" if inputs_changed(storage, instant, [inputs for _, inputs in results]) else "completed")
+            "changed" if inputs_changed(storage, now, instant, [inputs for _, inputs in results]) else "completed")
         if outcome == "completed":
-            TimelineWriter(storage, WRITE_LAYOUT).complete(instant, PENDING_ACTION, meta.to_json_bytes())
+            now.writer().complete(instant, PENDING_ACTION, fmt.encode_commit_metadata(meta, "commit"))
+        elif outcome == "changed":
+            revert_compaction_attempt(storage, now, now.get(instant))
     if outcome == "elsewhere":  # taken over (this executor looked dead): its files are its own, by their tokens
-        _discard(storage, instant, results)
+        _discard(storage, fmt, instant, results)
         return outcome
     if outcome == "changed":
-        now = Timeline.load(storage, WRITE_LAYOUT)
-        revert_compaction_attempt(storage, now, now.get(instant))
         return outcome
     storage.delete_dir(temp_dir(instant))
     stop_heartbeat(storage, instant)
     return outcome
 
 
-def _discard(storage: Storage, instant: str, results: list[tuple[WriteStat, SliceInputs]]) -> None:
+def _discard(storage: Storage, fmt: TableFormat, instant: str, results: list[tuple[WriteStat, SliceInputs]]) -> None:
     """Delete the base files an executor that lost its plan wrote, and the markers it wrote again after the
     executor that took over completed the plan (while that one runs, the markers are its own)."""
     for stat, _ in results:
         if stat.path and storage.exists(stat.path):
             storage.delete(stat.path)
-    inst = Timeline.load(storage, WRITE_LAYOUT).find(instant)
+    inst = fmt.load_timeline(storage).find(instant)
     if inst is None or inst.is_completed:
         storage.delete_dir(temp_dir(instant))
 
@@ -321,7 +339,7 @@ def run_compaction(table: ServiceTarget, instant: str | None = None, *, row_grou
     options = ExecOptions(row_group_rows, row_group_bytes, compression)
     done: list[str] = []
     with _run_lock(storage):
-        timeline = Timeline.load(storage, WRITE_LAYOUT)
+        timeline = table.config.format.load_timeline(storage)
         plans = pending_compactions(timeline)
         if instant is not None:
             target = timeline.find(instant)
@@ -330,7 +348,8 @@ def run_compaction(table: ServiceTarget, instant: str | None = None, *, row_grou
                     f"no compaction {instant} on the timeline; see HudiTable.timeline()")
             plans = [p for p in plans if p.requested_time == instant]
         for inst in plans:
-            if not _wait_for(storage, _live_writes(storage, timeline, before=inst.requested_time), wait_s):
+            if not _wait_for(storage, table.config.format, _live_writes(storage, timeline, before=inst.requested_time),
+                             wait_s):
                 continue
             try:
                 for _ in range(_ATTEMPTS):

@@ -31,8 +31,7 @@ from hudi_ds.recovery.rollback import rollback_pending
 from hudi_ds.spark import types
 from hudi_ds.spark.batch_writer import prepare_table, shape_input
 from hudi_ds.storage import Storage
-from hudi_ds.storage.layout import WRITE_LAYOUT, streaming_plan_dir
-from hudi_ds.timeline import Timeline
+from hudi_ds.storage.layout import streaming_plan_dir
 from hudi_ds.write.checkpoint import checkpoint_metadata, last_committed_batch, pending_instants_of
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import WritePlan
@@ -85,7 +84,7 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
         # loaded after the listing: a plan's instant exists before its plan file, so every listed plan's instant
         # is on this timeline (loaded before, a racing task's fresh plan looked stale and the two tasks of one
         # micro-batch wrote under two instants: the commit rolled one back, and its rows were lost)
-        timeline = Timeline.load(storage, WRITE_LAYOUT)
+        timeline = self.config.format.load_timeline(storage)
         stale = 0
         for entry in entries:
             if not entry.name.startswith(prefix):
@@ -136,7 +135,7 @@ class HudiStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
             raise CommitStateUnknownError(
                 f"the tasks of micro-batch {batchId} wrote under different instants; nothing was committed, the "
                 "batch is replayed when the query restarts")
-        timeline = Timeline.load(storage, WRITE_LAYOUT)
+        timeline = self.config.format.load_timeline(storage)
         for instant, _ in pending_instants_of(timeline, self.identifier):
             if plan is None or instant != plan.instant:
                 rollback_pending(storage, self.config, instant)

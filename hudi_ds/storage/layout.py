@@ -18,11 +18,6 @@ COMMIT_LOCK_PATH = f"{HOODIE_DIR}/.locks/hudi_py_commit_lock.json"
 COMMIT_LOCK_WAIT_S = 120.0  # how long a commit or rollback waits for another writer's
 STREAMING_PLAN_DIR = f"{AUX_DIR}/hudi_ds/streaming"
 
-# The timeline layout hudi_ds writes: version-6 tables keep their instants directly in `.hoodie/` (layout 1);
-# layout 2 (tables of version 8 and 9) is read only.
-WRITE_LAYOUT = 1
-WRITE_TABLE_VERSION = 6
-LAYOUT_V2 = 2
 
 
 def is_table_metadata(rel: str) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 
 from hudi_ds.errors import CorruptTableError
 from hudi_ds.storage import require_inside
+from hudi_ds.timeline.avro_schemas import COMMIT_METADATA
 
 # (json key, attribute) in the order Jackson writes a HoodieWriteStat; delta stats append _LOG_FIELDS.
 _BASE_FIELDS: tuple[tuple[str, str], ...] = (
@@ -42,6 +43,9 @@ _INT_ATTRS = frozenset({
     "total_updated_records_compacted", "total_log_blocks", "total_corrupt_log_block",
     "total_rollback_blocks", "file_size_in_bytes", "log_offset",
 })
+
+# HoodieWriteStat fields of the Avro commit metadata, in schema order
+_AVRO_STAT_FIELDS = [f["name"] for f in COMMIT_METADATA["fields"][0]["type"][1]["values"]["items"]["fields"]]
 
 
 @dataclass
@@ -194,6 +198,29 @@ class CommitMetadata:
             return cls.from_dict(doc)
         except (TypeError, ValueError, AttributeError) as e:
             raise CorruptTableError(f"commit metadata {path} has an unexpected shape: {e}") from e
+
+    # --- Avro (v8/v9, and the archived timeline of every version) -------------------------------------------
+
+    def to_avro_record(self, replace: bool) -> dict[str, Any]:
+        """This metadata as the Avro HoodieCommitMetadata (or HoodieReplaceCommitMetadata) record."""
+        stats: dict[str, list[dict[str, Any]]] = {}
+        for partition, items in self.partition_to_write_stats.items():
+            rows = []
+            for stat in items:
+                raw = stat.to_json_dict()
+                row = {name: raw.get(name) for name in _AVRO_STAT_FIELDS}
+                row["cdcStats"] = row["cdcStats"] if isinstance(row["cdcStats"], dict) else None
+                row["logVersion"] = int(row["logVersion"]) if row["logVersion"] is not None else None
+                row["prevBaseFile"] = stat.prev_base_file
+                rows.append(row)
+            stats[partition] = rows
+        out: dict[str, Any] = {
+            "partitionToWriteStats": stats, "compacted": self.compacted,
+            "extraMetadata": dict(self.extra_metadata), "version": 1, "operationType": self.operation_type,
+        }
+        if replace:
+            out["partitionToReplaceFileIds"] = {p: list(ids) for p, ids in self.replaced_file_ids().items()}
+        return out
 
     @classmethod
     def from_avro_record(cls, rec: dict[str, Any]) -> CommitMetadata:

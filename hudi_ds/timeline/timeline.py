@@ -16,6 +16,7 @@ from typing import Any
 
 from hudi_ds.errors import (
     CommitConflictError,
+    CorruptTableError,
     InstantNotFoundError,
     MissingFileError,
     UnsupportedTableError,
@@ -38,6 +39,7 @@ from hudi_ds.timeline.instant import (
     State,
     action_family,
     instant_file_name,
+    new_instant_time,
     parse_instant_file_name,
 )
 
@@ -110,6 +112,11 @@ class Timeline:
             inst = parse_instant_file_name(entry.name, layout)
             if inst is None:
                 continue
+            if inst.completion_time is not None and inst.completion_time < inst.requested_time:
+                raise CorruptTableError(
+                    f"timeline file {posixpath.join(folder, entry.name)} says the instant completed before it was "
+                    "requested (its completion time goes backwards): the file was renamed by hand or damaged; "
+                    "restore it, or remove it if the instant never completed")
             key = (inst.requested_time, action_family(inst.action))
             files.setdefault(key, {})[inst.state] = entry.name
             stamps[entry.name] = (entry.size, entry.mtime_ns)
@@ -149,8 +156,9 @@ class Timeline:
         return commits[-1] if commits else None
 
     def last_instant_time(self) -> str | None:
-        """Greatest requested time of any instant (any action or state): new instants must come after it."""
-        return max((i.requested_time for i in self.instants), default=None)
+        """Greatest time on the timeline, requested or completion (any action or state): new instants must come
+        after it (on layout 2 a new instant then sorts after every commit that completed before it began)."""
+        return max((t for i in self.instants for t in (i.requested_time, i.completion_time) if t), default=None)
 
     def find(self, requested_time: str) -> Instant | None:
         return self._by_time.get(requested_time)
@@ -249,27 +257,39 @@ class Timeline:
             self._records[key] = record
         return record
 
+    def writer(self) -> TimelineWriter:
+        """The writer of this timeline's folder."""
+        return TimelineWriter(self.storage, self.layout, self.folder)
+
     def __repr__(self) -> str:
         return f"Timeline(layout={self.layout}, folder={self.folder!r}, instants={len(self.instants)})"
 
 
 class TimelineWriter:
-    """Creates and transitions instant files of a layout-1 (v6) timeline.
+    """Creates and transitions instant files of a table's timeline (layout 1: v6; layout 2: v8/v9).
 
     Every create is put-if-absent: an instant file is never overwritten, so two writers that pick the same
-    instant time cannot both own it, and a completed instant is never replaced.
+    instant time cannot both own it, and a completed instant is never replaced. On layout 2 the completed file
+    carries a completion time minted here, greater than every time on the timeline: callers complete instants
+    under the commit lock, so completion times never go backwards.
     """
 
-    def __init__(self, storage: Storage, layout: int = 1) -> None:
-        if layout != 1:
-            raise UnsupportedTableError(
-                f"hudi_ds writes timeline layout 1 (table version 6) only, not layout {layout}")
+    def __init__(self, storage: Storage, layout: int = 1, folder: str | None = None) -> None:
         self.storage = storage
         self.layout = layout
-        self.folder = HOODIE_DIR
+        self.folder = folder or timeline_folder(layout)
 
-    def path(self, instant_time: str, action: str, state: State) -> str:
-        return posixpath.join(self.folder, instant_file_name(instant_time, action, state, self.layout))
+    def path(self, instant_time: str, action: str, state: State, completion_time: str | None = None) -> str:
+        return posixpath.join(self.folder, instant_file_name(instant_time, action, state, self.layout,
+                                                             completion_time))
+
+    def _listed(self) -> list[tuple[str, Instant]]:
+        out = []
+        for entry in self.storage.list(self.folder):
+            inst = None if entry.is_dir else parse_instant_file_name(entry.name, self.layout)
+            if inst is not None:
+                out.append((entry.name, inst))
+        return out
 
     def create_requested(self, instant_time: str, action: str, content: bytes = b"") -> bool:
         """Claim `instant_time`: False if another writer already has an instant at that time (pick anew)."""
@@ -279,11 +299,8 @@ class TimelineWriter:
         # A writer of a different action at the same time creates a different file name; check after creating
         # so that of two racing writers at least the later one sees the other and backs off.
         mine = posixpath.basename(path)
-        for entry in self.storage.list(self.folder):
-            if entry.is_dir or entry.name == mine:
-                continue
-            other = parse_instant_file_name(entry.name, self.layout)
-            if other is not None and other.requested_time == instant_time:
+        for name, other in self._listed():
+            if name != mine and other.requested_time == instant_time:
                 self.storage.delete(path)
                 return False
         return True
@@ -298,19 +315,37 @@ class TimelineWriter:
             raise CommitConflictError(
                 f"{inflight} already exists: another writer owns instant {instant_time}")
 
-    def complete(self, instant_time: str, action: str, content: bytes) -> None:
-        """Publish the completed file: the commit point. Raises CommitConflictError if it already exists."""
+    def complete(self, instant_time: str, action: str, content: bytes) -> str | None:
+        """Publish the completed file: the commit point. Raises CommitConflictError if it already exists.
+        Returns the completion time (layout 2), None on layout 1."""
         inflight = self.path(instant_time, action, State.INFLIGHT)
         if not self.storage.exists(inflight):
             raise InstantNotFoundError(f"cannot complete {instant_time} {action}: {inflight} does not exist")
-        done = self.path(instant_time, action, State.COMPLETED)
+        completion = None
+        if self.layout >= 2:
+            listed = self._listed()
+            family = action_family(action)
+            if any(i.requested_time == instant_time and i.is_completed and action_family(i.action) == family
+                   for _, i in listed):
+                raise CommitConflictError(
+                    f"instant {instant_time} {family} is already completed in {self.folder}; refusing to complete "
+                    "it twice")
+            latest = max((t for _, i in listed for t in (i.requested_time, i.completion_time) if t), default=None)
+            completion = new_instant_time(after=latest)
+        done = self.path(instant_time, action, State.COMPLETED, completion)
         if not self.storage.put_if_absent(done, content):
             raise CommitConflictError(f"{done} already exists; refusing to overwrite a completed instant")
+        return completion
 
     def delete_instant_files(self, instant_time: str, action: str) -> None:
         """Remove every file of the instant, completed first: a crash midway leaves it pending."""
+        family = action_family(action)
+        names = {i.state: name for name, i in self._listed()
+                 if i.requested_time == instant_time and action_family(i.action) == family}
         for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
-            self.storage.delete(self.path(instant_time, action, state))
+            name = names.get(state)
+            if name is not None:
+                self.storage.delete(posixpath.join(self.folder, name))
 
     def write_avro_completed(self, instant_time: str, action: str, plan: dict[str, Any],
                              metadata: dict[str, Any]) -> None:

@@ -26,8 +26,8 @@ from hudi_ds.errors import ConfigError, HudiDsError, SchemaError
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.recovery.rollback import rollback_failed_writes
 from hudi_ds.storage import Storage
-from hudi_ds.storage.layout import ARCHIVE_DIR, PROPS_PATH
-from hudi_ds.timeline import Timeline
+from hudi_ds.storage.layout import PROPS_PATH
+from hudi_ds.upgrade import check_version
 from hudi_ds.write.commit import Coordinator
 from hudi_ds.write.input import data_schema_of, evolve, iter_tables
 from hudi_ds.write.messages import TaskResult
@@ -55,7 +55,7 @@ def open_existing(storage: Storage, opts: HudiOptions) -> TableConfig | None:
         return None
     config = load_config(storage)
     check_against_table(opts, config, storage.uri)
-    return config
+    return check_version(storage, opts, config)
 
 
 def create_table(storage: Storage, opts: HudiOptions) -> TableConfig:
@@ -65,7 +65,7 @@ def create_table(storage: Storage, opts: HudiOptions) -> TableConfig:
     if not storage.exists(PROPS_PATH):
         lost_properties(storage)
         try:
-            storage.makedirs(ARCHIVE_DIR)
+            storage.makedirs(config.format.archive_dir)
         except (NotADirectoryError, FileExistsError) as exc:
             raise ConfigError(f"cannot create a table at {storage.uri}: the path (or a folder above it) is a file; "
                               "choose a folder path") from exc
@@ -119,7 +119,7 @@ class WriteClient:
 
     def current_schema(self) -> pa.Schema | None:
         """The table's data schema, None before its first commit with data."""
-        timeline = Timeline.load(self.storage, self.config.layout_version, self.config.timeline_path)
+        timeline = self.config.format.load_timeline(self.storage)
         if not timeline.commits():
             return None
         schema = TableSnapshot(self.storage, self.config, timeline).data_schema()

@@ -27,8 +27,9 @@ from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
 from hudi_ds.recovery.rollback import ownership, rollback_pending
 from hudi_ds.schema.avro import arrow_to_avro
 from hudi_ds.storage import Storage
-from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, WRITE_LAYOUT, temp_dir
-from hudi_ds.timeline import Timeline, TimelineWriter, new_instant_time
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, temp_dir
+from hudi_ds.table_format import TableFormat
+from hudi_ds.timeline import Timeline, new_instant_time
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_ds.timeline.moving import on_latest_timeline
 from hudi_ds.write.change_data import write_change_data
@@ -73,7 +74,7 @@ def _group_targets(view: FileSystemView) -> dict[tuple[str, int], GroupTarget]:
     # Compaction plans are read from a fresh listing (taken after this write claimed its instant): a plan
     # scheduled before that is always seen, and its file groups get their logs in the plan's new slice
     # (base instant C), so the compaction, which reads only the previous slice, never loses them.
-    fresh = Timeline.load(view.timeline.storage, WRITE_LAYOUT)
+    fresh = view.config.format.load_timeline(view.timeline.storage)
     compacting = log_targets(fresh, view.visibility.committed)
     targets: dict[tuple[str, int], GroupTarget] = {}
     for sl in view.latest_slices():
@@ -103,9 +104,9 @@ def remove_unreported_files(storage: Storage, plan: WritePlan, results: Sequence
     return stray
 
 
-def _pending(storage: Storage, instant: str) -> Timeline:
+def _pending(storage: Storage, fmt: TableFormat, instant: str) -> Timeline:
     """The timeline, if `instant` is still pending on it."""
-    timeline = Timeline.load(storage, WRITE_LAYOUT)
+    timeline = fmt.load_timeline(storage)
     mine = timeline.find(instant)
     if mine is None or mine.is_completed:
         raise CommitStateUnknownError(
@@ -128,10 +129,11 @@ class Coordinator:
             raise ConfigError(f"unknown operation {operation!r}; use one of {', '.join(OPERATIONS)}")
         check_writable(self.config)
         check_operation(operation, self.config.record_key_fields)
-        timeline = Timeline.load(self.storage, WRITE_LAYOUT)
-        writer = TimelineWriter(self.storage, WRITE_LAYOUT)
+        fmt = self.config.format
+        timeline = fmt.load_timeline(self.storage)
+        writer = timeline.writer()
         action = write_action(operation, self.config.is_mor)
-        last = max((i.requested_time for i in timeline.instants), default=None)
+        last = timeline.last_instant_time()
         while True:
             instant = new_instant_time(after=last)
             touch_heartbeat(self.storage, instant)  # alive before it exists: no writer may take it for dead
@@ -140,9 +142,9 @@ class Coordinator:
             # another writer drew the same instant time and owns it now, heartbeat included: leave that alone
             last = instant
         inflight = CommitMetadata(operation_type=OPERATION_TYPES[operation], extra_metadata=dict(extra or {}))
-        writer.transition_to_inflight(instant, action, inflight.to_json_bytes())
+        writer.transition_to_inflight(instant, action, fmt.encode_commit_metadata(inflight, action))
         try:
-            timeline, groups = on_latest_timeline(lambda: Timeline.load(self.storage, WRITE_LAYOUT),
+            timeline, groups = on_latest_timeline(lambda: fmt.load_timeline(self.storage),
                                                   lambda tl: (tl, self._groups(tl)))
         except CorruptTableError:
             self.abort_instant(instant)
@@ -156,14 +158,15 @@ class Coordinator:
     def _groups(self, timeline: Timeline) -> dict[tuple[str, int], GroupTarget]:
         """The file groups to write to; never over a committed file that is missing (the next write would hide
         the loss)."""
-        view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
+        view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, timeline.layout))
         groups = _group_targets(view)
         _check_bucket_count(self.config, timeline, groups)
         view.check_committed_files(view.committed_paths())
         return groups
 
     def commit(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None = None) -> str:
-        timeline = _pending(self.storage, plan.instant)
+        fmt = self.config.format
+        timeline = _pending(self.storage, fmt, plan.instant)
         remove_unreported_files(self.storage, plan, results)
         shared = {(d.partition, d.file_id) for r in results for d in r.deferred}
         results = merge_shared_groups(self.storage, plan, list(results))
@@ -174,7 +177,7 @@ class Coordinator:
         partitions = sorted({p for r in results for p in r.partitions})
         meta = self._metadata(plan, results, extra, change_data)
         if plan.is_overwrite:
-            view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, WRITE_LAYOUT))
+            view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, timeline.layout))
             new_ids = {(f.partition, f.file_id) for f in files}
             replaced: dict[str, list[str]] = {}
             for (partition, file_id) in view.groups:
@@ -186,11 +189,11 @@ class Coordinator:
         # checking for conflicts and publishing is one step (two writers that both checked first would both win),
         # and a rollback takes the same lock (it would otherwise delete files of a commit completing meanwhile)
         with self.storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
-            latest = _pending(self.storage, plan.instant)
+            latest = _pending(self.storage, fmt, plan.instant)
             conflict = self._conflict(plan, latest, {(f.partition, f.bucket) for f in files}, partitions)
             if conflict is None:
                 faults.pause_point("commit_publishing")
-                TimelineWriter(self.storage, WRITE_LAYOUT).complete(plan.instant, plan.action, meta.to_json_bytes())
+                latest.writer().complete(plan.instant, plan.action, fmt.encode_commit_metadata(meta, plan.action))
         if conflict is not None:
             self.abort(plan)
             raise CommitConflictError(f"{conflict}; this write was rolled back and is safe to retry")

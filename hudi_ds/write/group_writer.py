@@ -30,6 +30,7 @@ from hudi_ds.schema.meta import (
 )
 from hudi_ds.schema.strings import constant_dictionary, constant_strings, numbered_strings
 from hudi_ds.storage import Storage
+from hudi_ds.table_format import TableFormat
 from hudi_ds.write.messages import WrittenFile
 from hudi_ds.write.plan import WritePlan
 
@@ -80,6 +81,7 @@ class GroupWriteContext:
     ordering_avro_type: str | None
     log_block_format: str
     compression: str
+    table_format: TableFormat
     _dictionary: dict[tuple[str, ...], list[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -89,7 +91,8 @@ class GroupWriteContext:
         return cls(storage=storage, instant=plan.instant, write_token=write_token, task_id=task_id, schema=full,
                    avro_schema=avro, ordering_field=plan.ordering_field,
                    ordering_avro_type=_avro_primitive(avro, plan.ordering_field),
-                   log_block_format=plan.log_block_format, compression=plan.parquet_compression)
+                   log_block_format=plan.log_block_format, compression=plan.parquet_compression,
+                   table_format=plan.config.format)
 
     @property
     def natural_deletes(self) -> bool:
@@ -179,8 +182,9 @@ class GroupWriteContext:
             )
         payload = b"".join(blocks)
         while True:
-            rel = join(partition, log_file_name(file_id, slice_instant, version, self.write_token))
-            write_marker(self.storage, self.instant, rel, "APPEND")
+            named = self.table_format.log_instant(slice_instant, self.instant)
+            rel = join(partition, log_file_name(file_id, named, version, self.write_token))
+            write_marker(self.storage, self.instant, rel, self.table_format.log_marker)
             if self.storage.put_if_absent(rel, payload):
                 break
             version += 1
