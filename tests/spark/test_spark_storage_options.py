@@ -30,20 +30,20 @@ def test_a_malformed_endpoint_fails_every_spark_entry_point_with_the_config_erro
                      buckets=2, storage_options=s3.options()).write(DATA)
     bad = {**s3.options(), "AWS_ENDPOINT_URL": "127.0.0.1:ab"}
     df = spark.createDataFrame(DATA)
-    with pytest.raises(Exception) as err:  # noqa: B017, PT011 - Spark wraps the Python error in its own
+    with pytest.raises(Exception) as err:  # Spark wraps the Python error in its own
         df.write.format("hudi-py").options(**OPTS, **bad).mode("append").save(uri)
     _surfaces_as_config_error(err)
-    with pytest.raises(Exception) as err:  # noqa: B017, PT011
+    with pytest.raises(Exception) as err:
         spark.read.format("hudi-py").options(**bad).load(uri).collect()
     _surfaces_as_config_error(err)
-    with pytest.raises(Exception) as err:  # noqa: B017, PT011
+    with pytest.raises(Exception) as err:
         query: Any = (spark.readStream.format("hudi-py").options(**bad).load(uri).writeStream.format("memory")
                       .queryName("bad_source").option("checkpointLocation", str(tmp_path / "ck_source"))
                       .trigger(availableNow=True).start())
         query.awaitTermination(120)
     _surfaces_as_config_error(err)
     source = spark.readStream.format("hudi-py").options(**s3.options()).load(uri)
-    with pytest.raises(Exception) as err:  # noqa: B017, PT011
+    with pytest.raises(Exception) as err:
         query = (source.writeStream.format("hudi-py").options(**OPTS, **bad)
                  .option("checkpointLocation", str(tmp_path / "ck_sink")).trigger(availableNow=True)
                  .start(f"s3a://{s3.new_bucket()}/sink"))
