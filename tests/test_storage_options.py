@@ -40,6 +40,7 @@ MALFORMED = [
     ("s3", "AWS_ENDPOINT_URL", "ftp://127.0.0.1:9000", "scheme 'ftp'"),
     ("s3", "AWS_ENDPOINT_URL", "http://127.0.0.1:9000?x=1", "not an endpoint URL"),
     ("s3", "AWS_ENDPOINT_URL", f"http://me:{SECRET}@127.0.0.1:9000", "user info"),
+    ("s3", "AWS_ENDPOINT_URL", f"http://me:{SECRET}@127.0.0.1:ab", "no valid host and port"),
     ("s3", "AWS_ENDPOINT", "http://[zz]:9000", "no valid host and port"),
     ("s3", "AWS_REGION", "us\neast-1", "control character"),
     ("s3", "AWS_DEFAULT_REGION", "us east 1", "not a region name"),

@@ -173,7 +173,7 @@ def _endpoint(written: str, plain_ok: bool, name: str, allow: str) -> str:
         raise ConfigError(f"{name} is empty; {form}, or leave it out to use the store's own endpoint")
     if "://" not in value:
         value = f"{'http' if plain_ok else 'https'}://{value}"
-    bad = f"{name}={written!r}"
+    bad = name if "@" in written else f"{name}={written!r}"  # what precedes '@' may be a password
     try:
         parts = urlsplit(value)
         port = parts.port
@@ -181,7 +181,7 @@ def _endpoint(written: str, plain_ok: bool, name: str, allow: str) -> str:
         raise ConfigError(f"{bad} has no valid host and port (a port is a number from 1 to 65535); {form}") from None
     if parts.scheme.lower() not in ("http", "https"):
         raise ConfigError(f"{bad} has the scheme {parts.scheme!r}; {form}")
-    if "@" in parts.netloc:  # the value is not shown: what precedes '@' may be a password
+    if "@" in parts.netloc:
         raise ConfigError(f"{name} holds user info (user:password@); give the credentials as their own storage "
                           "options")
     host = parts.hostname or ""
