@@ -7,6 +7,12 @@ class HudiDsError(Exception):
     """Base class of all hudi_ds errors."""
 
 
+def is_native_panic(exc: BaseException) -> bool:
+    """A panic of a Rust library (obstore, polars), raised into Python as pyo3's PanicException: a BaseException
+    that `except Exception` misses, so entry points turn it into a HudiDsError or a one-line CLI error."""
+    return type(exc).__name__ == "PanicException" and type(exc).__module__ == "pyo3_runtime"
+
+
 class TableNotFoundError(HudiDsError):
     """The path holds no Hudi table (no .hoodie/hoodie.properties)."""
 

@@ -20,7 +20,7 @@ from rich.markup import escape
 
 from hudi_ds import __version__
 from hudi_ds.config.writable import check_timeline_writable
-from hudi_ds.errors import HudiDsError
+from hudi_ds.errors import HudiDsError, is_native_panic
 from hudi_ds.table import HudiTable
 from hudi_ds.timeline import normalize_instant_time
 
@@ -312,3 +312,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{exc}; check the path and its permissions", type(exc).__name__, args.json)
     except KeyboardInterrupt:
         return 130
+    except BaseException as exc:  # a Rust library's panic is no Exception: one line, not a Rust backtrace
+        if not is_native_panic(exc):
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else "panic"
+        return _fail(f"a native library crashed ({first}); check the storage options and the path", "PanicException",
+                     args.json)

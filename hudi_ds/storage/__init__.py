@@ -19,7 +19,12 @@ from urllib.parse import unquote
 import pyarrow as pa
 
 from hudi_ds.errors import CorruptTableError
-from hudi_ds.storage.storage_options import KNOWN_KEYS, TableLocation, normalize_storage_options
+from hudi_ds.storage.storage_options import (
+    TableLocation,
+    check_storage_options,
+    normalize_storage_options,
+    resolve_storage_options,
+)
 
 
 @dataclass(frozen=True)
@@ -100,17 +105,18 @@ class Storage(ABC):
 
 def open_storage(uri: str, storage_options: Mapping[str, object] | None = None) -> Storage:
     """The storage of a table URI: local disk, or an object store (s3://, s3a://, gs://, az://, abfs(s)://).
-    Options not given are taken from the environment's variables of the same names."""
+    Options not given are taken from the environment's variables of the same names. Every value is checked
+    here, before any request: a malformed one is a ConfigError naming its key."""
     location = TableLocation.parse(str(uri))
     given = normalize_storage_options(storage_options)
     if location.is_local:
         from hudi_ds.storage.local import LocalStorage
 
+        check_storage_options(given)  # unused on local disk, but a malformed value given is still a mistake
         return LocalStorage(location.local_path())
     from hudi_ds.storage.object_store import ObjectStorage
 
-    from_environment = {k: v for k, v in os.environ.items() if k in KNOWN_KEYS}
-    return ObjectStorage(location, {**from_environment, **given})
+    return ObjectStorage(location, resolve_storage_options(location.scheme, given, os.environ))
 
 
 def require_inside(rel: str, source: str | None = None) -> str:

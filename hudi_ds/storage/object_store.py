@@ -4,12 +4,14 @@ Why obstore: it sends the stores' conditional create (`If-None-Match: *` on S3 a
 `ifGenerationMatch=0` on GCS) for `put(..., mode="create")`, which is the commit point of the timeline;
 pyarrow's file systems have no conditional put. Objects appear whole, so plain PUTs need no staging.
 Requests are retried with a bounded backoff; a request that still fails becomes a `StorageError` naming
-the operation and the file, never a credential.
+the operation, the file and the store's answer, never a credential. The options arrive checked
+(storage_options.py); a panic of the Rust client that a check missed still becomes a `StorageError`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import functools
 import json
@@ -24,10 +26,11 @@ import obstore
 import pyarrow as pa
 from obstore.exceptions import AlreadyExistsError, BaseError, NotSupportedError, PreconditionError
 
-from hudi_ds.errors import ConfigError, StorageError
+from hudi_ds.errors import ConfigError, StorageError, is_native_panic
 from hudi_ds.storage import FileEntry, Storage, require_inside
 from hudi_ds.storage.layout import AUX_DIR
-from hudi_ds.storage.storage_options import CLIENT_KEYS, STORE_KEYS, TableLocation
+from hudi_ds.storage.storage_options import CLIENT_KEYS, SHOWN_KEYS, STORE_KEYS, TableLocation, serves
+from hudi_ds.storage.store_errors import StoreFailure
 
 T = TypeVar("T")
 
@@ -39,12 +42,10 @@ _conditional_create: dict[tuple[str, str], bool] = {}  # (endpoint, bucket) -> h
 _probe_lock = threading.Lock()
 
 
-def _store_config(options: dict[str, str]) -> tuple[dict[str, str], dict[str, Any]]:
-    config = {STORE_KEYS[k]: v for k, v in options.items() if k in STORE_KEYS}
-    client: dict[str, Any] = {}
-    for key, value in options.items():
-        if key in CLIENT_KEYS:
-            client[CLIENT_KEYS[key]] = value.strip().lower() == "true"
+def _store_config(scheme: str, options: dict[str, str]) -> tuple[dict[str, str], dict[str, Any]]:
+    """The store and client settings of the store of `scheme`, from its own family's keys only."""
+    config = {STORE_KEYS[k]: v for k, v in options.items() if k in STORE_KEYS and serves(scheme, k)}
+    client = {CLIENT_KEYS[k]: v == "true" for k, v in options.items() if k in CLIENT_KEYS and serves(scheme, k)}
     return config, client
 
 
@@ -62,27 +63,57 @@ class ObjectStorage(Storage):
     @property
     def store(self) -> Any:
         if self._store is None:
-            config, client = _store_config(self.options)
-            self._store = obstore.store.from_url(self.uri, config=config,  # type: ignore[call-overload]
-                                                 client_options=client, retry_config=RETRY)
+            config, client = _store_config(self.location.scheme, self.options)
+            try:
+                self._store = obstore.store.from_url(self.uri, config=config,  # type: ignore[call-overload]
+                                                     client_options=client, retry_config=RETRY)
+            except BaseException as exc:
+                if not (isinstance(exc, (BaseError, ValueError)) or is_native_panic(exc)):
+                    raise
+                raise ConfigError(f"cannot set up the object store of {self.uri}: "
+                                  f"{self._redact(str(exc).splitlines()[0])}; check the table URI and the storage "
+                                  "options") from None
         return self._store
 
-    def _call(self, what: str, rel: str, fn: Callable[[], T]) -> T:
-        """Run one request; store failures other than 'not found' become StorageError without secrets."""
+    def _call(self, what: str, rel: str, fn: Callable[[], T],
+              passed: tuple[type[BaseError], ...] = (AlreadyExistsError, PreconditionError)) -> T:
+        """Run one request; store failures other than 'not found' and `passed` become StorageError without
+        secrets, and so does a panic of the store client."""
         try:
             return fn()
         except FileNotFoundError:
             raise FileNotFoundError(self.full(rel)) from None
-        except (AlreadyExistsError, PreconditionError):
+        except passed:
             raise
         except BaseError as exc:
-            raise StorageError(f"{what} {self.full(rel)} failed: {self._redact(str(exc).splitlines()[0])}. "
-                               "Check the endpoint, the credentials and the network; the store's requests "
-                               "were retried") from None
+            failure = StoreFailure.parse(str(exc))
+            if what == "HEAD" and failure.answered_without_code:
+                failure = self._with_code_of_get(rel, failure)
+            raise StorageError(f"{what} {self.full(rel)} failed{self._redact(failure.describe())}") from None
+        except BaseException as exc:
+            if not is_native_panic(exc):
+                raise
+            raise StorageError(
+                f"{what} {self.full(rel)} failed: the object store client crashed "
+                f"({self._redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}). A storage option "
+                "it cannot use is the likely cause: check them (docs/object-stores.md)") from None
+
+    def _with_code_of_get(self, rel: str, failure: StoreFailure) -> StoreFailure:
+        """A HEAD answer has no body: a GET of the same key shows the store's error code and message."""
+        try:
+            obstore.get(self.store, _key(rel))
+        except BaseError as exc:
+            answer = StoreFailure.parse(str(exc))
+            if answer.status == failure.status and answer.code:
+                return dataclasses.replace(failure, code=answer.code, message=answer.message)
+        except BaseException as exc:
+            if not is_native_panic(exc):
+                raise
+        return failure
 
     def _redact(self, text: str) -> str:
-        for value in self.options.values():
-            if len(value) >= 4:
+        for key, value in self.options.items():
+            if key not in SHOWN_KEYS and len(value) >= 4:
                 text = text.replace(value, "***")
         return text.split("?", 1)[0] if "sig=" in text or "X-Amz-" in text else text
 
@@ -148,20 +179,19 @@ class ObjectStorage(Storage):
 
     def _probe_conditional_create(self) -> bool:
         key = f"{AUX_DIR}/.conditional-create-probe-{uuid.uuid4().hex}"
+        passed = (AlreadyExistsError, PreconditionError, NotSupportedError)
         try:
-            obstore.put(self.store, key, b"1", mode="create")
+            self._call("PUT", key, lambda: obstore.put(self.store, key, b"1", mode="create"), passed)
             try:
-                obstore.put(self.store, key, b"2", mode="create")
+                self._call("PUT", key, lambda: obstore.put(self.store, key, b"2", mode="create"), passed)
             except (AlreadyExistsError, PreconditionError):
                 return True
             return False
         except NotSupportedError:
             return False
-        except BaseError as exc:
-            raise StorageError(f"PUT {self.full(key)} failed: {self._redact(str(exc).splitlines()[0])}") from None
         finally:
-            with contextlib.suppress(BaseError, FileNotFoundError):
-                obstore.delete(self.store, key)
+            with contextlib.suppress(StorageError, FileNotFoundError):
+                self._call("DELETE", key, lambda: obstore.delete(self.store, key))
 
     def discard_staged(self, rels: Iterable[str] | None = None) -> None:
         """Nothing to do: an object PUT is whole or absent, no staged copy is ever made."""
@@ -194,9 +224,10 @@ class ObjectStorage(Storage):
         try:
             yield
         finally:
-            with contextlib.suppress(BaseError, FileNotFoundError):
-                if json.loads(bytes(obstore.get(self.store, key).bytes())).get("owner") == owner:
-                    obstore.delete(self.store, key)
+            with contextlib.suppress(StorageError, FileNotFoundError):
+                held = self._call("GET", key, lambda: bytes(obstore.get(self.store, key).bytes()))
+                if json.loads(held).get("owner") == owner:
+                    self._call("DELETE", key, lambda: obstore.delete(self.store, key))
 
     def _take_lease(self, key: str, owner: str) -> bool:
         lease = json.dumps({"owner": owner, "expires": time.time() + LEASE_S}).encode()
