@@ -14,6 +14,8 @@ import functools
 import json
 from typing import Any
 
+from hudi_ds.schema.meta import META_COLUMNS
+
 Schema = dict[str, Any]
 NAMESPACE = "org.apache.hudi.avro.model"
 _NO_DEFAULT = object()
@@ -43,9 +45,7 @@ def _wrapper(name: str, value_type: Any, what: str) -> Schema:
                    doc=f"A record wrapping {what} type to be able to be used it w/in Avro's Union")
 
 
-_META_FIELDS = [_field(name, ["null", "string"], "", None) for name in (
-    "_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
-    "_hoodie_file_name")]
+_META_FIELDS = [_field(name, ["null", "string"], "", None) for name in META_COLUMNS]
 
 FILE_INFO: Schema = _record("HoodieMetadataFileInfo", [
     _field("size", "long", "Size of the file"),

@@ -21,6 +21,7 @@ from enum import IntEnum
 from typing import Any
 
 from hudi_ds.errors import CorruptTableError, InvalidDataError, UnsupportedTableError
+from hudi_ds.schema.meta import META_COLUMNS
 
 # Metadata partitions (folders of .hoodie/metadata); index partitions add a name after their prefix.
 FILES = "files"
@@ -47,9 +48,8 @@ class RecordType(IntEnum):
     SECONDARY_INDEX = 7
 
 
-_RECORD_FIELDS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
-                  "_hoodie_file_name", "key", "type", "filesystemMetadata", "BloomFilterMetadata",
-                  "ColumnStatsMetadata", "recordIndexMetadata", "SecondaryIndexMetadata")
+_RECORD_FIELDS = (*META_COLUMNS, "key", "type", "filesystemMetadata", "BloomFilterMetadata", "ColumnStatsMetadata",
+                  "recordIndexMetadata", "SecondaryIndexMetadata")
 
 
 def partition_key(partition_path: str) -> str:
@@ -300,14 +300,20 @@ def combine(older: Mapping[str, Any], newer: Mapping[str, Any]) -> dict[str, Any
 def merge(base: Iterable[tuple[str, dict[str, Any]]],
           updates: Iterable[tuple[str, dict[str, Any] | None]]) -> dict[str, dict[str, Any]]:
     """The records of a file slice: `base` (key, record) pairs, then `updates` from its log blocks in instant
-    order, None for a DELETE block entry. Returns key -> merged record for the keys that remain."""
+    order, None for a DELETE block entry. Returns key -> merged record for the keys that remain. After a deletion
+    (a DELETE entry or a tombstone record) a key starts afresh: later records of it do not merge with anything
+    before the deletion, the base file's record included."""
     pending: dict[str, dict[str, Any] | None] = {}
+    restarted: set[str] = set()
     for key, record in updates:
         previous = pending.get(key)
+        if record is None or is_tombstone(record):
+            restarted.add(key)
         pending[key] = record if record is None or previous is None else combine(previous, record)
     out = dict(base)
     for key, record in pending.items():
-        older = out.pop(key, None)
+        older = None if key in restarted else out.get(key)
+        out.pop(key, None)
         if record is None:
             continue
         merged = combine(older, record) if older is not None else None if is_tombstone(record) else dict(record)
