@@ -8,6 +8,7 @@ import dataclasses
 import glob
 import io
 import json
+import shutil
 import struct
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tables import hudi_rs, rows
 
 from hudi_ds.errors import CorruptTableError, HudiDsError, InvalidDataError, UnsupportedTableError
 from hudi_ds.hfile import (
@@ -326,34 +328,34 @@ def test_an_hfile_block_without_schema_is_corrupt():
 
 def _base_files(reference_dir: Path) -> list[Path]:
     found = [Path(p) for t in META_TABLES for p in glob.glob(f"{reference_dir}/{t}/.hoodie/metadata/*/*.hfile")]
-    assert len(found) > 50
+    assert found
     return sorted(found)
 
 
-def _log_blocks(reference_dir: Path):
+def _every_hfile(reference_dir: Path):
+    """(where, HFile bytes) of every base file and HFile log block of the reference metadata tables."""
+    for path in _base_files(reference_dir):
+        yield str(path), path.read_bytes()
     for table in META_TABLES:
         for path in sorted(glob.glob(f"{reference_dir}/{table}/.hoodie/metadata/*/.*.log.*")):
             for block in read_blocks(Path(path).read_bytes(), path):
                 if block.block_type == BlockType.HFILE_DATA:
-                    yield table, path, block
-
-
-def _hudi_1_1(table: str) -> bool:
-    """Hudi 1.1 (table version 9) writes with its own HFile writer, which ours follows; Hudi 1.0 (version 8)
-    wrote through HBase's (CRC32C checksums, full keys in the index, a different file info order)."""
-    return "_v9_" in table
+                    yield f"{path}@{block.offset}", bytes(block.content)
 
 
 def test_every_reference_hfile_reads_in_key_order(reference_dir):
-    for path in _base_files(reference_dir):
-        reader = HFileReader(path.read_bytes(), str(path))
-        keys = [k for k, _ in reader]
-        assert keys == sorted(keys) and len(set(keys)) == len(keys) == reader.entry_count
-        for key, value in list(reader)[:20]:
+    """Hudi sorts keys by their UTF-8 bytes, unsigned, which is the order the reader relies on."""
+    versions = set()
+    for where, raw in _every_hfile(reference_dir):
+        reader = HFileReader(raw, where)
+        entries = list(reader)
+        keys = [k for k, _ in entries]
+        assert keys == sorted(keys) and len(set(keys)) == len(keys) == reader.entry_count, where
+        assert reader.last_key == (keys[-1] if keys else None)
+        for key, value in entries[:20]:
             assert reader.get(key) == value and reader.get(key + b"\x00") is None
-        schema = reader.file_info[b"schema"].decode()
-        table = path.parts[-5]
-        assert schema == metadata_schema_json(9 if _hudi_1_1(table) else 8)
+        versions.add(reader.file_info[b"schema"].decode())
+    assert versions == {metadata_schema_json(8), metadata_schema_json(9)}
 
 
 def test_reference_bloom_filters_are_reproduced_bit_for_bit(reference_dir):
@@ -368,38 +370,39 @@ def test_reference_bloom_filters_are_reproduced_bit_for_bit(reference_dir):
         assert ours.serialize() == stored, path
 
 
-def test_rewriting_reference_base_files_gives_the_same_records_and_hudi_1_1_bytes(reference_dir):
-    identical = 0
-    for path in _base_files(reference_dir):
+def _rewrite_metadata_hfiles(table_dir: Path, drop_key: str | None = None) -> None:
+    """Rewrite every HFile of the table's metadata table (base files, HFile log blocks) with our writer,
+    leaving out `drop_key`; the other log blocks stay as they are."""
+    metadata = table_dir / ".hoodie" / "metadata"
+    for path in metadata.glob("*/*.hfile"):
+        original = AvroHFileReader(path.read_bytes(), str(path))
+        records = {k: r for k, r in original if k != drop_key}
+        stored = BloomFilter.deserialize(original.hfile.meta_block(b"bloomFilter"), str(path))
+        path.write_bytes(write_avro_hfile(records, original.schema_json,
+                                          bloom_filter=BloomFilter(stored.row_capacity, 1e-9, 100_000)))
+    for path in metadata.glob("*/.*.log.*"):
         raw = path.read_bytes()
-        original = AvroHFileReader(raw, str(path))
-        records = dict(original)
-        info = original.hfile.file_info
-        bloom = BloomFilter.deserialize(original.hfile.meta_block(b"bloomFilter"), str(path))
-        ours = write_avro_hfile(records, original.schema_json,
-                                bloom_filter=BloomFilter(bloom.row_capacity, 1e-9, 100_000),
-                                created_ms=struct.unpack(">q", info[b"hfile.CREATE_TIME_TS"])[0])
-        assert dict(AvroHFileReader(ours, "ours.hfile")) == records
-        if _hudi_1_1(path.parts[-5]):
-            assert ours == raw, path
-            identical += 1
-    assert identical >= 50
+        blocks = []
+        for block in read_blocks(raw, str(path)):
+            if block.block_type == BlockType.HFILE_DATA:
+                records = {k: r for k, r in decode_hfile_data_block(block, str(path)) if k != drop_key}
+                blocks.append(encode_hfile_data_block(records, block.schema_json, block.instant_time))
+            else:
+                blocks.append(raw[block.offset:block.offset + block.size])
+        path.write_bytes(b"".join(blocks))
 
 
-def test_reference_hfile_log_blocks_decode_and_re_encode(reference_dir):
-    identical = total = 0
-    for table, path, block in _log_blocks(reference_dir):
-        reader = decode_hfile_data_block(block, path)
-        records = dict(reader)
-        assert [k for k, _ in reader] == sorted(records, key=lambda k: k.encode())
-        assert reader.hfile.file_info[b"schema"].decode() == block.schema_json
-        assert b"bloomFilter" not in reader.hfile.meta_index
-        created = struct.unpack(">q", reader.hfile.file_info[b"hfile.CREATE_TIME_TS"])[0]
-        ours = read_blocks(encode_hfile_data_block(records, block.schema_json, block.instant_time,
-                                                   created_ms=created), "ours.log")[0]
-        assert dict(decode_hfile_data_block(ours, "ours.log")) == records
-        total += 1
-        if _hudi_1_1(table):
-            assert bytes(ours.content) == bytes(block.content), path
-            identical += 1
-    assert total > 200 and identical > 150
+def test_hudi_rs_takes_its_file_listing_from_our_hfiles(reference_dir, tmp_path):
+    """hudi-rs lists a version 8 table through its metadata table: with every HFile in it rewritten by us (in
+    Hudi 1.1's layout where Hudi 1.0's HBase writer had made them) it reads the same rows, and without one
+    partition's listing it misses that partition's rows (so the listing really came from our files)."""
+    source = reference_dir / "quickstart_mor_avro_v8_trips_8i3u1d"
+    columns = ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name", "fare"]
+    expected = rows(hudi_rs(str(source)), columns)
+    for drop in (None, "city=sao_paulo"):
+        copy = tmp_path / f"copy-{drop}"
+        shutil.copytree(source, copy, copy_function=shutil.copyfile)  # the reference files are read-only
+        _rewrite_metadata_hfiles(copy, drop)
+        got = rows(hudi_rs(str(copy)), columns)
+        assert got == [r for r in expected if r[1] != drop]
+        assert len(got) < len(expected) if drop else got == expected

@@ -54,8 +54,11 @@ def write_avro_hfile(records: Mapping[str, dict[str, Any]], schema_json: str, *,
     blank_key = _has_key_field(schema_json)
     writer = HFileWriter(block_size=block_size, compression=compression, created_ms=created_ms)
     writer.add_file_info(SCHEMA_INFO, schema_json.encode("utf-8"))
-    keys = sorted(records, key=lambda k: k.encode("utf-8"))
-    for key in keys:
+    try:
+        encoded = sorted((key.encode("utf-8"), key) for key in records)
+    except UnicodeEncodeError as exc:
+        raise InvalidDataError(f"an HFile record key is not valid text: {exc}") from exc
+    for raw_key, key in encoded:
         record = records[key]
         if blank_key and record.get(KEY_FIELD):
             record = {**record, KEY_FIELD: ""}
@@ -64,11 +67,11 @@ def write_avro_hfile(records: Mapping[str, dict[str, Any]], schema_json: str, *,
             fastavro.schemaless_writer(out, parsed, record)
         except (ValueError, TypeError, KeyError, OverflowError) as exc:
             raise InvalidDataError(f"record {key!r} does not fit the HFile's Avro schema: {exc}") from exc
-        writer.append(key.encode("utf-8"), out.getvalue())
+        writer.append(raw_key, out.getvalue())
     if bloom_filter is not None:
-        bloom_filter.add_all(k.encode("utf-8") for k in keys)
-        writer.add_file_info(MIN_RECORD_KEY, keys[0].encode("utf-8") if keys else b"")
-        writer.add_file_info(MAX_RECORD_KEY, keys[-1].encode("utf-8") if keys else b"")
+        bloom_filter.add_all(raw_key for raw_key, _ in encoded)
+        writer.add_file_info(MIN_RECORD_KEY, encoded[0][0] if encoded else b"")
+        writer.add_file_info(MAX_RECORD_KEY, encoded[-1][0] if encoded else b"")
         writer.add_file_info(BLOOM_FILTER_TYPE_CODE, bloom_filter.type_code.encode("utf-8"))
         writer.add_meta_block(BLOOM_FILTER_META_BLOCK, bloom_filter.serialize())
     return writer.finish()

@@ -67,9 +67,12 @@ class HFileWriter:
         self._first_block_offset, self._last_block_offset = -1, 0
         self._file_info: dict[str, bytes] = {MAX_MEMSTORE_TS_KEY.decode(): _LONG.pack(0)}
         self._meta: dict[str, bytes] = {}
+        self._finished = False
 
     def append(self, key: bytes, value: bytes) -> None:
         """Add one entry; its key must sort after the previous one."""
+        if self._finished:
+            raise ValueError("HFileWriter.append() after finish()")
         if self._last_key is not None and key <= self._last_key:
             raise InvalidDataError(f"HFile keys must be unique and ascending: {key!r} after {self._last_key!r}")
         if len(key) > MAX_KEY_CONTENT:
@@ -111,6 +114,9 @@ class HFileWriter:
 
     def finish(self) -> bytes:
         """The whole file. The writer is spent afterwards."""
+        if self._finished:
+            raise ValueError("HFileWriter.finish() was already called")
+        self._finished = True
         if self._block:
             self._flush_block()
         meta_index = []
