@@ -37,8 +37,47 @@ def _parsed(schema_json: str) -> Any:
     return fastavro.parse_schema(json.loads(schema_json))
 
 
+@functools.lru_cache(maxsize=16)
 def _has_key_field(schema_json: str) -> bool:
     return any(f.get("name") == KEY_FIELD for f in json.loads(schema_json).get("fields", []))
+
+
+def _record_names(node: Any, out: set[str]) -> set[str]:
+    """The names (short and full) of every record type defined in a schema."""
+    if isinstance(node, list):
+        for branch in node:
+            _record_names(branch, out)
+    elif isinstance(node, dict):
+        if node.get("type") == "record":
+            out.add(node["name"])
+            if node.get("namespace"):
+                out.add(f"{node['namespace']}.{node['name']}")
+        for child in (node.get("fields"), node.get("type"), node.get("items"), node.get("values")):
+            if child is not None and not isinstance(child, str):
+                _record_names(child, out)
+    return out
+
+
+def _has_record_union(node: Any, records: set[str]) -> bool:
+    """Whether a union with two or more record branches occurs in `node`."""
+    if isinstance(node, list):
+        branches = [b for b in node if (isinstance(b, dict) and b.get("type") == "record")
+                    or (isinstance(b, str) and b in records)]
+        return len(branches) > 1 or any(_has_record_union(b, records) for b in node)
+    if isinstance(node, dict):
+        return any(_has_record_union(child, records) for child in
+                   (node.get("fields"), node.get("type"), node.get("items"), node.get("values"))
+                   if child is not None and not isinstance(child, str))
+    return False
+
+
+@functools.lru_cache(maxsize=16)
+def _fields_with_record_unions(schema_json: str) -> tuple[str, ...]:
+    """Top-level fields whose values may hold a union of several records: only a record with one of them set
+    needs fastavro's (four times slower) decoding that keeps union branch names."""
+    schema = json.loads(schema_json)
+    records = _record_names(schema, set())
+    return tuple(f["name"] for f in schema.get("fields", []) if _has_record_union(f.get("type"), records))
 
 
 def write_avro_hfile(records: Mapping[str, dict[str, Any]], schema_json: str, *,
@@ -96,18 +135,25 @@ class AvroHFileReader:
         except Exception as exc:  # invalid JSON or Avro: fastavro raises assorted types
             raise CorruptTableError(f"{path}: unusable Avro schema in HFile ({type(exc).__name__}: {exc})") from exc
         self._restore_key = _has_key_field(schema_json)
+        self._named_unions = _fields_with_record_unions(schema_json)
 
-    def _decode(self, key: bytes, value: bytes) -> tuple[str, dict[str, Any]]:
-        text = key.decode("utf-8", "replace")
+    def _read_value(self, text: str, value: bytes, with_names: bool) -> dict[str, Any]:
         buffer = io.BytesIO(value)
         try:
-            record = fastavro.schemaless_reader(buffer, self._schema, None, return_record_name=True,
-                                                return_record_name_override=True)
+            record = fastavro.schemaless_reader(buffer, self._schema, None, return_record_name=with_names,
+                                                return_record_name_override=with_names)
         except Exception as exc:  # fastavro raises assorted exception types on bad bytes
             raise CorruptTableError(f"{self.path}: value of key {text!r} is not a record of the file's schema "
                                     f"({type(exc).__name__}: {exc})") from exc
         if buffer.tell() != len(value) or not isinstance(record, dict):
             raise CorruptTableError(f"{self.path}: value of key {text!r} has bytes left over after its record")
+        return record
+
+    def _decode(self, key: bytes, value: bytes) -> tuple[str, dict[str, Any]]:
+        text = key.decode("utf-8", "replace")
+        record = self._read_value(text, value, with_names=False)
+        if any(record.get(name) is not None for name in self._named_unions):
+            record = self._read_value(text, value, with_names=True)
         if self._restore_key:
             record[KEY_FIELD] = text
         return text, record

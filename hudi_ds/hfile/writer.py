@@ -2,9 +2,10 @@
 
 Layout: data blocks (sorted entries, cut at `block_size` uncompressed bytes), one meta block per named entry,
 then the load-on-open section (root data index, meta index, file info) and the fixed 4096-byte trailer. A single
-index level, as Hudi writes. Given the same entries, file info and creation time, the bytes equal Hudi's, with one
-deliberate difference for keys of 126 bytes and more: their index entries carry the Hadoop VInt length that
-Hudi's and HBase's readers decode, where Hudi's writer puts a protobuf varint.
+index level, as Hudi writes. Given the same entries, file info and creation time, the bytes equal Hudi 1.1's (the
+reference tables' metadata files are reproduced exactly), with one deliberate difference for keys of 126 bytes and
+more: their index entries carry the Hadoop VInt length that Hudi's and HBase's readers decode, where Hudi's writer
+(hudi-io's HFileRootIndexBlock, as read) puts a protobuf varint, which differs from 128 on.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Merging follows HoodieMetadataPayload.preCombine: log records fold in instant or
 over the base file's record. A file listing merges entry by entry (deletions drop the file, sizes only grow); a
 column statistic widens its range and adds its counts unless the newer one is a tight bound; the other types
 take the newer record. A DELETE block entry, a deleted column statistic, bloom filter or secondary index entry
-removes the record.
+removes the record; a later record of that key starts afresh rather than merging with the base file's.
 """
 
 from __future__ import annotations
