@@ -131,7 +131,8 @@ class BloomFilter:
 
     @classmethod
     def deserialize(cls, text: bytes, what: str) -> BloomFilter:
-        """A filter from its meta block payload (as Hudi wrote it)."""
+        """A filter from its meta block payload (as Hudi wrote it), for membership tests. The key bound is not
+        stored (Java's reader does not restore it either): this one takes the rows it found as its bound."""
         try:
             raw = base64.b64decode(text, validate=True)
             version, hash_count, hash_type, vector_size = _FILTER_HEADER.unpack_from(raw, 0)
