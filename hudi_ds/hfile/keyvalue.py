@@ -1,0 +1,82 @@
+"""Hudi's KeyValue layout inside data and index blocks (HBase's KeyValue with an empty column family).
+
+A data block entry: key length (int), value length (int), key, value, MVCC timestamp (one zero byte). A key:
+content length (short), content (the UTF-8 record key), then the rest of a standard KeyValue key so HBase can
+parse it: column family length 0, timestamp Long.MAX_VALUE ("latest"), key type Put (4). Keys compare by content
+only: every Hudi key carries the same rest, and HBase's shortened "fake" index keys differ only there.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from hudi_ds.errors import CorruptTableError
+
+KEY_REST = b"\x00" + struct.pack(">q", (1 << 63) - 1) + b"\x04"  # family length, timestamp, key type Put
+MAX_KEY_CONTENT = 0x7FFF  # the content length is a Java short
+_LENGTHS = struct.Struct(">ii")
+_SHORT = struct.Struct(">h")
+
+
+def full_key(content: bytes) -> bytes:
+    """The KeyValue key of `content`: length, content, family length, timestamp, type."""
+    return _SHORT.pack(len(content)) + content + KEY_REST
+
+
+def index_key(content: bytes) -> bytes:
+    """A key as Hudi's writer puts it in the root index and `hfile.LASTKEY`: length and content only (its reader
+    parses no further)."""
+    return _SHORT.pack(len(content)) + content
+
+
+def key_content(key: bytes | memoryview, what: str) -> bytes:
+    """The content of a (full or index) key: the bytes its leading length covers."""
+    if len(key) < 2:
+        raise CorruptTableError(f"{what}: key shorter than its length field")
+    (size,) = _SHORT.unpack_from(key, 0)
+    if size < 0 or 2 + size > len(key):
+        raise CorruptTableError(f"{what}: key length {size} runs past the key")
+    return bytes(key[2:2 + size])
+
+
+def encode_entries(entries: list[tuple[bytes, bytes]]) -> bytes:
+    """The payload of a data block holding `entries` (key content, value), in order."""
+    parts = []
+    for content, value in entries:
+        key = full_key(content)
+        parts.append(_LENGTHS.pack(len(key), len(value)))
+        parts.append(key)
+        parts.append(value)
+        parts.append(b"\x00")
+    return b"".join(parts)
+
+
+def entry_size(content: bytes, value: bytes) -> int:
+    """Bytes one entry takes in a data block payload."""
+    return 8 + 2 + len(content) + len(KEY_REST) + len(value) + 1
+
+
+def decode_entries(payload: bytes, what: str, mvcc: bool = True) -> tuple[list[bytes], list[bytes]]:
+    """(key contents, values) of a data block payload, in file order. `mvcc`: entries end with the MVCC byte
+    (file info KEY_VALUE_VERSION 1, which every Hudi writer sets)."""
+    keys: list[bytes] = []
+    values: list[bytes] = []
+    tail = 1 if mvcc else 0
+    pos, end = 0, len(payload)
+    unpack, short = _LENGTHS.unpack_from, _SHORT.unpack_from
+    while pos < end:
+        if pos + 10 > end:
+            raise CorruptTableError(f"{what}: truncated entry at byte {pos} of a data block")
+        key_len, value_len = unpack(payload, pos)
+        (content_len,) = short(payload, pos + 8)
+        key_start = pos + 8
+        value_start = key_start + key_len
+        pos = value_start + value_len + tail
+        if key_len < 2 or value_len < 0 or not 0 <= content_len <= key_len - 2 or pos > end:
+            raise CorruptTableError(f"{what}: entry at byte {key_start - 8} of a data block runs past it")
+        if tail and payload[pos - 1]:
+            raise CorruptTableError(f"{what}: entry with a non-zero MVCC timestamp (HBase versioned data, which "
+                                    "Hudi never writes)")
+        keys.append(payload[key_start + 2:key_start + 2 + content_len])
+        values.append(payload[value_start:value_start + value_len])
+    return keys, values
