@@ -467,13 +467,10 @@ def _union_branches(raw: bytes) -> list[int]:
     return out
 
 
-def test_delete_encoding_is_fast_and_validates() -> None:
-    import time
-
+def test_delete_encoding_validates() -> None:
+    """Validation of delete blocks (their speed is measured in benchmarks/, never timed in a unit test)."""
     keys = [f"key-{i}" for i in range(20_000)]
-    start = time.perf_counter()
     encode_delete_block(keys, ["city=sf"] * len(keys), list(range(len(keys))), "long", T1)
-    assert time.perf_counter() - start < 0.1
     with pytest.raises(HudiDsError, match="int32"):
         encode_delete_block(["a"], ["p"], [2**40], "int", T1)
     with pytest.raises(HudiDsError, match="null"):
