@@ -250,7 +250,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
         table.schedule_compaction()
         timeline = table.load_timeline()
         groups = sum(len(read_plan(timeline, inst)) for inst in pending_compactions(timeline))
-        return _progress(args, f"compacting {table.path}", total=groups, advance_on=progress.WRITTEN)
+        return _progress(args, "compacting", total=groups, advance_on=progress.WRITTEN)
 
     return _service(args, "compact", "compacting", {}, planned)
 
@@ -258,7 +258,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 def cmd_clean(args: argparse.Namespace) -> int:
     kwargs = {} if args.retain_commits is None else {"retain_commits": args.retain_commits}
     return _service(args, "clean", "cleaning", kwargs,
-                    lambda table: _progress(args, f"cleaning {table.path}", advance_on=progress.DELETED))
+                    lambda _: _progress(args, "cleaning", advance_on=progress.DELETED))
 
 
 def cmd_archive(args: argparse.Namespace) -> int:
