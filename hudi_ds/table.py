@@ -4,7 +4,7 @@ write."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -15,8 +15,8 @@ from hudi_ds.config.table_shape import TABLE_SETTINGS
 from hudi_ds.config.writable import check_timeline_writable, check_writable
 from hudi_ds.errors import ConfigError
 from hudi_ds.read import changes as change_feed
-from hudi_ds.read import engines, lazy, query
 from hudi_ds.read import filters as flt
+from hudi_ds.read import lazy, query
 from hudi_ds.recovery.rollback import require_dead, rollback_completed
 from hudi_ds.services import archive as archiving
 from hudi_ds.services import clean as cleaning
@@ -188,7 +188,7 @@ class HudiTable:
         flt.normalize(given, snap.full_schema(at))  # bad filters fail here, not when collected
         schema = polars_scan.output_schema(snap.full_schema(at), columns)
 
-        def batches(pushed: list[flt.Filter], needed: list[str]) -> Iterator[pa.Table]:
+        def batches(pushed: list[flt.Filter], needed: list[str]) -> Generator[pa.Table, None, None]:
             stream = lazy.snapshot_stream(snap, at, [*given, *pushed], needed, read_optimized)
             return stream.tables(ahead=query.READ_THREADS)
 
@@ -206,7 +206,7 @@ class HudiTable:
         flt.normalize(given, snap.full_schema())
         schema = polars_scan.output_schema(snap.full_schema(), columns)
 
-        def batches(pushed: list[flt.Filter], needed: list[str]) -> Iterator[pa.Table]:
+        def batches(pushed: list[flt.Filter], needed: list[str]) -> Generator[pa.Table, None, None]:
             return lazy.incremental_stream(snap, s, e, [*given, *pushed], needed).tables(ahead=query.READ_THREADS)
 
         return polars_scan.lazy_frame(schema, batches)
@@ -220,7 +220,7 @@ class HudiTable:
         e = normalize_instant_time(end) if end is not None else None
         snap = self.snapshot()
 
-        def batches(pushed: list[flt.Filter], needed: list[str]) -> Iterator[pa.Table]:
+        def batches(pushed: list[flt.Filter], needed: list[str]) -> Generator[pa.Table, None, None]:
             return lazy.change_tables(snap, s, e, pushed)
 
         return polars_scan.lazy_frame(change_feed.change_schema(snap), batches)
@@ -229,6 +229,8 @@ class HudiTable:
                         columns: Sequence[str] | None = None, read_optimized: bool = False) -> pa.RecordBatchReader:
         """The snapshot as an Arrow RecordBatchReader that merges one file slice at a time (memory holds one
         slice): DuckDB, DataFusion and pyarrow query it as a stream, log files merged."""
+        from hudi_ds.read import engines  # pyarrow.dataset costs a second to import: only when used
+
         at = normalize_instant_time(as_of) if as_of is not None else None
         stream = self._read(lambda snap: lazy.snapshot_stream(snap, at, filters or [], columns, read_optimized))
         return engines.batch_reader(stream)
@@ -239,6 +241,8 @@ class HudiTable:
 
         Only where no log file needs merging: copy-on-write tables, merge-on-read tables just compacted, and
         `read_optimized`; elsewhere UnsupportedTableError points to scan() and to_batch_reader()."""
+        from hudi_ds.read import engines
+
         at = normalize_instant_time(as_of) if as_of is not None else None
         return engines.base_file_dataset(
             self._read(lambda snap: query.plan_snapshot(snap, at, None, None, read_optimized)))
@@ -246,6 +250,8 @@ class HudiTable:
     def to_pandas(self, as_of: str | None = None, filters: Sequence[Sequence[Any]] | None = None,
                   columns: Sequence[str] | None = None, read_optimized: bool = False) -> Any:
         """`to_arrow()` as a pandas DataFrame (pandas is optional: `pip install 'hudi-ds[pandas]'`)."""
+        from hudi_ds.read import engines
+
         engines.optional("pandas")
         return self.to_arrow(as_of, filters, columns, read_optimized).to_pandas()
 

@@ -6,7 +6,7 @@ no longer asking (a `head(n)` stops after the slices it needed)."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import islice
@@ -56,7 +56,7 @@ class SliceStream:
             return self.plan.read_slice(sl)
         return self.plan.read_part(SlicePart(sl, tuple(groups)))
 
-    def tables(self, ahead: int = 1) -> Iterator[pa.Table]:
+    def tables(self, ahead: int = 1) -> Generator[pa.Table, None, None]:
         """One table per slice. With `ahead` > 1 that many slices are read at once on threads, each yielded
         in turn; closing the iterator cancels the reads not started."""
         slices = iter(self.plan.slices)
@@ -92,7 +92,7 @@ def incremental_stream(snap: TableSnapshot, start: str, end: str | None, filters
 
 
 def change_tables(snap: TableSnapshot, start: str, end: str | None,
-                  filters: Sequence[Sequence[Any]]) -> Iterator[pa.Table]:
+                  filters: Sequence[Sequence[Any]]) -> Generator[pa.Table, None, None]:
     """The change feed of (start, end] one commit at a time; the file groups of partitions `filters` rule out
     are not read (the filters themselves are the caller's to apply)."""
     schema = change_schema(snap)

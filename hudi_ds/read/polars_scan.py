@@ -12,8 +12,9 @@ never hold for NaN, and a filter must never drop a row the predicate keeps.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import polars as pl
@@ -28,7 +29,7 @@ _COMPARISONS = {"Eq": "=", "NotEq": "!=", "Lt": "<", "LtEq": "<=", "Gt": ">", "G
 _FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 # the batches of one query: given the filters and the columns to read, tables of those columns
-Batches = Callable[[list[flt.Filter], list[str]], Iterator[pa.Table]]
+Batches = Callable[[list[flt.Filter], list[str]], Generator[pa.Table, None, None]]
 
 
 def _node(expr: pl.Expr) -> dict[str, Any]:
@@ -152,26 +153,27 @@ def lazy_frame(schema: pa.Schema, batches: Batches) -> pl.LazyFrame:
     polars_schema = pl.from_arrow(schema.empty_table()).schema  # type: ignore[union-attr]
 
     def source(with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None,
-               batch_size: int | None) -> Iterator[pl.DataFrame]:
+               batch_size: int | None) -> Generator[pl.DataFrame, None, None]:
         wanted = list(with_columns) if with_columns is not None else schema.names
         needed = set(wanted) | set(predicate.meta.root_names() if predicate is not None else [])
         pushed = predicate_filters(predicate, schema) if predicate is not None else []
         left = n_rows
         produced = False
-        for table in batches(pushed, [c for c in schema.names if c in needed]):
-            frame = pl.from_arrow(table, rechunk=False)
-            assert isinstance(frame, pl.DataFrame)
-            if predicate is not None:
-                frame = frame.filter(predicate)
-            frame = frame.select(wanted)
-            if left is not None:
-                frame = frame.head(left)
-                left -= frame.height
-            if frame.height:
-                produced = True
-                yield from frame.iter_slices(batch_size) if batch_size else [frame]
-            if left == 0:
-                return
+        with contextlib.closing(batches(pushed, [c for c in schema.names if c in needed])) as tables:
+            for table in tables:  # leaving early closes the reading (hudi_ds.read.lazy)
+                frame = pl.from_arrow(table, rechunk=False)
+                assert isinstance(frame, pl.DataFrame)
+                if predicate is not None:
+                    frame = frame.filter(predicate)
+                frame = frame.select(wanted)
+                if left is not None:
+                    frame = frame.head(left)
+                    left -= frame.height
+                if frame.height:
+                    produced = True
+                    yield from frame.iter_slices(batch_size) if batch_size else [frame]
+                if left == 0:
+                    return
         if not produced:
             yield pl.DataFrame(schema=polars_schema).select(wanted)
 
