@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tables import REFERENCE_DIR
 
 from hudi_ds import HudiTable, UnsupportedTableError
 from hudi_ds.cli.progress import READ, WatchedStorage
@@ -339,3 +340,34 @@ def test_streaming_holds_about_one_file_slice(tmp_path):
                                     check=True).stdout)
     assert out["rows"] == n
     assert out["streamed"] < out["whole"] / 4, out
+
+
+# ---- tables Apache Hudi wrote, and a table in S3 ----------------------------------------------------------------
+
+def _reference_tables() -> list[str]:
+    return sorted(p.name for p in REFERENCE_DIR.iterdir() if p.is_dir()) if REFERENCE_DIR.is_dir() else []
+
+
+@pytest.mark.parametrize("name", _reference_tables())
+def test_apache_hudi_tables_read_the_same_through_every_engine(reference_dir, name):
+    t = HudiTable(str(reference_dir / name))
+    for read_optimized in (False, True):
+        eager = pl.from_arrow(t.to_arrow(read_optimized=read_optimized))
+        same(t.scan(read_optimized=read_optimized).collect(), eager)
+        same(pl.from_arrow(t.to_batch_reader(read_optimized=read_optimized).read_all()), eager)
+        try:
+            dataset = pl.from_arrow(t.to_pyarrow_dataset(read_optimized=read_optimized).to_table())
+        except UnsupportedTableError:
+            assert t.config.is_mor and not read_optimized
+        else:
+            same(dataset, eager.select(dataset.columns))
+
+
+def test_a_table_in_s3_is_a_dataset_and_a_scan(s3_table):
+    uri, creds = s3_table
+    t = HudiTable.create(uri, table_name="s3", record_key="id", ordering_field="ts", partition_by="part",
+                         table_type="COPY_ON_WRITE", buckets=2, storage_options=creds)
+    t.write(pa.table({"id": list(range(20)), "part": ["a", "b"] * 10, "ts": [1] * 20, "val": list(range(20))}))
+    eager = pl.from_arrow(t.to_arrow())
+    same(pl.from_arrow(t.to_pyarrow_dataset().to_table()), eager)
+    same(t.scan().filter(pl.col("part") == "b").collect(), eager.filter(pl.col("part") == "b"))

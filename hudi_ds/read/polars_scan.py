@@ -159,7 +159,9 @@ def lazy_frame(schema: pa.Schema, batches: Batches) -> pl.LazyFrame:
         pushed = predicate_filters(predicate, schema) if predicate is not None else []
         left = n_rows
         produced = False
-        with contextlib.closing(batches(pushed, [c for c in schema.names if c in needed])) as tables:
+        # a count reads one column at least: a table of no columns has no rows either
+        read = [c for c in schema.names if c in needed] or schema.names[:1]
+        with contextlib.closing(batches(pushed, read)) as tables:
             for table in tables:  # leaving early closes the reading (hudi_ds.read.lazy)
                 frame = pl.from_arrow(table, rechunk=False)
                 assert isinstance(frame, pl.DataFrame)
