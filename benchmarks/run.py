@@ -40,6 +40,7 @@ SUITE: dict[str, tuple[str, list[str], list[str]]] = {
     "stream_read": ("bench_stream_read.py", ["--commits", "60", "--rows", "2000000"],
                     ["--commits", "10", "--rows", "200000"]),
     "object_store": ("bench_object_store.py", ["--rows", "1000000"], ["--rows", "200000"]),
+    "lazy": ("bench_lazy.py", ["--rows", "2000000", "--repeat", "5"], ["--rows", "200000", "--repeat", "3"]),
 }
 
 # goal: (benchmark, figure or ratio expression, comparison, target, description)
@@ -79,6 +80,9 @@ GOALS = [
     ("object_store", "read_get_requests", "<=", 70, "S3 snapshot read GETs (64 data files: one GET each)"),
     ("object_store", "upsert_put_requests", "<=", 72, "S3 upsert PUTs (32 log files: O(files written))"),
     ("stream_read", "latency_p95_s", "<=", 4.0, "streaming read: commit -> row latency, p95 (s)"),
+    ("lazy", "scan_filter_ratio", ">=", 5.0, "scan() of one partition, 2 columns vs to_polars() then the same"),
+    ("lazy", "head_s", "<=", 0.1, "scan().head(10) of the snapshot (s)"),
+    ("lazy", "duckdb_dataset_ratio", ">=", 0.9, "DuckDB over to_pyarrow_dataset() vs its read_parquet (compacted)"),
     ("stream_read", "stream_read_ratio", ">=", 0.7, "streaming read throughput vs batch read of the same rows"),
     ("streaming", "read_drift_with_compaction", "<=", 1.2,
      "read just after compaction (every 5 delta commits) after 50 commits vs after the first ones"),

@@ -4,7 +4,7 @@ write."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -15,7 +15,8 @@ from hudi_ds.config.table_shape import TABLE_SETTINGS
 from hudi_ds.config.writable import check_timeline_writable, check_writable
 from hudi_ds.errors import ConfigError
 from hudi_ds.read import changes as change_feed
-from hudi_ds.read import query
+from hudi_ds.read import filters as flt
+from hudi_ds.read import lazy, query
 from hudi_ds.recovery.rollback import require_dead, rollback_completed
 from hudi_ds.services import archive as archiving
 from hudi_ds.services import clean as cleaning
@@ -170,6 +171,105 @@ class HudiTable:
         s = normalize_instant_time(start) if start not in ("0", "000") else "0"
         e = normalize_instant_time(end) if end is not None else None
         return self._read(lambda snap: change_feed.changes(snap, s, e))
+
+    # ---- lazy reads and other engines (docs/notebooks.md) --------------------------------------------------
+    def scan(self, as_of: str | None = None, filters: Sequence[Sequence[Any]] | None = None,
+             columns: Sequence[str] | None = None, read_optimized: bool = False) -> Any:
+        """A polars LazyFrame of the snapshot (time travel with `as_of`, base files only with `read_optimized`).
+
+        Nothing is read until it is collected; then only the columns the query uses, the partitions its
+        filter allows and the row groups whose statistics may match are read, and a `head(n)` stops early.
+        The table is the one of this call: later commits are not seen."""
+        from hudi_ds.read import polars_scan
+
+        at = normalize_instant_time(as_of) if as_of is not None else None
+        snap = self.snapshot()
+        given: list[Sequence[Any]] = list(filters or [])
+        flt.normalize(given, snap.full_schema(at))  # bad filters fail here, not when collected
+        schema = polars_scan.output_schema(snap.full_schema(at), columns)
+
+        def batches(pushed: list[flt.Filter], needed: list[str]) -> Generator[pa.Table, None, None]:
+            stream = lazy.snapshot_stream(snap, at, [*given, *pushed], needed, read_optimized)
+            return stream.tables(ahead=query.READ_THREADS)
+
+        return polars_scan.lazy_frame(schema, batches)
+
+    def scan_incremental(self, start: str, end: str | None = None, filters: Sequence[Sequence[Any]] | None = None,
+                         columns: Sequence[str] | None = None) -> Any:
+        """`incremental()` as a polars LazyFrame: the latest image of records changed in (start, end]."""
+        from hudi_ds.read import polars_scan
+
+        s = normalize_instant_time(start) if start not in ("0", "000") else "0"
+        e = normalize_instant_time(end) if end is not None else None
+        snap = self.snapshot()
+        given: list[Sequence[Any]] = list(filters or [])
+        flt.normalize(given, snap.full_schema())
+        schema = polars_scan.output_schema(snap.full_schema(), columns)
+
+        def batches(pushed: list[flt.Filter], needed: list[str]) -> Generator[pa.Table, None, None]:
+            return lazy.incremental_stream(snap, s, e, [*given, *pushed], needed).tables(ahead=query.READ_THREADS)
+
+        return polars_scan.lazy_frame(schema, batches)
+
+    def scan_changes(self, start: str, end: str | None = None) -> Any:
+        """`changes()` as a polars LazyFrame, read one commit at a time: a filter on partition columns skips
+        the other partitions' file groups, and a `head(n)` stops after the commits it needed."""
+        from hudi_ds.read import polars_scan
+
+        s = normalize_instant_time(start) if start not in ("0", "000") else "0"
+        e = normalize_instant_time(end) if end is not None else None
+        snap = self.snapshot()
+
+        def batches(pushed: list[flt.Filter], needed: list[str]) -> Generator[pa.Table, None, None]:
+            return lazy.change_tables(snap, s, e, pushed)
+
+        return polars_scan.lazy_frame(change_feed.change_schema(snap), batches)
+
+    def to_batch_reader(self, as_of: str | None = None, filters: Sequence[Sequence[Any]] | None = None,
+                        columns: Sequence[str] | None = None, read_optimized: bool = False) -> pa.RecordBatchReader:
+        """The snapshot as an Arrow RecordBatchReader that merges one file slice at a time (memory holds one
+        slice): DuckDB, DataFusion and pyarrow query it as a stream, log files merged."""
+        from hudi_ds.read import engines  # pyarrow.dataset costs a second to import: only when used
+
+        at = normalize_instant_time(as_of) if as_of is not None else None
+        stream = self._read(lambda snap: lazy.snapshot_stream(snap, at, filters or [], columns, read_optimized))
+        return engines.batch_reader(stream)
+
+    def to_pyarrow_dataset(self, as_of: str | None = None, read_optimized: bool = False) -> Any:
+        """The snapshot's base files as a pyarrow Dataset (the table's schema, meta columns included), for
+        engines that push filters and projections into parquet themselves (DuckDB, DataFusion, pyarrow).
+
+        Only where no log file needs merging: copy-on-write tables, merge-on-read tables just compacted, and
+        `read_optimized`; elsewhere UnsupportedTableError points to scan() and to_batch_reader()."""
+        from hudi_ds.read import engines
+
+        at = normalize_instant_time(as_of) if as_of is not None else None
+        return engines.base_file_dataset(
+            self._read(lambda snap: query.plan_snapshot(snap, at, None, None, read_optimized)))
+
+    def to_pandas(self, as_of: str | None = None, filters: Sequence[Sequence[Any]] | None = None,
+                  columns: Sequence[str] | None = None, read_optimized: bool = False) -> Any:
+        """`to_arrow()` as a pandas DataFrame (pandas is optional: `pip install 'hudi-ds[pandas]'`)."""
+        from hudi_ds.read import engines
+
+        engines.optional("pandas")
+        return self.to_arrow(as_of, filters, columns, read_optimized).to_pandas()
+
+    def history(self, include_all: bool = False) -> Any:
+        """The timeline as a polars DataFrame, one row per instant with what each commit wrote (rows, files,
+        bytes), as `hudi-py timeline` shows it; `include_all` adds clean, rollback and other actions. A
+        notebook shows it as a table."""
+        import polars as pl
+
+        from hudi_ds.cli import report
+
+        return pl.from_arrow(report.timeline_table(report.timeline(self, include_all)["instants"]))
+
+    def _repr_html_(self) -> str:
+        """A notebook's view of the table: type, version, partitions, schema and the last commits."""
+        from hudi_ds.cli import html, report
+
+        return html.table_summary(report.info(self), report.timeline(self, False)["instants"])
 
     # ---- writes -----------------------------------------------------------------------------------------
     def write(self, data: Any, operation: str | None = None, *, buffer_bytes: int | None = None) -> str:

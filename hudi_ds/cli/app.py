@@ -21,10 +21,11 @@ from rich.markup import escape
 from hudi_ds import __version__
 from hudi_ds.config.writable import check_timeline_writable
 from hudi_ds.errors import HudiDsError, is_native_panic
+from hudi_ds.files.compaction_plan import pending_compactions, read_plan
 from hudi_ds.table import HudiTable
 from hudi_ds.timeline import normalize_instant_time
 
-from . import render, report
+from . import progress, render, report
 from .validate import validate
 
 PROG = "hudi-py"
@@ -58,6 +59,19 @@ def _busy(args: argparse.Namespace, message: str) -> Iterator[None]:
         return
     with err.status(message, spinner="dots"):
         yield
+
+
+def _progress(args: argparse.Namespace, description: str, total: int | None = None,
+              advance_on: str | None = None) -> contextlib.AbstractContextManager[progress.Tracker]:
+    """A progress bar on stderr while long work runs (only on a terminal, never in --json mode)."""
+    err = _console(stderr=True)
+    return progress.progress_bar(not args.json and err.is_terminal, err, description, total, advance_on)
+
+
+def _watched(table: HudiTable, tracker: progress.Tracker) -> HudiTable:
+    """`table`, its file operations counted on the progress bar."""
+    table.storage = tracker.watch(table.storage)
+    return table
 
 
 def _fail(message: str, kind: str, as_json: bool) -> int:
@@ -145,7 +159,9 @@ def _table(args: argparse.Namespace) -> HudiTable:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    _emit(args, report.info(_table(args)), render.info)
+    with _progress(args, "listing files...") as tracker:
+        data = report.info(_watched(_table(args), tracker))
+    _emit(args, data, render.info)
     return 0
 
 
@@ -156,21 +172,23 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 
 
 def cmd_files(args: argparse.Namespace) -> int:
-    _emit(args, report.files(_table(args), args.partition), render.files)
+    with _progress(args, "listing files...") as tracker:
+        data = report.files(_watched(_table(args), tracker), args.partition)
+    _emit(args, data, render.files)
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    with _busy(args, "reading..."):
-        data = report.show(_table(args), args.as_of, args.where, args.columns, args.limit, args.read_optimized,
-                           args.meta)
+    with _progress(args, "reading...") as tracker:
+        data = report.show(_watched(_table(args), tracker), args.as_of, args.where, args.columns, args.limit,
+                           args.read_optimized, args.meta)
     _emit(args, data, render.show)
     return 0
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    with _busy(args, "validating..."):
-        data = validate(_table(args))
+    with _progress(args, "validating...", total=0) as tracker:
+        data = validate(_watched(_table(args), tracker), on_check=tracker.at)
     _emit(args, data, render.validate)
     return 0 if data["ok"] else 1
 
@@ -193,12 +211,17 @@ def _writable(args: argparse.Namespace) -> HudiTable:
     return table
 
 
-def _service(args: argparse.Namespace, method: str, verb: str, kwargs: dict[str, Any]) -> int:
+def _service(args: argparse.Namespace, method: str, verb: str, kwargs: dict[str, Any],
+             work: Callable[[HudiTable], contextlib.AbstractContextManager[progress.Tracker]] | None = None) -> int:
+    """Run a table service; `work` opens the progress bar of the table's service (else a spinner shows)."""
     table = _writable(args)
     fn = getattr(table, method, None)
     if fn is None:
         raise CliError(f"this hudi_ds has no HudiTable.{method}(); upgrade hudi_ds to a version with table services")
-    with _busy(args, f"{verb} {table.path}..."):
+    busy = work(table) if work is not None else _busy(args, f"{verb} {table.path}...")
+    with busy as tracker:
+        if tracker is not None:
+            _watched(table, tracker)
         result = _plain(fn(**kwargs))
     if result is None or result == [] or result == {}:
         message = f"{args.command}: nothing to do"
@@ -222,12 +245,20 @@ def cmd_rollback(args: argparse.Namespace) -> int:
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    return _service(args, "compact", "compacting", {})
+    def planned(table: HudiTable) -> contextlib.AbstractContextManager[progress.Tracker]:
+        """The bar counts the new base files against the file groups of the plans (scheduled first)."""
+        table.schedule_compaction()
+        timeline = table.load_timeline()
+        groups = sum(len(read_plan(timeline, inst)) for inst in pending_compactions(timeline))
+        return _progress(args, "compacting", total=groups, advance_on=progress.WRITTEN)
+
+    return _service(args, "compact", "compacting", {}, planned)
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
     kwargs = {} if args.retain_commits is None else {"retain_commits": args.retain_commits}
-    return _service(args, "clean", "cleaning", kwargs)
+    return _service(args, "clean", "cleaning", kwargs,
+                    lambda _: _progress(args, "cleaning", advance_on=progress.DELETED))
 
 
 def cmd_archive(args: argparse.Namespace) -> int:

@@ -177,6 +177,21 @@ def timeline(path: str | HudiTable, include_all: bool) -> dict[str, Any]:
     }
 
 
+# the columns of a timeline row (absent keys are null: pending instants, non-commit actions)
+TIMELINE_SCHEMA = pa.schema([
+    ("requested_time", pa.string()), ("completion_time", pa.string()), ("action", pa.string()),
+    ("state", pa.string()), ("operation", pa.string()), ("files", pa.int64()), ("rows_written", pa.int64()),
+    ("rows_inserted", pa.int64()), ("rows_updated", pa.int64()), ("rows_deleted", pa.int64()),
+    ("bytes_written", pa.int64()), ("replaced_file_groups", pa.int64()), ("rolled_back", pa.list_(pa.string())),
+    ("files_deleted", pa.int64()), ("error", pa.string()),
+])
+
+
+def timeline_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Timeline rows as an Arrow table (HudiTable.history())."""
+    return pa.Table.from_pylist(rows, schema=TIMELINE_SCHEMA)
+
+
 # ---- files --------------------------------------------------------------------------------------------------
 
 def _group_row(config: TableConfig, slices: list[FileSlice]) -> dict[str, Any]:

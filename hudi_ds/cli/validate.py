@@ -331,7 +331,8 @@ def check_pending(o: Opened, check: Check) -> None:
     check.detail = f"{len(pending)} pending instants"
 
 
-def validate(path: str | HudiTable) -> dict[str, Any]:
+def validate(path: str | HudiTable, on_check: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+    """Every check's findings; `on_check(name, done, total)` is told of each check as it starts."""
     try:
         o = open_table(path)
         view = o.view()
@@ -339,16 +340,21 @@ def validate(path: str | HudiTable) -> dict[str, Any]:
         opened = Check("table and timeline readable", errors=[f"{type(exc).__name__}: {exc}"])
         where = path.path if isinstance(path, HudiTable) else path
         return {"path": where, "ok": False, "checks": [opened.to_dict()], "errors": opened.errors, "warnings": []}
-    checks = [
-        _run("completed commits have metadata", lambda c: check_instant_files(o, c)),
-        _run("committed files exist", lambda c: check_committed(o, view, c)),
-        _run("change data of commits readable", lambda c: check_change_data(o, c)),
-        _run("no orphan data files", lambda c: check_orphans(o, view, c)),
-        _run("one file group per bucket", lambda c: check_buckets(o, view, c)),
-        _run("commit schemas readable with the latest", lambda c: check_schemas(o, c)),
-        _run("snapshot reads", lambda c: check_read(o, c)),
-        _run("pending instants", lambda c: check_pending(o, c)),
+    steps: list[tuple[str, Callable[[Check], None]]] = [
+        ("completed commits have metadata", lambda c: check_instant_files(o, c)),
+        ("committed files exist", lambda c: check_committed(o, view, c)),
+        ("change data of commits readable", lambda c: check_change_data(o, c)),
+        ("no orphan data files", lambda c: check_orphans(o, view, c)),
+        ("one file group per bucket", lambda c: check_buckets(o, view, c)),
+        ("commit schemas readable with the latest", lambda c: check_schemas(o, c)),
+        ("snapshot reads", lambda c: check_read(o, c)),
+        ("pending instants", lambda c: check_pending(o, c)),
     ]
+    checks = []
+    for done, (name, fn) in enumerate(steps):
+        if on_check is not None:
+            on_check(name, done, len(steps))
+        checks.append(_run(name, fn))
     errors = [e for c in checks for e in c.errors]
     warnings = [w for c in checks for w in c.warnings]
     return {"path": o.table.path, "ok": not errors, "checks": [c.to_dict() for c in checks], "errors": errors,

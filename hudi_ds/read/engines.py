@@ -1,0 +1,105 @@
+"""What other engines read a table through: a pyarrow Dataset of the base files when no log file needs merging
+(DuckDB, DataFusion and pyarrow push their filters into the parquet files themselves), and a streaming Arrow
+RecordBatchReader of merged file slices when some do."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from types import ModuleType
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+
+from hudi_ds.errors import UnsupportedTableError
+from hudi_ds.read import query
+from hudi_ds.read.lazy import SliceStream
+from hudi_ds.schema.meta import META_COLUMNS
+from hudi_ds.storage import Storage
+
+EXTRAS = {"pandas": "pandas", "duckdb": "duckdb"}  # optional module -> the hudi-ds extra that installs it
+
+
+def optional(module: str) -> ModuleType:
+    """An engine hudi_ds does not depend on, or an ImportError that says how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"this needs {module}, which is not installed: pip install 'hudi-ds[{EXTRAS[module]}]' "
+                          f"(or pip install {module})") from exc
+
+
+class StorageFiles(pafs.FileSystemHandler):
+    """The table's Storage as a read-only pyarrow file system (paths relative to the table), so a Dataset
+    reads local and object-store tables alike, with the table's own credentials."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+
+    def get_type_name(self) -> str:
+        return "hudi-table"
+
+    def normalize_path(self, path: str) -> str:
+        return path.strip("/")
+
+    def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
+        out = []
+        for path in paths:
+            if self.storage.is_dir(path):
+                out.append(pafs.FileInfo(path, pafs.FileType.Directory))
+            elif self.storage.exists(path):
+                out.append(pafs.FileInfo(path, pafs.FileType.File, size=self.storage.size(path)))
+            else:
+                out.append(pafs.FileInfo(path, pafs.FileType.NotFound))
+        return out
+
+    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
+        entries = self.storage.walk_files(selector.base_dir) if selector.recursive \
+            else self.storage.list(selector.base_dir)
+        return [pafs.FileInfo(e.path, pafs.FileType.Directory if e.is_dir else pafs.FileType.File,
+                              size=None if e.is_dir else e.size) for e in entries]
+
+    def open_input_file(self, path: str) -> pa.NativeFile:
+        return self.storage.open_input(path)
+
+    def open_input_stream(self, path: str) -> pa.NativeFile:
+        return self.storage.open_input(path)
+
+    def _read_only(self, *_: object) -> None:
+        raise OSError(f"{self.storage.uri} is opened read-only through pyarrow: write with HudiTable.write()")
+
+    create_dir = delete_dir = delete_dir_contents = delete_root_dir_contents = delete_file = _read_only
+    move = copy_file = open_output_stream = open_append_stream = _read_only
+
+
+def base_file_dataset(plan: query.ReadPlan) -> ds.FileSystemDataset:
+    """The plan's base files as one parquet Dataset of the table's schema; refused when a slice has log files
+    whose records a parquet reader would miss."""
+    merging = [sl for sl in plan.slices if plan.include_logs and sl.log_files]
+    if merging:
+        first = merging[0]
+        raise UnsupportedTableError(
+            f"{len(merging)} of the {len(plan.slices)} file slices have log files to merge (the first: "
+            f"{first.partition or '(table root)'}/{first.file_id}), which a parquet dataset would leave out. Read "
+            "the merged rows with scan() (polars), to_batch_reader() (a streaming Arrow reader DuckDB can query) "
+            "or to_batches(); or compact the table first (HudiTable.compact(), `hudi-py compact PATH`); or "
+            "read the base files alone with read_optimized=True")
+    schema = plan.schema
+    if plan.reader.synthesize_meta:  # written without meta columns: the files cannot give them
+        schema = pa.schema([f for f in schema if f.name not in META_COLUMNS], metadata=schema.metadata)
+    paths = [sl.base_file.path for sl in plan.slices if sl.base_file is not None]
+    return ds.FileSystemDataset.from_paths(paths, schema=schema, format=ds.ParquetFileFormat(),
+                                           filesystem=pafs.PyFileSystem(StorageFiles(plan.reader.storage)))
+
+
+def batch_reader(stream: SliceStream) -> pa.RecordBatchReader:
+    """The stream's rows as a RecordBatchReader that reads one merged file slice at a time."""
+    schema = stream.plan.output_schema
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for table in stream.tables(ahead=1):
+            yield from (table if table.schema.equals(schema) else table.cast(schema)).to_batches()
+
+    return pa.RecordBatchReader.from_batches(schema, batches())
+
