@@ -345,9 +345,9 @@ def test_reference_rollback_on_a_copy(reference_dir: Path, tmp_path: Path,
     assert run_json(capsys, "show", v6)["num_rows"] == 8  # the 3 deletes are undone
     assert run_json(capsys, "validate", v6)["ok"]
 
-    v8 = shutil.copytree(reference_dir / V8_MOR, tmp_path / "v8")
+    v8 = shutil.copytree(reference_dir / V8_MOR, tmp_path / "v8")  # it has a metadata table, which would go stale
     rc, _, err = run(capsys, "rollback", v8, "20251220210130911")
-    assert rc == 1 and "version 8 table" in err and "Traceback" not in err
+    assert rc == 1 and "metadata table" in err and "Traceback" not in err
 
 
 # ---- table services ----------------------------------------------------------------------------------------------
@@ -403,12 +403,16 @@ def test_service_missing(trips: dict[str, Any], capsys: pytest.CaptureFixture[st
     assert json.loads(out)["error"]["type"] == "CliError"
 
 
-def test_service_refuses_other_versions(reference_dir: Path, tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_service_refuses_tables_it_would_corrupt(reference_dir: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
     v8 = shutil.copytree(reference_dir / V8_MOR, tmp_path / "v8")
     for command in ("compact", "clean", "archive"):
         rc, _, err = run(capsys, command, v8)
-        assert rc == 1 and "version 8 table" in err
+        assert rc == 1 and "metadata table" in err and "hoodie.metadata.enable=false" in err
+    props = v8 / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text().replace("hoodie.table.version=8", "hoodie.table.version=10"))
+    rc, _, err = run(capsys, "compact", v8)
+    assert rc == 1 and "table version 10" in err
 
 
 # ---- bad input ---------------------------------------------------------------------------------------------------
