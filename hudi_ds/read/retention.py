@@ -12,7 +12,7 @@ earliest commit the newest clean retained; otherwise the table is damaged (Missi
 from __future__ import annotations
 
 from hudi_ds.errors import CleanedInstantsError, HudiDsError, MissingFileError
-from hudi_ds.files.view import FileSystemView
+from hudi_ds.files.view import FileSystemView, earliest_data_instant
 from hudi_ds.timeline import Timeline
 
 RETAIN_OPTION = "clean.retain_commits (Hudi's hoodie.cleaner.commits.retained, hoodie.clean.commits.retained)"
@@ -35,9 +35,9 @@ def reaches_history(timeline: Timeline, instant: str) -> bool:
     """Whether a query reaching back to `instant` needs the archived instants: `instant` is older than the
     active timeline, or than what cleaning retained (the check of retained files needs every commit's
     metadata up to the query's instant)."""
-    active = timeline.instants
+    first = earliest_data_instant(timeline)
     retained = earliest_retained(timeline)
-    older = not active or instant < active[0].requested_time or (retained is not None and instant < retained)
+    older = first is None or instant < first or (retained is not None and instant < retained)
     return older and timeline.has_archived_instants()
 
 

@@ -72,8 +72,8 @@ LSM_INSTANT_SCHEMA: Schema = {
 ROW_SCHEMA = pa.schema([
     pa.field("instantTime", pa.string()), pa.field("completionTime", pa.string()), pa.field("action", pa.string()),
     pa.field("metadata", pa.binary()), pa.field("plan", pa.binary()), pa.field("version", pa.int32(), nullable=False),
-], metadata={"parquet.avro.schema": json.dumps(LSM_INSTANT_SCHEMA, separators=(",", ":")),
-             "writer.model.name": "avro"})
+])
+_FOOTER = {"parquet.avro.schema": json.dumps(LSM_INSTANT_SCHEMA, separators=(",", ":")), "writer.model.name": "avro"}
 LSM_INSTANT_VERSION = 1
 COMPACTION_BATCH = 10  # hoodie.timeline.compaction.batch.size
 COMPACTION_MAX_BYTES = 1 << 30  # hoodie.timeline.compaction.target.file.max.bytes
@@ -109,7 +109,9 @@ def append_history(storage: Storage, folder: str, rows: Iterable[Mapping[str, An
 def _parquet(rows: list[Mapping[str, Any]]) -> bytes:
     table = pa.Table.from_pylist([dict(r) for r in rows], schema=ROW_SCHEMA)
     buf = io.BytesIO()
-    pq.write_table(table, buf, compression="gzip", store_schema=False)
+    with pq.ParquetWriter(buf, ROW_SCHEMA, compression="gzip", store_schema=False) as writer:
+        writer.write_table(table)
+        writer.add_key_value_metadata(_FOOTER)  # parquet-avro's keys, no Arrow schema (Java writes none)
     return buf.getvalue()
 
 
