@@ -113,6 +113,7 @@ def test_every_range_equals_the_model_or_is_refused(tmp_path_factory, seed):
                 [{"id": k, "dt": dt[k], "ts": step, "v": step} for k in keys], schema=SCHEMA)))
             state.update({k: step for k in keys})
         states.append(dict(state))
+    from hudi_ds.read.changes import commit_changes, require_readable
     from hudi_ds.read.retention import earliest_retained
 
     retained = earliest_retained(t.snapshot().timeline)
@@ -135,6 +136,16 @@ def test_every_range_equals_the_model_or_is_refused(tmp_path_factory, seed):
             answered += 1
         except CleanedInstantsError:
             assert not safe, (start, end)
+    # the planners' check (Spark) refuses a commit's changes exactly when reading them does
+    snap, commit = t.snapshot(), rng.choice(commits)
+    outcomes = []
+    for attempt in (commit_changes, require_readable):
+        try:
+            attempt(snap, commit)
+            outcomes.append(True)
+        except CleanedInstantsError:
+            outcomes.append(False)
+    assert outcomes[0] == outcomes[1], commit
     if options["hoodie.clean.automatic"] == "false":
         assert answered == 12  # nothing cleaned: archived or not, every range is answered
         assert archived or len(commits) <= options["hoodie.keep.max.commits"]
