@@ -24,7 +24,7 @@ from hudi_ds.log import cdc_block as cdc
 from hudi_ds.log.format import BlockType, LogBlock, read_blocks
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.read.query import READ_THREADS, TableSnapshot, commits_between
-from hudi_ds.read.retention import cleaned, earliest_retained
+from hudi_ds.read.retention import cleaned, earliest_retained, require_files
 from hudi_ds.schema.columns import joined
 from hudi_ds.schema.meta import (
     COMMIT_SEQNO,
@@ -82,7 +82,7 @@ class _State:
         view = snap.view(vis, partitions.__contains__)
         retained = earliest_retained(snap.timeline)
         if vis.as_of is not None and retained is not None and vis.as_of < retained:
-            snap.require_files(view, f"the state of the table as of {vis.as_of}")
+            require_files(view, f"the state of the table as of {vis.as_of}")
         for sl in view.slices_in(sorted(groups)):
             self.by_group[(sl.partition, sl.file_id)] = sl
 
