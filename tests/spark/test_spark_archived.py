@@ -30,6 +30,12 @@ def test_batch_incremental_read_over_archived_commits(spark, tmp_path):
           .option("hoodie.datasource.read.begin.instanttime", commits[0])
           .option("hoodie.datasource.read.end.instanttime", commits[5]).load(path))
     assert sorted(r["id"] for r in df.collect()) == sorted(f"k{n}{s}" for n in range(1, 6) for s in "ab")
+    feed = (spark.read.format("hudi-py").option("hoodie.datasource.query.type", "incremental")
+            .option("hoodie.datasource.query.incremental.format", "cdc")
+            .option("hoodie.datasource.read.begin.instanttime", commits[0])
+            .option("hoodie.datasource.read.end.instanttime", commits[5]).load(path))
+    assert sorted((r["_change_type"], r["id"]) for r in feed.collect()) == sorted(
+        ("insert", f"k{n}{s}") for n in range(1, 6) for s in "ab")
     travel = spark.read.format("hudi-py").option("as.of.instant", commits[2]).load(path)
     assert sorted(r["id"] for r in travel.collect()) == sorted(f"k{n}{s}" for n in range(3) for s in "ab")
 
