@@ -359,23 +359,41 @@ def test_archive_moves_old_instants_and_keeps_reads(mor):
     assert len([i for i in active if i.is_completed and i.action != "rollback"]) == 4
     assert snap(mor) == before == theirs(mor)
     assert snap(mor, read_optimized=True) == theirs(mor, read_optimized=True)
-    names = [p.name for p in (Path(mor.path) / ".hoodie" / "archived").iterdir()]
-    assert names == [".commits_.archive.1_1-0-1"]
-    records = list(read_archived(mor.storage))
     gone = {i.requested_time for i in active_before} - {i.requested_time for i in active}
-    assert {r["commitTime"] for r in records} == gone == set(archived)
-    assert {r["actionType"] for r in records} >= {"deltacommit", "commit", "compaction"}
-    completed = [r for r in records if r["actionState"] == "COMPLETED" and r["actionType"] == "deltacommit"]
-    assert completed and all(r["hoodieCommitMetadata"]["partitionToWriteStats"] for r in completed)
-    assert all(r["hoodieCompactionPlan"]["operations"] for r in records
-               if r["actionType"] == "compaction" and r["actionState"] == "REQUESTED")
+    if mor.config.version == 6:
+        names = [p.name for p in (Path(mor.path) / ".hoodie" / "archived").iterdir()]
+        assert names == [".commits_.archive.1_1-0-1"]
+        records = list(read_archived(mor.storage))
+        assert {r["commitTime"] for r in records} == gone == set(archived)
+        assert {r["actionType"] for r in records} >= {"deltacommit", "commit", "compaction"}
+        completed = [r for r in records if r["actionState"] == "COMPLETED" and r["actionType"] == "deltacommit"]
+        assert completed and all(r["hoodieCommitMetadata"]["partitionToWriteStats"] for r in completed)
+        assert all(r["hoodieCompactionPlan"]["operations"] for r in records
+                   if r["actionType"] == "compaction" and r["actionState"] == "REQUESTED")
+    else:  # the LSM history: one row per completed instant, its metadata and its plan
+        history = _history(mor)
+        assert {i.requested_time for i in history.instants} == gone == set(archived)
+        deltas = [i for i in history.commits() if i.action == "deltacommit"]
+        assert deltas and all(history.commit_metadata(i).partition_to_write_stats for i in deltas)
+        assert {i.action for i in history.instants} >= {"deltacommit", "commit"}
+        by_name = {p.name for p in (Path(mor.path) / mor.config.format.archive_dir).iterdir()}
+        assert {"_version_", "manifest_1"} <= by_name and any(n.endswith("_0.parquet") for n in by_name)
 
     mor.write(data(range(5), 30, v=30.0))  # the table stays writable and readable after archiving
     assert snap(mor) == theirs(mor)
     assert archive(mor, min_commits=2, max_commits=3)
-    assert sorted(p.name for p in (Path(mor.path) / ".hoodie" / "archived").iterdir()) == [
-        ".commits_.archive.1_1-0-1", ".commits_.archive.2_1-0-1"]
+    if mor.config.version == 6:
+        assert sorted(p.name for p in (Path(mor.path) / ".hoodie" / "archived").iterdir()) == [
+            ".commits_.archive.1_1-0-1", ".commits_.archive.2_1-0-1"]
+    else:
+        assert len(_history(mor).instants) > len(gone)
     assert snap(mor) == theirs(mor)
+
+
+def _history(t: HudiTable):
+    from hudi_ds.timeline.archived import ArchivedTimeline
+
+    return ArchivedTimeline.load(t.storage, t.config.format.layout, t.config.format.archive_dir)
 
 
 def test_archive_stops_at_pending_instants_and_the_clean_window(mor):
@@ -556,7 +574,13 @@ def test_archive_finishes_the_work_of_an_archiver_killed_midway(mor):
     before = snap(mor)
     archived = archive(mor, min_commits=2, max_commits=4)
     assert cleans[0] in archived
-    plans = [r for r in read_archived(mor.storage) if r["commitTime"] == cleans[0] and r["actionType"] == "clean"]
-    assert {r["actionState"] for r in plans} == {"INFLIGHT", "COMPLETED"}
-    assert [r["hoodieCleanerPlan"] is not None for r in plans if r["actionState"] == "INFLIGHT"] == [True]
+    if mor.config.version == 6:
+        plans = [r for r in read_archived(mor.storage)
+                 if r["commitTime"] == cleans[0] and r["actionType"] == "clean"]
+        assert {r["actionState"] for r in plans} == {"INFLIGHT", "COMPLETED"}
+        assert [r["hoodieCleanerPlan"] is not None for r in plans if r["actionState"] == "INFLIGHT"] == [True]
+    else:
+        history = _history(mor)
+        archived_clean = next(i for i in history.instants if i.requested_time == cleans[0])
+        assert history.read_avro(archived_clean)["totalFilesDeleted"] >= 0
     assert snap(mor) == before == theirs(mor)

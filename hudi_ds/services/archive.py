@@ -1,4 +1,6 @@
-"""Archiving: move the oldest instants off the active timeline into `.hoodie/archived/` (layout 1).
+"""Archiving: move the oldest instants off the active timeline: into `.hoodie/archived/` (layout 1, version 6),
+or into the LSM history `.hoodie/timeline/history/` (layout 2, versions 8 and 9: hudi_ds.timeline.lsm_history,
+one row per completed instant with its completed file and its plan).
 
 Hudi 0.14/0.15 keep archived instants in log files `.hoodie/archived/.commits_.archive.<version>_<token>`
 (file id `commits`, no base instant) made of Avro data blocks (header: SCHEMA only) of
@@ -13,7 +15,7 @@ groups still have files (without it readers would see them again), or an action 
 Archiving a prefix of the timeline leaves no holes: hudi_ds readers treat data of instants older than the
 first active instant as committed (`Visibility.earliest_active`), which is then exactly right.
 
-The archive file is written first, then the instant files are deleted (pending states first, completed ones
+The archive file (or history file and manifest) is written first, then the instant files are deleted (pending states first, completed ones
 oldest first, as Hudi does); a crash in between leaves instants both archived and active, which is harmless.
 """
 
@@ -50,6 +52,7 @@ from hudi_ds.timeline.avro_models import (
     java_schema_json,
 )
 from hudi_ds.timeline.instant import action_family
+from hudi_ds.timeline.lsm_history import append_history, history_row
 
 __all__ = ["ARCHIVE_FOLDER", "archive", "read_archived"]
 
@@ -148,6 +151,27 @@ def _entry(storage: Storage, name: str, inst: Instant) -> dict[str, Any]:
     return rec
 
 
+def _history_rows(storage: Storage, folder: str, files: list[tuple[Instant, str]]) -> list[dict[str, Any]]:
+    """The LSM history rows (layout 2) of the completed instants among `files`: the completed file's bytes as
+    metadata, the requested file's (a compaction, clean, rollback or replace plan) as the plan. Pending instants
+    are never archived (the boundary stops before the first one)."""
+    by_instant: dict[tuple[str, str], dict[State, str]] = {}
+    for inst, name in files:
+        by_instant.setdefault((inst.requested_time, action_family(inst.action)), {})[inst.state] = name
+    rows = []
+    for inst, name in files:
+        if not inst.is_completed or inst.completion_time is None:
+            continue
+        states = by_instant[(inst.requested_time, action_family(inst.action))]
+        # a clean's inflight file repeats its plan: an archiver killed after deleting the requested file
+        # left it
+        planned = states.get(State.REQUESTED) or (states.get(State.INFLIGHT) if inst.action == "clean" else None)
+        plan = storage.read_bytes(posixpath.join(folder, planned)) if planned else b""
+        rows.append(history_row(inst.requested_time, inst.completion_time, inst.action,
+                                storage.read_bytes(posixpath.join(folder, name)), plan or None))
+    return rows
+
+
 def _encode_blocks(records: list[dict[str, Any]]) -> bytes:
     out = []
     for start in range(0, len(records), BATCH):
@@ -182,8 +206,6 @@ def archive(table: ServiceTarget, *, min_commits: int = 20, max_commits: int = 3
     check_archive_window(min_commits, max_commits)
     storage = table.storage
     check_writable(table.config)
-    if table.config.format.layout >= 2:
-        return []  # the LSM history of versions 8 and 9 is written by hudi_ds.timeline.lsm_history
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):  # one archiver at a time, among all writers
         return _archive(storage, table.config.format, min_commits, max_commits)
 
@@ -194,17 +216,20 @@ def _archive(storage: Storage, fmt: TableFormat, min_commits: int, max_commits: 
     if boundary is None:
         return []
     files: list[tuple[Instant, str]] = []
-    for entry in storage.list(HOODIE_DIR):
+    for entry in storage.list(fmt.timeline_dir):
         inst = None if entry.is_dir else parse_instant_file_name(entry.name, fmt.layout)
         if inst is not None and inst.requested_time < boundary:
             files.append((inst, entry.name))
     if not files:
         return []
     files.sort(key=lambda f: (f[0].requested_time, action_family(f[0].action), f[0].state.rank))
-    _write_archive_file(storage, _encode_blocks([_entry(storage, name, inst) for inst, name in files]))
+    if fmt.layout == 1:
+        _write_archive_file(storage, _encode_blocks([_entry(storage, name, inst) for inst, name in files]))
+    else:
+        append_history(storage, fmt.archive_dir, _history_rows(storage, fmt.timeline_dir, files))
     # pending states first, then completed instants oldest first: the active timeline never has a hole
     for _, name in [f for f in files if not f[0].is_completed] + [f for f in files if f[0].is_completed]:
-        storage.delete(posixpath.join(HOODIE_DIR, name))
+        storage.delete(posixpath.join(fmt.timeline_dir, name))
     times = sorted({inst.requested_time for inst, _ in files})
     for ts in times:
         storage.delete_dir(temp_dir(ts))
