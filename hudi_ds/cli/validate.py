@@ -20,7 +20,7 @@ from hudi_ds.files.naming import BaseFile, LogFile
 from hudi_ds.files.view import FileSystemView
 from hudi_ds.log.cdc_block import decode_cdc_block
 from hudi_ds.log.format import BlockType, read_blocks
-from hudi_ds.read.changes import earliest_retained
+from hudi_ds.read.retention import earliest_retained
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, decode_arrow_schema
 from hudi_ds.schema.avro import avro_to_arrow
 from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY, strip_meta
@@ -108,7 +108,7 @@ def check_change_data(o: Opened, check: Check) -> None:
     """Every change-data file a commit lists exists, is as long as the commit recorded, and holds CDC blocks of
     that commit only (commits older than what the newest clean kept lost theirs with their file slices)."""
     tl, storage = o.timeline, o.table.storage
-    retained = earliest_retained(o.snap) or ""
+    retained = earliest_retained(o.timeline) or ""
     count = 0
     for inst in tl.commits():
         if inst.requested_time < retained:

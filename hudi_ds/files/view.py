@@ -51,7 +51,11 @@ class Visibility:
     uses_completion_time: bool
 
     def sees(self, instant: str | None) -> bool:
-        """A file or block instant is visible: committed, or older than the active timeline (archived)."""
+        """A file or block instant is visible: committed, or older than the timeline this visibility was built
+        from (`earliest_active`). Archiving moves a prefix of the timeline that holds no pending write (a failed
+        write is rolled back, its files deleted, before it can be archived), so what is older than that timeline
+        was committed; a query reaching back past the active timeline reads the archived instants too
+        (hudi_ds.timeline.archived.with_history), and this rule then only covers an archive trimmed by hand."""
         if instant is None:
             return False
         if instant in self.committed:
@@ -77,7 +81,7 @@ class Visibility:
         completion = {i.requested_time: i.completion_time or i.requested_time for i in commits}
         ordered = sorted(commits, key=lambda i: (completion[i.requested_time], i.requested_time))
         rank = {inst.requested_time: n for n, inst in enumerate(ordered)}
-        earliest = min((i.requested_time for i in timeline.instants), default=None)
+        earliest = earliest_data_instant(timeline)
         return cls(
             committed=frozenset(rank),
             rank=rank,
@@ -86,6 +90,13 @@ class Visibility:
             as_of=as_of,
             uses_completion_time=layout >= 2,
         )
+
+
+def earliest_data_instant(timeline: Timeline) -> str | None:
+    """The earliest instant of the timeline that can own data files: a commit-like instant, or any pending one
+    (a completed clean, rollback or indexing instant writes none, and may outlive archived commits)."""
+    return min((i.requested_time for i in timeline.instants if i.is_commit_like or not i.is_completed),
+               default=None)
 
 
 def _attach_change_data(slices: list[FileSlice], files: list[LogFile]) -> None:

@@ -17,13 +17,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_ds.errors import CleanedInstantsError, CorruptTableError, HudiDsError
+from hudi_ds.errors import CleanedInstantsError, CorruptTableError
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.keys.keygen import record_key_strings
 from hudi_ds.log import cdc_block as cdc
 from hudi_ds.log.format import BlockType, LogBlock, read_blocks
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.read.query import READ_THREADS, TableSnapshot, commits_between
+from hudi_ds.read.retention import cleaned, earliest_retained
 from hudi_ds.schema.columns import joined
 from hudi_ds.schema.meta import (
     COMMIT_SEQNO,
@@ -78,7 +79,11 @@ class _State:
         self.reader = snap.reader(vis, schema)
         self.include_logs = snap.config.is_mor
         partitions = {p for p, _ in groups}
-        for sl in snap.view(vis, partitions.__contains__).slices_in(sorted(groups)):
+        view = snap.view(vis, partitions.__contains__)
+        retained = earliest_retained(snap.timeline)
+        if vis.as_of is not None and retained is not None and vis.as_of < retained:
+            snap.require_files(view, f"the state of the table as of {vis.as_of}")
+        for sl in view.slices_in(sorted(groups)):
             self.by_group[(sl.partition, sl.file_id)] = sl
 
     @classmethod
@@ -143,22 +148,27 @@ def previous_commit(snap: TableSnapshot, ts: str) -> str | None:
     return order[pos - 1] if pos > 0 else None
 
 
+def _for_commit(snap: TableSnapshot, ts: str) -> TableSnapshot:
+    """The snapshot that knows commit `ts` and the commit before it (archived ones included)."""
+    snap = snap.reaching(ts)
+    commits = [c.requested_time for c in snap.timeline.commits()]
+    if ts not in commits or commits.index(ts) == 0:  # archived, or the commit before it is
+        snap = snap.with_history()
+    return snap
+
+
 def commit_changes(snap: TableSnapshot, ts: str, groups: set[tuple[str, str]] | None = None) -> pa.Table:
     """The change rows of one commit (optionally only for some of its file groups)."""
+    snap = _for_commit(snap, ts)
     inst = next((c for c in snap.timeline.commits() if c.requested_time == ts), None)
     if inst is None:
         raise CleanedInstantsError(
-            f"commit {ts} is no longer on the active timeline (archived); its changes cannot be read. Read from a "
-            "later commit, or keep more history with archive.min_commits/archive.max_commits")
+            f"commit {ts} is on neither the active nor the archived timeline (rolled back, or its archive was "
+            "removed); its changes cannot be read. Read from a later commit")
     out = change_schema(snap)
     meta = snap.timeline.commit_metadata(inst)
     if meta.operation_type in NO_DATA_OPERATIONS:
         return out.empty_table()
-    retained = earliest_retained(snap)
-    if retained is not None and ts < retained:  # its file versions (and change data) may be gone
-        raise CleanedInstantsError(
-            f"the changes of commit {ts} are gone: cleaning kept the file versions of the commits from {retained} "
-            "on; read from a later commit, or keep more with clean.retain_commits")
     groups = _touched(meta) if groups is None else groups
     # the change rows' columns, and the commit time that tells which rows the commit wrote
     schema = pa.schema([f for f in snap.full_schema() if f.name not in (COMMIT_SEQNO, FILE_NAME)])
@@ -173,6 +183,24 @@ def commit_changes(snap: TableSnapshot, ts: str, groups: set[tuple[str, str]] | 
         tables += _inferred(snap, before(), after(), ts, rest, out).values()
     tables = [t for t in tables if t.num_rows]
     return pa.concat_tables(tables) if tables else out.empty_table()
+
+
+def require_readable(snap: TableSnapshot, ts: str) -> None:
+    """CleanedInstantsError now, reading no data, if cleaning removed file versions of the states before and after
+    commit `ts` (for a planner that must not fail later in a task). Stricter than `commit_changes`, which needs
+    neither state where the commit recorded its change data with both images."""
+    snap = _for_commit(snap, ts)
+    retained = earliest_retained(snap.timeline)
+    if retained is None or ts not in {c.requested_time for c in snap.timeline.commits()}:
+        return  # nothing was cleaned, or commit_changes names the commit that is gone
+    previous = previous_commit(snap, ts)
+    if (previous or ts) >= retained:
+        return
+    groups = touched_groups(snap, [ts])
+    schema = snap.full_schema()
+    for at in (previous, ts):
+        if at is not None:
+            _State.as_of(snap, at, groups, schema)  # checks the files of the state (see _State)
 
 
 def pending_changes(snap: TableSnapshot, instant: str, groups: set[tuple[str, str]],
@@ -253,6 +281,10 @@ def read_change_files(snap: TableSnapshot, ts: str, recorded: dict[tuple[str, st
     def batch_changes(groups: list[tuple[str, str]]) -> pa.Table:
         entries = [(group[0], rel) for group in groups for rel in sorted(recorded[group])]
         records = read_cdc_records(snap.storage, entries)
+        retained = earliest_retained(snap.timeline)
+        if records is None and retained is not None and ts < retained:
+            raise cleaned(f"the change data of commit {ts}", retained,
+                          f"{', '.join(r for _, r in entries)} no longer exist")
         if records is None:
             raise CorruptTableError(f"a change-data file of commit {ts} ({', '.join(r for _, r in entries)}) is "
                                     "missing; restore it, or roll back that commit")
@@ -377,21 +409,9 @@ def _deletes(deletes: LogDeletes | None, keys: pa.ChunkedArray, rank: int, befor
                       deletes.rank[picked], deletes.position[picked])
 
 
-def earliest_retained(snap: TableSnapshot) -> str | None:
-    """The earliest commit whose file versions the newest clean kept (None if never cleaned)."""
-    cleans = [i for i in snap.timeline.completed() if i.action == "clean"]
-    if not cleans:
-        return None
-    try:
-        meta = snap.timeline.read_avro(cleans[-1])
-    except HudiDsError:
-        return None
-    value = meta.get("earliestCommitToRetain")
-    return str(value) if value else None
-
-
 def iter_changes(snap: TableSnapshot, start: str, end: str | None = None) -> Iterator[pa.Table]:
     """One table of change rows per commit in (start, end], in commit order."""
+    snap = snap.reaching(start)
     for ts in commits_between(snap, start, end):
         yield commit_changes(snap, ts)
 

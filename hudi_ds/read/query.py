@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
@@ -16,12 +16,14 @@ from hudi_ds.errors import ConfigError
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.keys.keygen import integer_key_column
 from hudi_ds.read import filters as flt
+from hudi_ds.read import retention
 from hudi_ds.read.schema_resolver import resolve_schema
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.read.splits import SlicePart, split_slice
 from hudi_ds.schema.meta import COMMIT_TIME, RECORD_KEY, with_meta
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
+from hudi_ds.timeline.archived import with_history
 
 READ_THREADS = max(2, min(8, os.cpu_count() or 2))
 
@@ -33,6 +35,22 @@ class TableSnapshot:
     storage: Storage
     config: TableConfig
     timeline: Timeline
+
+    def reaching(self, instant: str | None) -> TableSnapshot:
+        """This snapshot for a query reaching back to `instant`: with the archived instants when it needs them
+        (hudi_ds.read.retention.reaches_history); a query of the active timeline reads no archive."""
+        if instant is None or not retention.reaches_history(self.timeline, instant):
+            return self
+        return self.with_history()
+
+    def with_history(self) -> TableSnapshot:
+        """This snapshot, its timeline preceded by the archived instants (itself if there are none)."""
+        full = with_history(self.timeline)
+        return self if full is self.timeline else replace(self, timeline=full)
+
+    def require_files(self, view: FileSystemView, what: str) -> dict[str, str]:
+        """The files the view's commits name, once checked present (hudi_ds.read.retention.require_files)."""
+        return retention.require_files(view, retention.earliest_retained(self.timeline), what)
 
     def data_schema(self, as_of: str | None = None) -> pa.Schema | None:
         return resolve_schema(self.config, self.timeline, as_of)
@@ -149,13 +167,13 @@ def plan_snapshot(
     columns: Sequence[str] | None = None,
     read_optimized: bool = False,
 ) -> ReadPlan:
+    snap = snap.reaching(as_of)
     schema = snap.full_schema(as_of)
     cols = _check_columns(schema, columns)
     fl = flt.normalize(filters, schema)
     vis = Visibility.of(snap.timeline, as_of, snap.config.layout_version)
     view = snap.view(vis, flt.partition_pruner(snap.config, fl, schema))
-    committed = view.committed_paths()
-    view.check_committed_files(committed)
+    committed = snap.require_files(view, f"the table as of {as_of}")
     include_logs = not read_optimized and snap.config.is_mor
     return ReadPlan(
         reader=snap.reader(vis, snap.read_schema(schema, cols, fl, include_logs), committed),
@@ -196,6 +214,7 @@ def plan_incremental(
     columns: Sequence[str] | None = None,
 ) -> ReadPlan:
     """Latest image (as of `end`) of the records whose newest change falls in (start, end]."""
+    snap = snap.reaching(start)
     in_range = commits_between(snap, start, end)
     schema = snap.full_schema()
     cols = _check_columns(schema, columns)
@@ -210,8 +229,7 @@ def plan_incremental(
             for partition, stats in snap.timeline.commit_metadata(inst).partition_to_write_stats.items():
                 touched.update((partition, s.file_id) for s in stats if s.file_id)
     view = snap.view(vis, flt.partition_pruner(snap.config, fl, schema))
-    committed = view.committed_paths()
-    view.check_committed_files(committed)
+    committed = snap.require_files(view, f"the incremental range ({start}, {end or 'latest'}]")
     return ReadPlan(
         reader=snap.reader(vis, snap.read_schema(schema, cols, fl, snap.config.is_mor, incremental=True), committed),
         slices=view.slices_in(sorted(touched)),

@@ -23,7 +23,6 @@ import io
 import json
 import posixpath
 import struct
-from collections.abc import Iterator
 from typing import Any
 
 import fastavro
@@ -32,7 +31,7 @@ from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.log.blocks import CONTENT_VERSION
-from hudi_ds.log.format import BlockType, HeaderKey, encode_block, read_blocks
+from hudi_ds.log.format import BlockType, HeaderKey, encode_block
 from hudi_ds.recovery.heartbeat import stop_heartbeat
 from hudi_ds.services.archive_schema import ARCHIVED_META_ENTRY, ENTRY_FIELDS
 from hudi_ds.services.target import ServiceTarget
@@ -40,6 +39,7 @@ from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, HOODIE_DIR, temp_dir
 from hudi_ds.table_format import TableFormat
 from hudi_ds.timeline import CommitMetadata, Instant, State, Timeline, parse_instant_file_name
+from hudi_ds.timeline.archived import ARCHIVE_FILE_ID, read_archived
 from hudi_ds.timeline.avro_models import (
     CLEAN_METADATA,
     CLEANER_PLAN,
@@ -54,7 +54,6 @@ from hudi_ds.timeline.instant import action_family
 __all__ = ["ARCHIVE_FOLDER", "archive", "read_archived"]
 
 ARCHIVE_FOLDER = ".hoodie/archived"
-ARCHIVE_FILE_ID = "commits"
 ARCHIVE_WRITE_TOKEN = "1-0-1"  # Hudi's HoodieLogFormat.UNKNOWN_WRITE_TOKEN
 BATCH = 10  # hoodie.commits.archival.batch
 SUPPORTED = frozenset({"commit", "deltacommit", "replacecommit", "compaction", "clean", "rollback"})
@@ -172,28 +171,6 @@ def _write_archive_file(storage: Storage, content: bytes) -> str:
         if storage.put_if_absent(rel, content):
             return rel
         version += 1
-
-
-def read_archived(storage: Storage) -> Iterator[dict[str, Any]]:
-    """Every HoodieArchivedMetaEntry record of the table's archive files, oldest file first."""
-    files = []
-    for e in storage.list(ARCHIVE_FOLDER):
-        lf = parse_log_file(ARCHIVE_FOLDER, e.name)
-        if lf is not None and lf.file_id == ARCHIVE_FILE_ID:
-            files.append((lf.version, e.path))
-    for _, rel in sorted(files):
-        for block in read_blocks(storage.read_bytes(rel), rel):
-            if block.block_type != BlockType.AVRO_DATA or not block.schema_json:
-                continue
-            writer = fastavro.parse_schema(json.loads(block.schema_json), named_schemas={})
-            content = bytes(block.content)
-            count, pos = _I.unpack_from(content, 4)[0], 8
-            for _ in range(count):
-                (size,) = _I.unpack_from(content, pos)
-                rec = fastavro.schemaless_reader(io.BytesIO(content[pos + 4:pos + 4 + size]), writer)
-                assert isinstance(rec, dict)
-                yield rec
-                pos += 4 + size
 
 
 # --- archive -----------------------------------------------------------------------------------------------

@@ -58,7 +58,7 @@ def read_schema(opts: HudiOptions, storage: Storage) -> pa.Schema:
     """Arrow schema (meta columns first) the query produces."""
     snap = load_snapshot(storage)
     as_of = instant_option(opts.as_of, "as.of.instant") if opts.query_type != "incremental" else None
-    return without_meta_if_asked(opts, snap.full_schema(as_of))
+    return without_meta_if_asked(opts, snap.reaching(as_of).full_schema(as_of))
 
 
 def without_meta_if_asked(opts: HudiOptions, schema: pa.Schema) -> pa.Schema:
@@ -126,6 +126,7 @@ class HudiBatchReader(DataSourceReader):
                     "hoodie.datasource.query.type=incremental needs hoodie.datasource.read.begin.instanttime "
                     "(an instant time, or 'earliest')")
             end = instant_option(opts.end_instant, "hoodie.datasource.read.end.instanttime")
+            snap = snap.reaching(begin)
             in_range = query.commits_between(snap, begin, end)
             schema = snap.full_schema()
             vis = Visibility.of(snap.timeline, max(in_range) if in_range else None, layout)
@@ -136,12 +137,17 @@ class HudiBatchReader(DataSourceReader):
                     for partition, stats in meta.partition_to_write_stats.items():
                         touched.update((partition, s.file_id) for s in stats if s.file_id)
             view = snap.view(vis, core_filters.partition_pruner(config, self.filters, schema))
+            if in_range:
+                snap.require_files(view, f"the incremental range ({begin}, {end or 'latest'}]")
             slices = view.slices_in(sorted(touched)) if in_range else []
             return _Plan(snap, schema, vis, slices, config.is_mor, tuple(in_range))
         as_of = instant_option(opts.as_of, "as.of.instant")
+        snap = snap.reaching(as_of)
         schema = snap.full_schema(as_of)
         vis = Visibility.of(snap.timeline, as_of, layout)
         view = snap.view(vis, core_filters.partition_pruner(config, self.filters, schema))
+        if as_of is not None:
+            snap.require_files(view, f"the table as of {as_of}")
         include_logs = config.is_mor and opts.query_type != "read_optimized"
         return _Plan(snap, schema, vis, view.latest_slices(), include_logs, None)
 

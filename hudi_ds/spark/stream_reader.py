@@ -9,9 +9,12 @@ time on v6 (the timeline's order). Each micro-batch reads the commits in (start,
   `_change_type` rows per commit and file group, with `_commit_time`; the hudi-py sink writes such rows
   back as upserts and deletes (`hoodie.datasource.write.changelog.column=_change_type`).
 Splits are bounded (`hoodie.datasource.read.split.max.rows` / `.max.bytes`, see hudi_ds.read.splits), so no
-single task stalls a micro-batch. Compaction, clustering, clean and rollback instants bring no rows. If the commits a reader still needs
-were cleaned or archived, the query fails naming `clean.retain_commits` — or, with
-`hoodie.datasource.read.incr.fallback.fulltablescan.enable=true`, reads the snapshot as of `end` once.
+single task stalls a micro-batch. Compaction, clustering, clean and rollback instants bring no rows.
+A checkpoint older than the active timeline resumes over the archived commits (their metadata is read from the
+archive). If cleaning removed file versions a batch needs (hudi_ds.read.retention; in change-feed mode the states
+around each commit are checked on the driver, even where recorded change data alone would do), the query fails
+naming `clean.retain_commits` — or, with `hoodie.datasource.read.incr.fallback.fulltablescan.enable=true`, that
+batch reads the rows of the latest snapshot written by its commits (Hudi's full table scan fallback).
 """
 
 from __future__ import annotations
@@ -90,15 +93,17 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         if start == "earliest":
             return {"instant": "0"}
         snap = load_snapshot(self.storage)
-        commits = self._commits(snap)
         if start == "latest":
+            commits = self._commits(snap)
             return {"instant": commits[-1][0] if commits else "0"}
         at = instant_option(start, "read.start-commit")
+        commits = self._commits(snap.reaching(at))
         # an instant time names the first commit to read: the offset is the key just before it
         earlier = [k for k, c in commits if c.requested_time < (at or "0")]
         return {"instant": earlier[-1] if earlier else "0"}
 
     def _limited(self, snap: query.TableSnapshot, start: str, limit: Any) -> str:
+        snap = snap.reaching(start)
         commits = [(k, c) for k, c in self._commits(snap) if k > start]
         end = instant_option(self.opts.end_instant, "read.end-commit") if self.opts.end_instant else None
         if end:
@@ -138,37 +143,31 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         self.stop_at = {"instant": commits[-1][0] if commits else "0"}
 
     # ---- splits --------------------------------------------------------------------------------------
-    def _check_retained(self, snap: query.TableSnapshot, start: str) -> bool:
-        """False when the range reaches back past what cleaning or archiving kept (see module doc)."""
-        if start == "0":
-            return True
-        active = snap.timeline.commits()
-        retained_from = feed.earliest_retained(snap)
-        gone = (active and start < min(_key(snap, c) for c in active)
-                and snap.timeline.has_archived_instants()) or (retained_from is not None and start < retained_from)
-        if not gone:
-            return True
-        if self.opts.incr_fallback_full_scan:
-            return False
-        raise CleanedInstantsError(
-            f"the streaming read resumes after commit {start}, but the commits after it were cleaned or archived "
-            f"(the table keeps file versions for its last clean.retain_commits commits); raise clean.retain_commits "
-            "on the writer, or set hoodie.datasource.read.incr.fallback.fulltablescan.enable=true to continue from a "
-            "full snapshot")
-
     def partitions(self, start: dict[str, str], end: dict[str, str]) -> Sequence[InputPartition]:
-        snap = load_snapshot(self.storage)
         begin, finish = start.get("instant", "0"), end.get("instant", "0")
+        snap = load_snapshot(self.storage).reaching(begin)
         keys = {k: c.requested_time for k, c in self._commits(snap)}
         in_range = [ts for k, ts in sorted(keys.items()) if begin < k <= finish]
         if not in_range:
             return []
-        last = in_range[-1]
-        if begin == "0" and not self.cdc or not self._check_retained(snap, begin):
-            return self._plan_splits(query.plan_snapshot(snap, as_of=last))
+        try:
+            return self._splits(snap, begin, finish, in_range)
+        except CleanedInstantsError as exc:
+            if not self.opts.incr_fallback_full_scan:
+                raise CleanedInstantsError(
+                    f"the streaming read resumes after commit {begin}: {exc}; or set "
+                    "hoodie.datasource.read.incr.fallback.fulltablescan.enable=true to read the batch from the "
+                    "latest snapshot") from exc
+        plan = query.plan_snapshot(snap)  # the rows of the latest snapshot the batch's commits wrote
+        return self._plan_splits(dataclasses.replace(plan, commit_times=pa.array(in_range, pa.string())))
+
+    def _splits(self, snap: query.TableSnapshot, begin: str, finish: str, in_range: list[str]) -> list[InputPartition]:
+        if begin == "0" and not self.cdc:
+            return self._plan_splits(query.plan_snapshot(snap, as_of=in_range[-1]))
         if self.cdc:
-            splits: list[_Split] = []
+            splits: list[InputPartition] = []
             for ts in in_range:
+                feed.require_readable(snap, ts)  # fail (or fall back) here, not in a task
                 groups = sorted(feed.touched_groups(snap, [ts]))
                 for chunk in (groups[i::self._parallelism()] for i in range(min(len(groups), self._parallelism()))):
                     splits.append(_Split(len(splits), self.storage, "cdc", (ts, chunk)))

@@ -1,9 +1,8 @@
 """The active timeline of a table: one listing of the timeline folder, grouped into instants.
 
 Layout 1 (v6) lives in `.hoodie/`, layout 2 (v8/v9) in `.hoodie/<hoodie.timeline.path>` (default `timeline`).
-Archived instants (`.hoodie/archived/`, or the LSM history `.hoodie/timeline/history/`) are not read;
-callers only learn whether any exist, so a reader can refuse a time-travel or incremental range that reaches
-past the active timeline instead of answering wrongly.
+Archived instants (`.hoodie/archived/`, or the LSM history `.hoodie/timeline/history/`) are not read here: a
+query that reaches past the active timeline reads them through hudi_ds.timeline.archived.with_history.
 """
 
 from __future__ import annotations
@@ -187,7 +186,7 @@ class Timeline:
         return inst.completion_time if inst is not None and inst.is_completed else None
 
     def has_archived_instants(self) -> bool:
-        """Whether older instants were moved to the archived timeline (not read by hudi_ds)."""
+        """Whether older instants were moved to the archived timeline (hudi_ds.timeline.archived reads them)."""
         for entry in self.storage.list(self.archive_folder):
             if entry.is_dir or entry.name.endswith(".crc"):
                 continue
