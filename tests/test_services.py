@@ -4,7 +4,6 @@ incremental) exactly as it was, in our reader and in hudi-rs."""
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 
