@@ -89,13 +89,12 @@ def check_version(storage: Storage, opts: HudiOptions, config: TableConfig) -> T
 def upgrade(storage: Storage, config: TableConfig, to_version: int, *,
             heartbeat_timeout_s: float = DEFAULT_HEARTBEAT_TIMEOUT_S) -> TableConfig:
     """Upgrade a version 6 table to 8 or 9, or 8 to 9 (see the module doc); returns the table's new config. On a
-    table at `to_version` already, finishes an upgrade a crash interrupted (and does nothing else)."""
+    table at `to_version` already, finishes an upgrade a crash interrupted (and does nothing else). `config` is the
+    table's as the caller loaded it; the change reads it again (another process may have changed it)."""
     if to_version not in (8, 9):
         raise ConfigError(f"hudi_ds upgrades tables to version 8 or 9, not {to_version}")
-    if config.version > to_version:
-        raise ConfigError(f"the table at {storage.uri} is version {config.version}, above {to_version}; to lower its "
-                          f"version: hudi-py downgrade {storage.uri} --to {to_version}")
-    return _change(storage, config, to_version, heartbeat_timeout_s)
+    _check_direction(storage, config, to_version, up=True)
+    return _change(storage, to_version, True, heartbeat_timeout_s)
 
 
 def downgrade(storage: Storage, config: TableConfig, to_version: int, *,
@@ -104,10 +103,17 @@ def downgrade(storage: Storage, config: TableConfig, to_version: int, *,
     (see the module doc); returns the table's new config."""
     if to_version not in (6, 8):
         raise ConfigError(f"hudi_ds downgrades tables to version 6 or 8, not {to_version}")
-    if config.version < to_version:
+    _check_direction(storage, config, to_version, up=False)
+    return _change(storage, to_version, False, heartbeat_timeout_s)
+
+
+def _check_direction(storage: Storage, config: TableConfig, to_version: int, up: bool) -> None:
+    if up and config.version > to_version:
+        raise ConfigError(f"the table at {storage.uri} is version {config.version}, above {to_version}; to lower its "
+                          f"version: hudi-py downgrade {storage.uri} --to {to_version}")
+    if not up and config.version < to_version:
         raise ConfigError(f"the table at {storage.uri} is version {config.version}, below {to_version}; to raise its "
                           f"version: hudi-py upgrade {storage.uri} --to {to_version}")
-    return _change(storage, config, to_version, heartbeat_timeout_s)
 
 
 def require_version(storage: Storage, config: TableConfig) -> str | None:
@@ -123,7 +129,9 @@ def require_version(storage: Storage, config: TableConfig) -> str | None:
 # --- the change --------------------------------------------------------------------------------------------
 
 
-def _change(storage: Storage, config: TableConfig, to_version: int, timeout_s: float) -> TableConfig:
+def _change(storage: Storage, to_version: int, up: bool, timeout_s: float) -> TableConfig:
+    config = load_config(storage)
+    _check_direction(storage, config, to_version, up)
     if config.version != to_version:
         _new_properties(storage, config, to_version)  # step 1: refusals, before anything is written
     for _ in range(_ATTEMPTS):
@@ -133,11 +141,14 @@ def _change(storage: Storage, config: TableConfig, to_version: int, timeout_s: f
         with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
             config = load_config(storage)
             _finish_interrupted(storage, config)
+            _check_direction(storage, config, to_version, up)
             if config.version == to_version:
                 return config
             props = _new_properties(storage, config, to_version)
             if _quiet(storage, config, to_version, timeout_s):
-                return _switch(storage, config, props)
+                done = _switch(storage, config, props)
+                if done is not None:
+                    return done
     raise InstantStateError(
         f"writes kept landing on {storage.uri} while its version was being changed (each attempt found new pending "
         "writes or log files to compact); stop the writers and run the command again")
@@ -218,10 +229,12 @@ def _quiet(storage: Storage, config: TableConfig, to_version: int, timeout_s: fl
     return not (to_layout1 and config.is_mor and _slices_with_logs(storage, config, timeline))
 
 
-def _switch(storage: Storage, config: TableConfig, props: dict[str, str]) -> TableConfig:
-    """Steps 3 to 5, under the commit lock."""
+def _switch(storage: Storage, config: TableConfig, props: dict[str, str]) -> TableConfig | None:
+    """Steps 3 to 5, under the commit lock; None (nothing switched) when the old timeline changed meanwhile: on an
+    object store the lock is a lease that a slow step could outlive."""
     new = TableConfig.from_properties(props)
     old_fmt, new_fmt = config.format, new.format
+    read = _old_files(storage, old_fmt)
     if old_fmt.layout != new_fmt.layout:
         moved = _moved_reading_the_same(storage, config, new_fmt)
         history = rows_from_archived(read_archived(storage, old_fmt.archive_dir)) if old_fmt.layout == 1 else []
@@ -231,6 +244,8 @@ def _switch(storage: Storage, config: TableConfig, props: dict[str, str]) -> Tab
             for start in range(0, len(history), _HISTORY_BATCH):
                 append_history(storage, new_fmt.archive_dir, history[start:start + _HISTORY_BATCH])
             faults.pause_point("version_history_written")
+    if _old_files(storage, old_fmt) != read:
+        return None
     storage.write_bytes(PROPS_BACKUP_PATH, storage.read_bytes(PROPS_PATH))
     faults.pause_point("version_backup_written")
     text = properties.dumps(props, "Updated by hudi_ds")
@@ -239,6 +254,12 @@ def _switch(storage: Storage, config: TableConfig, props: dict[str, str]) -> Tab
     _remove_old_layout(storage, old_fmt, new_fmt)
     storage.delete(PROPS_BACKUP_PATH)
     return load_config(storage)
+
+
+def _old_files(storage: Storage, fmt: TableFormat) -> list[tuple[str, int]]:
+    """The timeline and archive files a change reads, with their sizes."""
+    files = [e for e, _ in listed_instants(storage, fmt)] + storage.list(fmt.archive_dir)
+    return sorted((e.path, e.size) for e in files)
 
 
 def _moved_reading_the_same(storage: Storage, config: TableConfig, new_fmt: TableFormat) -> list[MovedFile]:
