@@ -53,8 +53,9 @@ def batch(i: int, keys: range | None = None) -> pa.Table:
                      "dt": [("a", "b", "c")[k % 3] for k in keys]})
 
 
-def build(path: Path, *, table_type: str = "MERGE_ON_READ", version: int = 6, cdc: bool = False,
-          archive: bool = False, pending_compaction: bool = False) -> HudiTable:
+def build(path: Path | str, *, table_type: str = "MERGE_ON_READ", version: int = 6, cdc: bool = False,
+          archive: bool = False, pending_compaction: bool = False,
+          storage_options: dict[str, str] | None = None) -> HudiTable:
     """A table hudi_ds wrote: upserts, a delete, compactions and cleans (merge-on-read), archived instants if
     asked, and a compaction still pending with a delta commit written into its new slices."""
     opts = {"hoodie.write.table.version": str(version), "hoodie.table.cdc.enabled": str(cdc).lower(),
@@ -62,16 +63,17 @@ def build(path: Path, *, table_type: str = "MERGE_ON_READ", version: int = 6, cd
     opts.update({"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"} if archive
                 else {"hoodie.archive.automatic": "false"})
     t = HudiTable.create(str(path), table_name="trips", record_key="id", ordering_field="ts", partition_by="dt",
-                         table_type=table_type, buckets=2, options=opts)
+                         table_type=table_type, buckets=2, options=opts, storage_options=storage_options)
     for i in range(6):
         t.write(batch(i))
         if i == 3:
             t.write(batch(i, range(1, 4)).select(["id", "dt"]), operation="delete")
     if pending_compaction:
         assert t.schedule_compaction() is not None
-        later = HudiTable(str(path), options={**opts, "compaction.schedule.enabled": "false"})
+        later = HudiTable(str(path), options={**opts, "compaction.schedule.enabled": "false"},
+                          storage_options=storage_options)
         later.write(batch(7, range(0, 3)))
-    return HudiTable(str(path))
+    return HudiTable(str(path), storage_options=storage_options)
 
 
 def commit_times(t: HudiTable) -> list[str]:
@@ -261,6 +263,19 @@ def test_completion_times_are_the_modification_times_unless_a_copy_lost_them(tmp
     assert all(n.split(".")[0].split("_")[0] == n.split(".")[0].split("_")[1]
                for n in timeline_files(copy) if "_" in n)
     assert state(HudiTable(str(copy)), commit_times(t), completions(HudiTable(str(copy)))) == before
+
+
+def test_upgrade_on_an_object_store(s3_table):
+    uri, opts = s3_table
+    t = build(uri, archive=True, pending_compaction=True, storage_options=opts)
+    times = commit_times(t)
+    before = state(t, times)
+    assert t.upgrade(to=9) == 9
+    upgraded = HudiTable(uri, storage_options=opts)
+    assert state(upgraded, times, completions(upgraded)) == before
+    assert rows(hudi_rs(uri, storage_options=opts), COLS) == before["snapshot"]
+    upgraded.write(batch(9, range(0, 2)))
+    assert rows(upgraded.to_arrow(), COLS) == rows(hudi_rs(uri, storage_options=opts), COLS)
 
 
 # ---- crashes ----------------------------------------------------------------------------------------------
