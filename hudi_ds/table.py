@@ -249,7 +249,8 @@ class HudiTable:
 
     def downgrade(self, to: int) -> int:
         """Downgrade the table to version `to` (8 or 6), the reverse of `upgrade`, where nothing the table holds
-        needs the newer version (partial updates, merge properties, the LSM history are refused, naming why).
+        needs the newer version (partial updates and merge properties are refused, naming why); the archived
+        instants return to the active timeline, which the next archiving moves into the version 6 archive.
 
         Returns:
             The table's version afterwards.

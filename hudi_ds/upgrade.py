@@ -59,11 +59,11 @@ from hudi_ds.storage.layout import (
 )
 from hudi_ds.table_format import TableFormat
 from hudi_ds.timeline import State, Timeline
-from hudi_ds.timeline.archived import read_archived, read_manifest
-from hudi_ds.timeline.instant import COMMIT_ACTIONS
+from hudi_ds.timeline.archived import read_archived, with_history
+from hudi_ds.timeline.instant import COMMIT_ACTIONS, action_family
 from hudi_ds.timeline.lsm_history import append_history, rows_from_archived
 from hudi_ds.upgrade_properties import downgraded_properties, upgraded_properties
-from hudi_ds.upgrade_timeline import MovedFile, key_of, listed_instants, moved_timeline
+from hudi_ds.upgrade_timeline import MovedFile, key_of, listed_instants, moved_timeline, restored_history
 
 __all__ = ["check_version", "downgrade", "require_version", "upgrade"]
 
@@ -168,10 +168,6 @@ def _new_properties(storage: Storage, config: TableConfig, to_version: int) -> d
     raw = dict(config.raw)
     if to_version > config.version:
         return upgraded_properties(raw, to_version)
-    if config.format.layout == 2 and to_version == 6 and read_manifest(storage, config.format.archive_dir)[1]:
-        raise UnsupportedTableError(
-            f"the table's archived instants are in the LSM history ({config.format.archive_dir}), which hudi_ds does "
-            "not convert back into a version 6 archive; downgrade it with Apache Hudi")
     return downgraded_properties(raw, to_version)
 
 
@@ -238,6 +234,10 @@ def _switch(storage: Storage, config: TableConfig, props: dict[str, str]) -> Tab
     if old_fmt.layout != new_fmt.layout:
         moved = _moved_reading_the_same(storage, config, new_fmt)
         history = rows_from_archived(read_archived(storage, old_fmt.archive_dir)) if old_fmt.layout == 1 else []
+        if old_fmt.layout == 2:  # archived instants return to the active timeline (the next archiving moves them)
+            active = {(m.instant.requested_time, action_family(m.instant.action)) for m in moved}
+            moved += [m for m in restored_history(storage, old_fmt, new_fmt)
+                      if (m.instant.requested_time, action_family(m.instant.action)) not in active]
         _write_timeline(storage, old_fmt, new_fmt, moved)
         if history:
             storage.delete_dir(new_fmt.archive_dir)  # a killed run's partial history
@@ -289,9 +289,10 @@ def _reads_otherwise(storage: Storage, config: TableConfig, timeline: Timeline, 
                       for m in moved if m.instant.is_completed}
         theirs = replace(ours, completion=completion, uses_completion_time=True)
     else:
-        completion = ours.completion
+        completion = {i.requested_time: i.completion_time or i.requested_time for i in with_history(timeline).commits()}
         theirs = replace(ours, uses_completion_time=False)
-    writes = [i.requested_time for i in timeline.commits() if not timeline.commit_metadata(i).compacted]
+    everything = with_history(timeline)
+    writes = [i.requested_time for i in everything.commits() if not everything.commit_metadata(i).compacted]
     for earlier, later in zip(sorted(writes), sorted(writes)[1:], strict=False):
         if completion.get(earlier, earlier) > completion.get(later, later):
             return (f"commit {later} completed before commit {earlier}, which was requested first: versions 8/9 order "

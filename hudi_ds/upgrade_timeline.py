@@ -8,7 +8,8 @@ replace commit metadata (inflight and completed) becomes Avro; a pending replace
 (the only pending replacecommit left once failed writes are rolled back is a clustering plan); every other file
 (plans, clean and rollback metadata) is Avro already and moves unchanged.
 Layout 2 -> 1 (EightToSixDowngradeHandler): the reverse, commit metadata back to JSON; the completion times are
-dropped (layout 1 orders instants by their requested time).
+dropped (layout 1 orders instants by their requested time). The instants of the LSM history come back as
+completed instant files (Hudi writes them into the version 6 archive instead; hudi_ds's next archiving does).
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ import posixpath
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hudi_ds.errors import CorruptTableError
 from hudi_ds.storage import FileEntry, Storage
 from hudi_ds.table_format import TableFormat
 from hudi_ds.timeline import (
@@ -27,6 +32,7 @@ from hudi_ds.timeline import (
     instant_file_name,
     parse_instant_file_name,
 )
+from hudi_ds.timeline.archived import read_manifest
 from hudi_ds.timeline.avro_models import AVRO_MAGIC, decode_avro_instant
 from hudi_ds.timeline.instant import COMMIT_ACTIONS, action_family
 
@@ -72,6 +78,29 @@ def moved_timeline(storage: Storage, old: TableFormat, new: TableFormat,
     return out
 
 
+def restored_history(storage: Storage, old: TableFormat, new: TableFormat) -> list[MovedFile]:
+    """The instants of the LSM history (layout 2) as completed instant files of layout 1: a downgrade returns them
+    to the active timeline, which the next archiving of the version 6 table moves into its archive. A history row
+    holds the completed file's content (Avro commit metadata, or JSON in tables Java upgraded)."""
+    out = []
+    for f in read_manifest(storage, old.archive_dir)[1]:
+        path = posixpath.join(old.archive_dir, f["fileName"])
+        try:
+            table = pq.read_table(pa.BufferReader(storage.read_bytes(path)),
+                                  columns=["instantTime", "action", "metadata"])
+        except (pa.ArrowException, OSError, KeyError) as e:
+            raise CorruptTableError(f"history file {path} is not readable: {e}; restore it from a backup") from e
+        for ts, action, metadata in zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True):
+            name = instant_file_name(str(ts), str(action), State.COMPLETED, new.layout) if ts and action else ""
+            inst = parse_instant_file_name(name, new.layout)
+            if inst is None or (inst.requested_time, inst.action) != (ts, action):
+                raise CorruptTableError(f"history file {path} has a row with instantTime={ts!r}, action={action!r}; "
+                                        "restore it from a backup")
+            out.append(MovedFile(path, posixpath.join(new.timeline_dir, name),
+                                 _content(metadata or b"", path, inst, new), inst))
+    return out
+
+
 def completion_time(mtime_ns: int | None, requested_time: str, timeline_timezone: str) -> str:
     """The completion time Hudi gives a layout-1 instant: its completed file's modification time, as an instant
     time in the table's timezone (UTC, or the machine's for LOCAL); never before the instant's own time (a clock
@@ -104,4 +133,4 @@ def key_of(inst: Instant) -> tuple[str, str, State]:
     return inst.requested_time, action_family(inst.action), inst.state
 
 
-__all__ = ["MovedFile", "completion_time", "key_of", "listed_instants", "moved_timeline"]
+__all__ = ["MovedFile", "completion_time", "key_of", "listed_instants", "moved_timeline", "restored_history"]

@@ -384,14 +384,27 @@ def test_a_version_9_table_downgrades_to_8_and_6(tmp_path, reference_dir):
     assert state(down, times)["snapshot"] == before["snapshot"] == rows(hudi_rs(t.path), COLS)
 
 
-def test_downgrades_of_what_only_the_newer_version_holds_are_refused(tmp_path):
-    archived = build(tmp_path / "archived", archive=True)
-    archived.upgrade(to=9)
-    files = listing(Path(archived.path))
-    with pytest.raises(UnsupportedTableError, match="LSM history"):
-        archived.downgrade(to=6)
-    assert listing(Path(archived.path)) == files
+def test_a_downgrade_returns_archived_instants_to_the_active_timeline(tmp_path):
+    t = build(tmp_path / "t", archive=True, cdc=True)
+    times = commit_times(t)
+    before = state(t, times)
+    t.upgrade(to=9)
+    assert list(Path(t.path, ".hoodie", "timeline", "history").glob("*.parquet"))
+    assert t.downgrade(to=6) == 6
+    base = Path(t.path)
+    assert not (base / ".hoodie" / "timeline").exists()
+    assert not list((base / ".hoodie" / "archived").glob(".commits_.archive*"))
+    down = HudiTable(str(base))
+    assert [i.requested_time for i in down.load_timeline().commits() if i.requested_time in times] == times
+    assert state(down, times) == before
+    assert rows(hudi_rs(str(base)), COLS) == before["snapshot"]
+    assert validate(down)["ok"]
+    assert down.archive(min_commits=2, max_commits=3)  # the version 6 archive takes them again
+    assert list((base / ".hoodie" / "archived").glob(".commits_.archive*"))
+    assert state(HudiTable(str(base)), times) == before
 
+
+def test_downgrades_of_what_only_the_newer_version_holds_are_refused(tmp_path):
     partial = build(tmp_path / "partial", version=9, table_type="COPY_ON_WRITE")
     text = (Path(partial.path) / ".hoodie" / "hoodie.properties").read_text()
     (Path(partial.path) / ".hoodie" / "hoodie.properties").write_text(
