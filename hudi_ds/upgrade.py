@@ -36,6 +36,7 @@ lock its commit checks the table is still at the version it wrote (`require_vers
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from hudi_ds import faults
 from hudi_ds.config import properties
@@ -132,8 +133,9 @@ def require_version(storage: Storage, config: TableConfig) -> str | None:
 def _change(storage: Storage, to_version: int, up: bool, timeout_s: float) -> TableConfig:
     config = load_config(storage)
     _check_direction(storage, config, to_version, up)
-    if config.version != to_version:
-        _new_properties(storage, config, to_version)  # step 1: refusals, before anything is written
+    if config.version != to_version:  # step 1: refusals and unreadable files, before anything is written
+        new_fmt = TableConfig.from_properties(_new_properties(storage, config, to_version)).format
+        _new_layout_files(storage, config, new_fmt, check_reads=False)
     for _ in range(_ATTEMPTS):
         if config.version != to_version:
             _prepare(storage, config, timeout_s)
@@ -189,6 +191,7 @@ def _prepare(storage: Storage, config: TableConfig, timeout_s: float) -> None:
 
 
 def _refuse_live_writes(storage: Storage, timeline: Timeline, timeout_s: float) -> None:
+    """InstantStateError naming a pending write whose heartbeat is fresh: its writer may be running."""
     for inst in timeline.pending():
         if inst.action not in COMMIT_ACTIONS:
             continue
@@ -197,7 +200,7 @@ def _refuse_live_writes(storage: Storage, timeline: Timeline, timeout_s: float) 
             raise InstantStateError(
                 f"instant {inst.requested_time} ({inst.action}) is pending and its writer beat {age:.0f} s ago: a "
                 "write is running. Change the version when no writer runs (or, if its writer is gone, roll it back: "
-                f"hudi-py rollback PATH {inst.requested_time} --force)")
+                f"hudi-py rollback {storage.uri} {inst.requested_time} --force)")
 
 
 def _slices_with_logs(storage: Storage, config: TableConfig, timeline: Timeline) -> list[str]:
@@ -232,14 +235,9 @@ def _switch(storage: Storage, config: TableConfig, props: dict[str, str]) -> Tab
     old_fmt, new_fmt = config.format, new.format
     read = _old_files(storage, old_fmt)
     if old_fmt.layout != new_fmt.layout:
-        moved = _moved_reading_the_same(storage, config, new_fmt)
-        history = rows_from_archived(read_archived(storage, old_fmt.archive_dir)) if old_fmt.layout == 1 else []
-        if old_fmt.layout == 2:  # archived instants return to the active timeline (the next archiving moves them)
-            active = {(m.instant.requested_time, action_family(m.instant.action)) for m in moved}
-            moved += [m for m in restored_history(storage, old_fmt, new_fmt)
-                      if (m.instant.requested_time, action_family(m.instant.action)) not in active]
+        moved, history = _new_layout_files(storage, config, new_fmt, check_reads=True)
         _write_timeline(storage, old_fmt, new_fmt, moved)
-        if history:
+        if new_fmt.layout == 2:
             storage.delete_dir(new_fmt.archive_dir)  # a killed run's partial history
             for start in range(0, len(history), _HISTORY_BATCH):
                 append_history(storage, new_fmt.archive_dir, history[start:start + _HISTORY_BATCH])
@@ -260,6 +258,26 @@ def _old_files(storage: Storage, fmt: TableFormat) -> list[tuple[str, int]]:
     """The timeline and archive files a change reads, with their sizes."""
     files = [e for e, _ in listed_instants(storage, fmt)] + storage.list(fmt.archive_dir)
     return sorted((e.path, e.size) for e in files)
+
+
+def _new_layout_files(storage: Storage, config: TableConfig, new_fmt: TableFormat,
+                      check_reads: bool) -> tuple[list[MovedFile], list[dict[str, Any]]]:
+    """Everything the new layout holds, read and converted in memory: the instant files (checked to read the same
+    if asked), and the rows of the LSM history (layout 1 -> 2: the archive converted). Layout 2 -> 1: the
+    history's instants return to the active timeline, which the next archiving moves into the version 6 archive."""
+    old_fmt = config.format
+    if old_fmt.layout == new_fmt.layout:
+        return [], []
+    if check_reads:
+        moved = _moved_reading_the_same(storage, config, new_fmt)
+    else:
+        moved = moved_timeline(storage, old_fmt, new_fmt, config.timezone)
+    if old_fmt.layout == 1:
+        return moved, rows_from_archived(read_archived(storage, old_fmt.archive_dir))
+    active = {(m.instant.requested_time, action_family(m.instant.action)) for m in moved}
+    restored = [m for m in restored_history(storage, old_fmt, new_fmt)
+                if (m.instant.requested_time, action_family(m.instant.action)) not in active]
+    return moved + restored, []
 
 
 def _moved_reading_the_same(storage: Storage, config: TableConfig, new_fmt: TableFormat) -> list[MovedFile]:

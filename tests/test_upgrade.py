@@ -281,19 +281,16 @@ def test_upgrade_on_an_object_store(s3_table):
 # ---- crashes ----------------------------------------------------------------------------------------------
 
 
-def _start(path: Path, to: int, pause_at: str | None, pause_dir: Path) -> subprocess.Popen[bytes]:
-    env = dict(os.environ)
-    if pause_at is not None:
-        env.update(HUDI_DS_TEST_PAUSE_AT=pause_at, HUDI_DS_TEST_PAUSE_DIR=str(pause_dir))
-    return subprocess.Popen([sys.executable, "-m", "hudi_ds.cli", "upgrade", str(path), "--to", str(to)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-
-
-def _kill_at(path: Path, point: str | None, delay: float, pause_dir: Path) -> bool:
-    """Run `hudi-py upgrade` and SIGKILL it where it pauses at `point` (or after `delay` seconds); False when it
-    finished first."""
+def _kill_at(path: Path, point: str | None, delay: float, pause_dir: Path, command: str = "upgrade",
+             to: int = 9) -> bool:
+    """Run `hudi-py upgrade|downgrade` and SIGKILL it where it pauses at `point` (or after `delay` seconds); False
+    when it finished first."""
     pause_dir.mkdir()
-    proc = _start(path, 9, point, pause_dir)
+    env = dict(os.environ)
+    if point is not None:
+        env.update(HUDI_DS_TEST_PAUSE_AT=point, HUDI_DS_TEST_PAUSE_DIR=str(pause_dir))
+    proc = subprocess.Popen([sys.executable, "-m", "hudi_ds.cli", command, str(path), "--to", str(to)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + (30 if point else delay)
     while time.monotonic() < deadline and proc.poll() is None:
         if point and (pause_dir / point).exists():
@@ -337,6 +334,26 @@ def test_an_upgrade_killed_at_any_moment_reads_the_same_and_a_rerun_finishes(tmp
         assert state(done, times, completions(done)) == before, first
         assert rows(hudi_rs(str(path)), COLS) == before["snapshot"]
         assert validate(done)["ok"]
+
+
+@pytest.mark.slow
+def test_a_downgrade_killed_at_any_moment_reads_the_same_and_a_rerun_finishes(tmp_path):
+    rng = random.Random(11)
+    original = build(tmp_path / "original", archive=True)
+    times = commit_times(original)
+    before = state(original, times)
+    original.upgrade(to=9)
+    points = [p for p in KILL_POINTS if p not in ("compaction_file_written", "version_history_written")]
+    for n, point in enumerate(rng.sample(points, 4)):
+        path = tmp_path / f"round{n}"
+        shutil.copytree(original.path, path)
+        assert _kill_at(path, point, 0.0, tmp_path / f"pause{n}", "downgrade", 6), point
+        now = HudiTable(str(path))
+        assert now.config.version in (6, 9)
+        assert rows(now.to_arrow(), COLS) == before["snapshot"] == rows(hudi_rs(str(path)), COLS), point
+        assert now.downgrade(to=6) == 6
+        assert not (path / ".hoodie" / "timeline").exists()
+        assert state(HudiTable(str(path)), times) == before, point
 
 
 # ---- downgrades -------------------------------------------------------------------------------------------
@@ -445,8 +462,8 @@ def test_what_cannot_be_upgraded_is_refused_with_nothing_written(tmp_path):
         HudiTable(payload.path).upgrade(to=9)
     assert listing(Path(payload.path)) == files
 
-    corrupt = build(tmp_path / "corrupt", table_type="COPY_ON_WRITE")
-    damaged = sorted(Path(corrupt.path, ".hoodie").glob("*.commit"))[-1]
+    corrupt = build(tmp_path / "corrupt")  # merge-on-read: nothing compacted either
+    damaged = sorted(Path(corrupt.path, ".hoodie").glob("*.deltacommit"))[-1]
     damaged.write_bytes(b"{not json")
     files = listing(Path(corrupt.path))
     with pytest.raises(CorruptTableError, match=damaged.name):
