@@ -7,16 +7,20 @@ version when it is off; asking for a lower one is an error (downgrades are expli
 
 A version change, step by step:
 1. Refuse what cannot be converted exactly (a metadata table, a bootstrap table, payloads and merge settings whose
-   other form hudi_ds does not know, features only version 9 has on a downgrade) before anything is written.
+   other form hudi_ds does not know, features only version 9 has on a downgrade), and read and convert every
+   instant and archive file in memory (a damaged one is named), before anything is written.
 2. Prepare as Hudi does: roll back failed writes (a pending write whose heartbeat is fresh refuses the change), and
    on merge-on-read tables compact every file slice with log files (a compaction a killed earlier attempt left is
    taken over at once). These are ordinary table operations, crash-safe on their own.
 3. Under the commit lock for all that follows: check that no write or compaction is pending (else back to 2, a few
-   times), compute the new timeline in memory, check that every log file belongs to the same file slice under the
-   slicing rules of both versions (by requested time on version 6, by completion time on 8 and 9), then write the
-   new layout's files beside the old ones: the instants into the other timeline folder, the archived timeline into
-   the other archive.
-4. Write `.hoodie/hoodie.properties.backup` (the old properties), then replace hoodie.properties in one atomic write.
+   times), compute the new timeline in memory, check that the table reads the same under the rules of both
+   versions (version 6 orders commits and slices files by requested time, 8 and 9 by completion time), then write
+   the new layout's files beside the old ones: the instants into the other timeline folder; on an upgrade the
+   archive into the LSM history, on a downgrade the history's instants into the active timeline (the next
+   archiving of the version 6 table moves them into its archive).
+4. Check the old timeline did not change meanwhile (on an object store the lock is a lease a slow step could
+   outlive; else back to 3), write `.hoodie/hoodie.properties.backup` (the old properties), then replace
+   hoodie.properties in one atomic write.
 5. Delete the old layout's files, then the backup.
 Between versions of one layout (8 and 9) only the properties change: steps 1, 2, 4 and 5.
 
