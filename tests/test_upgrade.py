@@ -21,12 +21,15 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tables import REFERENCE_DIR, hudi_rs, rows
 
 from hudi_ds import HudiTable
 from hudi_ds.cli import main
 from hudi_ds.cli.validate import validate
 from hudi_ds.config.properties import loads
+from hudi_ds.config.table_config import TableConfig
 from hudi_ds.errors import (
     CommitConflictError,
     ConfigError,
@@ -34,7 +37,9 @@ from hudi_ds.errors import (
     InstantStateError,
     UnsupportedTableError,
 )
+from hudi_ds.keys.keygen import key_generator_class
 from hudi_ds.timeline.archived import with_history
+from hudi_ds.upgrade_properties import downgraded_properties, upgraded_properties
 
 COLS = ["id", "ts", "name", "dt"]
 REF = {8: REFERENCE_DIR / "quickstart_mor_avro_v8_trips_8i3u1d", 9: REFERENCE_DIR / "mor_avro_v9_txns_simple_meta"}
@@ -432,6 +437,32 @@ def test_downgrades_of_what_only_the_newer_version_holds_are_refused(tmp_path):
     assert listing(Path(partial.path)) == files
     with pytest.raises(ConfigError, match="hudi-py upgrade"):
         build(tmp_path / "six", table_type="COPY_ON_WRITE").downgrade(to=8)
+
+
+# ---- hoodie.properties across versions --------------------------------------------------------------------
+
+V6_PROPERTIES = st.builds(
+    lambda table_type, ordering, partitions, keys, cdc: TableConfig(
+        name="trips", table_type=table_type, version=6, layout_version=1, record_key_fields=keys,
+        ordering_field=ordering if keys else None, partition_fields=partitions,
+        key_generator=key_generator_class(keys, partitions), num_buckets=2, index_type="BUCKET", timezone="UTC",
+        database="default", cdc_enabled=cdc).to_properties(),
+    st.sampled_from(["MERGE_ON_READ", "COPY_ON_WRITE"]), st.sampled_from([None, "ts"]),
+    st.sampled_from([[], ["dt"], ["dt", "flag"]]), st.sampled_from([[], ["id"], ["id", "num"]]), st.booleans())
+
+
+@given(V6_PROPERTIES)
+def test_properties_of_a_version_6_table_survive_every_upgrade_and_downgrade(v6):
+    v8, v9 = upgraded_properties(v6, 8), upgraded_properties(v6, 9)
+    assert upgraded_properties(v8, 9) == v9  # one step or two, the same table
+    assert downgraded_properties(v9, 8) == v8
+    assert downgraded_properties(v9, 6) == downgraded_properties(v8, 6) == v6
+    for props, version in ((v8, 8), (v9, 9)):
+        config = TableConfig.from_properties(props)  # what a reader of the new version takes from it
+        assert (config.version, config.format.layout, config.timeline_path) == (version, 2, "timeline")
+        assert props["hoodie.table.initial.version"] == "6"
+        assert config.ordering_field == TableConfig.from_properties(v6).ordering_field
+        assert config.key_generator == v6["hoodie.table.keygenerator.class"]
 
 
 # ---- refusals ---------------------------------------------------------------------------------------------
