@@ -134,7 +134,8 @@ class HudiTable:
         columns: Sequence[str] | None = None,
         read_optimized: bool = False,
     ) -> pa.Table:
-        """Snapshot (or time-travel with `as_of`) read, merged per record key."""
+        """Snapshot (or time-travel with `as_of`) read, merged per record key. Time travel reaches archived
+        commits too; CleanedInstantsError when cleaning removed the files of the state `as_of` names."""
         at = normalize_instant_time(as_of) if as_of is not None else None
         return self._read(lambda snap: query.snapshot(snap, at, filters, columns,
                                                                                  read_optimized))
@@ -161,14 +162,16 @@ class HudiTable:
 
     def incremental(self, start: str, end: str | None = None, filters: Sequence[Sequence[Any]] | None = None,
                     columns: Sequence[str] | None = None) -> pa.Table:
-        """The latest image of records changed in (start, end]."""
+        """The latest image of records changed in (start, end], archived commits included. CleanedInstantsError
+        when cleaning removed the file versions of the table as of `end` (never for the latest commit)."""
         s = normalize_instant_time(start) if start not in ("0", "000") else "0"
         e = normalize_instant_time(end) if end is not None else None
         return self._read(lambda snap: query.incremental(snap, s, e, filters, columns))
 
     def changes(self, start: str, end: str | None = None) -> pa.Table:
         """The change feed of commits in (start, end]: `_change_type` (insert, update_preimage,
-        update_postimage, delete) and `_commit_time` per row, in commit order."""
+        update_postimage, delete) and `_commit_time` per row, in commit order; archived commits included.
+        CleanedInstantsError when cleaning removed the file versions a commit's changes are read from."""
         s = normalize_instant_time(start) if start not in ("0", "000") else "0"
         e = normalize_instant_time(end) if end is not None else None
         return self._read(lambda snap: change_feed.changes(snap, s, e))

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tables import hudi_rs, rows
 
 from hudi_ds import CleanedInstantsError, HudiTable
 
@@ -57,6 +58,8 @@ def test_forty_commits_time_travel_to_an_archived_commit_then_cleaned(tmp_path, 
     assert got.schema.names[5:] == SCHEMA.names
     assert sorted((r["id"], r["v"]) for r in got.to_pylist()) == [("a", 3), ("b", 3), ("n0", 0), ("n1", 1),
                                                                    ("n2", 2), ("n3", 3)]
+    for commit in commits[:8:3]:  # hudi-rs agrees on time travel to archived commits
+        assert rows(t.to_arrow(as_of=commit), SCHEMA.names) == rows(hudi_rs(t.path, as_of=commit), SCHEMA.names)
     assert t.clean(retain_commits=2)
     with pytest.raises(CleanedInstantsError, match="clean.retain_commits"):
         t.to_arrow(as_of=fourth)
@@ -113,6 +116,7 @@ def test_every_range_equals_the_model_or_is_refused(tmp_path_factory, seed):
                 [{"id": k, "dt": dt[k], "ts": step, "v": step} for k in keys], schema=SCHEMA)))
             state.update({k: step for k in keys})
         states.append(dict(state))
+    from hudi_ds.read.changes import commit_changes, require_readable
     from hudi_ds.read.retention import earliest_retained
 
     retained = earliest_retained(t.snapshot().timeline)
@@ -135,6 +139,16 @@ def test_every_range_equals_the_model_or_is_refused(tmp_path_factory, seed):
             answered += 1
         except CleanedInstantsError:
             assert not safe, (start, end)
+    # the planners' check (Spark) refuses a commit's changes exactly when reading them does
+    snap, commit = t.snapshot(), rng.choice(commits)
+    outcomes = []
+    for attempt in (commit_changes, require_readable):
+        try:
+            attempt(snap, commit)
+            outcomes.append(True)
+        except CleanedInstantsError:
+            outcomes.append(False)
+    assert outcomes[0] == outcomes[1], commit
     if options["hoodie.clean.automatic"] == "false":
         assert answered == 12  # nothing cleaned: archived or not, every range is answered
         assert archived or len(commits) <= options["hoodie.keep.max.commits"]

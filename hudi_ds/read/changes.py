@@ -24,7 +24,7 @@ from hudi_ds.log import cdc_block as cdc
 from hudi_ds.log.format import BlockType, LogBlock, read_blocks
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.read.query import READ_THREADS, TableSnapshot, commits_between
-from hudi_ds.read.retention import cleaned, earliest_retained
+from hudi_ds.read.retention import cleaned, earliest_retained, require_files
 from hudi_ds.schema.columns import joined
 from hudi_ds.schema.meta import (
     COMMIT_SEQNO,
@@ -82,7 +82,7 @@ class _State:
         view = snap.view(vis, partitions.__contains__)
         retained = earliest_retained(snap.timeline)
         if vis.as_of is not None and retained is not None and vis.as_of < retained:
-            snap.require_files(view, f"the state of the table as of {vis.as_of}")
+            require_files(view, f"the state of the table as of {vis.as_of}")
         for sl in view.slices_in(sorted(groups)):
             self.by_group[(sl.partition, sl.file_id)] = sl
 
@@ -186,21 +186,31 @@ def commit_changes(snap: TableSnapshot, ts: str, groups: set[tuple[str, str]] | 
 
 
 def require_readable(snap: TableSnapshot, ts: str) -> None:
-    """CleanedInstantsError now, reading no data, if cleaning removed file versions of the states before and after
-    commit `ts` (for a planner that must not fail later in a task). Stricter than `commit_changes`, which needs
-    neither state where the commit recorded its change data with both images."""
+    """CleanedInstantsError now, reading no data, if `commit_changes(snap, ts)` would need file versions cleaning
+    removed: the commit's change-data files, or the states before and after it that they leave out (for a planner
+    that must not fail later in a task)."""
     snap = _for_commit(snap, ts)
     retained = earliest_retained(snap.timeline)
-    if retained is None or ts not in {c.requested_time for c in snap.timeline.commits()}:
+    inst = next((c for c in snap.timeline.commits() if c.requested_time == ts), None)
+    if retained is None or inst is None:
         return  # nothing was cleaned, or commit_changes names the commit that is gone
     previous = previous_commit(snap, ts)
     if (previous or ts) >= retained:
         return
-    groups = touched_groups(snap, [ts])
+    meta = snap.timeline.commit_metadata(inst)
+    if meta.operation_type in NO_DATA_OPERATIONS:
+        return
+    groups = _touched(meta)
+    recorded = recorded_change_files(meta, groups)
+    gone = [rel for files in recorded.values() for rel in sorted(files) if not snap.storage.exists(rel)]
+    if gone and ts < retained:
+        raise cleaned(f"the change data of commit {ts}", retained, f"{', '.join(gone)} no longer exist")
+    mode, inferred = snap.config.cdc_mode, bool(groups - set(recorded))
     schema = snap.full_schema()
-    for at in (previous, ts):
-        if at is not None:
-            _State.as_of(snap, at, groups, schema)  # checks the files of the state (see _State)
+    if previous is not None and (inferred or mode == "OP_KEY_ONLY"):
+        _State.as_of(snap, previous, groups, schema)  # checks the files of the state (see _State)
+    if inferred or mode != "DATA_BEFORE_AFTER":
+        _State.as_of(snap, ts, groups, schema)
 
 
 def pending_changes(snap: TableSnapshot, instant: str, groups: set[tuple[str, str]],

@@ -48,10 +48,6 @@ class TableSnapshot:
         full = with_history(self.timeline)
         return self if full is self.timeline else replace(self, timeline=full)
 
-    def require_files(self, view: FileSystemView, what: str) -> dict[str, str]:
-        """The files the view's commits name, once checked present (hudi_ds.read.retention.require_files)."""
-        return retention.require_files(view, retention.earliest_retained(self.timeline), what)
-
     def data_schema(self, as_of: str | None = None) -> pa.Schema | None:
         return resolve_schema(self.config, self.timeline, as_of)
 
@@ -173,7 +169,7 @@ def plan_snapshot(
     fl = flt.normalize(filters, schema)
     vis = Visibility.of(snap.timeline, as_of, snap.config.layout_version)
     view = snap.view(vis, flt.partition_pruner(snap.config, fl, schema))
-    committed = snap.require_files(view, f"the table as of {as_of}")
+    committed = retention.require_files(view, f"the table as of {as_of}")
     include_logs = not read_optimized and snap.config.is_mor
     return ReadPlan(
         reader=snap.reader(vis, snap.read_schema(schema, cols, fl, include_logs), committed),
@@ -229,7 +225,7 @@ def plan_incremental(
             for partition, stats in snap.timeline.commit_metadata(inst).partition_to_write_stats.items():
                 touched.update((partition, s.file_id) for s in stats if s.file_id)
     view = snap.view(vis, flt.partition_pruner(snap.config, fl, schema))
-    committed = snap.require_files(view, f"the incremental range ({start}, {end or 'latest'}]")
+    committed = retention.require_files(view, f"the incremental range ({start}, {end or 'latest'}]")
     return ReadPlan(
         reader=snap.reader(vis, snap.read_schema(schema, cols, fl, snap.config.is_mor, incremental=True), committed),
         slices=view.slices_in(sorted(touched)),

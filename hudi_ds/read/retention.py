@@ -34,10 +34,15 @@ def earliest_retained(timeline: Timeline) -> str | None:
 def reaches_history(timeline: Timeline, instant: str) -> bool:
     """Whether a query reaching back to `instant` needs the archived instants: `instant` is older than the
     active timeline, or than what cleaning retained (the check of retained files needs every commit's
-    metadata up to the query's instant)."""
+    metadata up to the query's instant). A query of the latest commit reads neither the clean nor the archive."""
+    latest = timeline.last_completed_commit()
+    if latest is not None and instant >= latest.requested_time:
+        return False
     first = earliest_data_instant(timeline)
-    retained = earliest_retained(timeline)
-    older = first is None or instant < first or (retained is not None and instant < retained)
+    older = first is None or instant < first
+    if not older:
+        retained = earliest_retained(timeline)
+        older = retained is not None and instant < retained
     return older and timeline.has_archived_instants()
 
 
@@ -47,7 +52,7 @@ def cleaned(what: str, retained: str, cause: str) -> CleanedInstantsError:
         f"later range, or keep more history with {RETAIN_OPTION} on the writer")
 
 
-def require_files(view: FileSystemView, retained: str | None, what: str) -> dict[str, str]:
+def require_files(view: FileSystemView, what: str) -> dict[str, str]:
     """The files the view's commits name (path -> commit), after checking the view holds those it needs:
     CleanedInstantsError naming the retention option when cleaning removed one, MissingFileError otherwise."""
     committed = view.committed_paths()
@@ -55,6 +60,7 @@ def require_files(view: FileSystemView, retained: str | None, what: str) -> dict
         view.check_committed_files(committed)
     except MissingFileError as exc:
         as_of = view.visibility.as_of
+        retained = earliest_retained(view.timeline)
         if retained is not None and as_of is not None and as_of < retained:
             raise cleaned(what, retained, str(exc)) from exc
         raise

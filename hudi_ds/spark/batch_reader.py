@@ -23,7 +23,7 @@ from hudi_ds.config.table_config import load_config
 from hudi_ds.errors import ConfigError
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.read import filters as core_filters
-from hudi_ds.read import query
+from hudi_ds.read import query, retention
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.read.splits import SlicePart, pack, split_slice
 from hudi_ds.schema.meta import COMMIT_TIME, META_COLUMNS
@@ -138,7 +138,7 @@ class HudiBatchReader(DataSourceReader):
                         touched.update((partition, s.file_id) for s in stats if s.file_id)
             view = snap.view(vis, core_filters.partition_pruner(config, self.filters, schema))
             if in_range:
-                snap.require_files(view, f"the incremental range ({begin}, {end or 'latest'}]")
+                retention.require_files(view, f"the incremental range ({begin}, {end or 'latest'}]")
             slices = view.slices_in(sorted(touched)) if in_range else []
             return _Plan(snap, schema, vis, slices, config.is_mor, tuple(in_range))
         as_of = instant_option(opts.as_of, "as.of.instant")
@@ -147,7 +147,7 @@ class HudiBatchReader(DataSourceReader):
         vis = Visibility.of(snap.timeline, as_of, layout)
         view = snap.view(vis, core_filters.partition_pruner(config, self.filters, schema))
         if as_of is not None:
-            snap.require_files(view, f"the table as of {as_of}")
+            retention.require_files(view, f"the table as of {as_of}")
         include_logs = config.is_mor and opts.query_type != "read_optimized"
         return _Plan(snap, schema, vis, view.latest_slices(), include_logs, None)
 

@@ -35,9 +35,10 @@ class ChangeFeedReader(DataSourceReader):
         self.parallelism = opts.min_partitions or os.cpu_count() or 2
 
     def partitions(self) -> Sequence[InputPartition]:
-        snap = load_snapshot(self.storage)
+        snap = load_snapshot(self.storage).reaching(self.start)  # archived commits included
         splits: list[InputPartition] = []
         for ts in query.commits_between(snap, self.start, self.end):
+            feed.require_readable(snap, ts)  # a cleaned commit fails here, not in a task
             groups = sorted(feed.touched_groups(snap, [ts]))
             for i in range(min(len(groups), self.parallelism)):
                 splits.append(_CommitGroups(len(splits), ts, tuple(groups[i::self.parallelism])))

@@ -11,8 +11,8 @@ time on v6 (the timeline's order). Each micro-batch reads the commits in (start,
 Splits are bounded (`hoodie.datasource.read.split.max.rows` / `.max.bytes`, see hudi_ds.read.splits), so no
 single task stalls a micro-batch. Compaction, clustering, clean and rollback instants bring no rows.
 A checkpoint older than the active timeline resumes over the archived commits (their metadata is read from the
-archive). If cleaning removed file versions a batch needs (hudi_ds.read.retention; in change-feed mode the states
-around each commit are checked on the driver, even where recorded change data alone would do), the query fails
+archive). If cleaning removed file versions a batch needs (hudi_ds.read.retention; in change-feed mode checked on
+the driver for each commit, hudi_ds.read.changes.require_readable), the query fails
 naming `clean.retain_commits` — or, with `hoodie.datasource.read.incr.fallback.fulltablescan.enable=true`, that
 batch reads the rows of the latest snapshot written by its commits (Hudi's full table scan fallback).
 """
