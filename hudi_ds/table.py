@@ -26,6 +26,8 @@ from hudi_ds.storage import open_storage
 from hudi_ds.timeline import Instant, Timeline, normalize_instant_time
 from hudi_ds.timeline.moving import on_latest_timeline
 from hudi_ds.upgrade import check_version
+from hudi_ds.upgrade import downgrade as downgrade_table
+from hudi_ds.upgrade import upgrade as upgrade_table
 from hudi_ds.write.client import WriteClient, create_table
 
 T = TypeVar("T")
@@ -333,6 +335,37 @@ class HudiTable:
         if not force:
             require_dead(self.storage, self.load_timeline(), target, self.options.heartbeat_timeout_s)
         return rollback_completed(self.storage, self.config, target)
+
+    # ---- table versions ---------------------------------------------------------------------------------
+    def upgrade(self, to: int) -> int:
+        """Upgrade the table to version `to` (8 or 9) as Apache Hudi 1.x does (docs/compatibility.md): failed
+        writes rolled back, a merge-on-read table compacted, the timeline moved into `.hoodie/timeline/` with
+        completion times, commit metadata as Avro, the archive as the LSM history, the new properties. A crash
+        leaves the table as it was or upgraded; running it again finishes the job.
+
+        Returns:
+            The table's version afterwards.
+        Raises:
+            InstantStateError: a write or compaction is running.
+            UnsupportedTableError: the table has a metadata table, or merge settings hudi_ds cannot convert.
+        """
+        self.config = upgrade_table(self.storage, self.config, to, heartbeat_timeout_s=self.options.heartbeat_timeout_s)
+        return self.config.version
+
+    def downgrade(self, to: int) -> int:
+        """Downgrade the table to version `to` (8 or 6), the reverse of `upgrade`, where nothing the table holds
+        needs the newer version (partial updates and merge properties are refused, naming why); the archived
+        instants return to the active timeline, which the next archiving moves into the version 6 archive.
+
+        Returns:
+            The table's version afterwards.
+        Raises:
+            InstantStateError: a write or compaction is running.
+            UnsupportedTableError: the table uses what only the newer version has.
+        """
+        self.config = downgrade_table(self.storage, self.config, to,
+                                      heartbeat_timeout_s=self.options.heartbeat_timeout_s)
+        return self.config.version
 
     def __repr__(self) -> str:
         return f"HudiTable({self.path!r}, {self.config.table_type}, v{self.config.version})"

@@ -74,6 +74,11 @@ def test_files_are_shaped_as_apache_hudi_writes_them(tmp_path, version, referenc
         if key not in ("hoodie.table.initial.version", "hoodie.table.ordering.fields",
                        "hoodie.table.precombine.field"):  # the table's own columns
             assert mine[key] == value, key
+    extra = set(mine) - set(ref) - {"hoodie.index.type", "hoodie.bucket.index.num.buckets",  # ours: bucket index
+                                    "hoodie.table.base.file.format", "hoodie.table.timeline.timezone",
+                                    "hoodie.populate.meta.fields", "hoodie.table.partition.fields",
+                                    "hoodie.table.recordkey.fields", "hoodie.table.keygenerator.type"}
+    assert not extra, f"keys Apache Hudi {version} does not write: {extra}"
     assert ("hoodie.table.ordering.fields" in mine) == (version == 9)
     assert ("hoodie.table.precombine.field" in mine) == (version == 8)
 

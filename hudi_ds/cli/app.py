@@ -265,6 +265,19 @@ def cmd_archive(args: argparse.Namespace) -> int:
     return _service(args, "archive", "archiving", {})
 
 
+def cmd_version(args: argparse.Namespace) -> int:
+    table = _table(args)
+    before = table.config.version
+    verb = "upgrading" if args.command == "upgrade" else "downgrading"
+    with _busy(args, f"{verb} {table.path} to version {args.to}..."):
+        after = getattr(table, args.command)(args.to)
+    message = (f"{args.command}d from version {before} to {after}" if after != before
+               else f"{args.command}: the table is version {after} already")
+    _emit(args, {"command": args.command, "path": table.path, "result": {"from": before, "to": after},
+                 "message": message}, render.action)
+    return 0
+
+
 # ---- parser -------------------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -309,6 +322,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("clean", cmd_clean, "delete file slices older than the retained commits")
     p.add_argument("--retain-commits", type=_count(1), metavar="N", help="number of commits whose files to keep")
     add("archive", cmd_archive, "move old instants from the active timeline to the archive")
+    p = add("upgrade", cmd_version, "upgrade the table to version 8 or 9 as Apache Hudi 1.x does")
+    p.add_argument("--to", type=int, choices=[8, 9], required=True, metavar="{8,9}", help="the table version to reach")
+    p = add("downgrade", cmd_version, "downgrade the table to version 8 or 6 (refused, naming why, where the table "
+                                      "holds what only the newer version has)")
+    p.add_argument("--to", type=int, choices=[6, 8], required=True, metavar="{6,8}", help="the table version to reach")
     add("validate", cmd_validate, "check the table's invariants; exit 1 listing the problems")
     return parser
 

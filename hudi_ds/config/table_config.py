@@ -197,9 +197,9 @@ class TableConfig(BaseModel):
                 "hoodie.timeline.path": self.timeline_path,
                 "hoodie.timeline.history.path": self.raw.get("hoodie.timeline.history.path", "history"),
                 "hoodie.record.merge.mode": "EVENT_TIME_ORDERING" if event_time else "COMMIT_TIME_ORDERING",
-                "hoodie.record.merge.strategy.id": EVENT_TIME_MERGER_ID if event_time else COMMIT_TIME_MERGER_ID,
             })
-            if self.version == 8:
+            if self.version == 8:  # Hudi 1.1 drops the strategy id of the built-in modes (EightToNineUpgradeHandler)
+                props["hoodie.record.merge.strategy.id"] = EVENT_TIME_MERGER_ID if event_time else COMMIT_TIME_MERGER_ID
                 props["hoodie.compaction.payload.class"] = DEFAULT_PAYLOAD
             else:
                 props["hoodie.table.format"] = "native"

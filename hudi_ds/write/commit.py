@@ -32,6 +32,7 @@ from hudi_ds.table_format import TableFormat
 from hudi_ds.timeline import Timeline, new_instant_time
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_ds.timeline.moving import on_latest_timeline
+from hudi_ds.upgrade import require_version
 from hudi_ds.write.change_data import write_change_data
 from hudi_ds.write.cross_task import settle_cross_task_deletes
 from hudi_ds.write.messages import TaskResult
@@ -190,7 +191,8 @@ class Coordinator:
         # and a rollback takes the same lock (it would otherwise delete files of a commit completing meanwhile)
         with self.storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
             latest = _pending(self.storage, fmt, plan.instant)
-            conflict = self._conflict(plan, latest, {(f.partition, f.bucket) for f in files}, partitions)
+            conflict = require_version(self.storage, self.config) or self._conflict(
+                plan, latest, {(f.partition, f.bucket) for f in files}, partitions)
             if conflict is None:
                 faults.pause_point("commit_publishing")
                 latest.writer().complete(plan.instant, plan.action, fmt.encode_commit_metadata(meta, plan.action))
