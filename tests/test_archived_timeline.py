@@ -165,6 +165,9 @@ def test_a_garbled_v6_archive_file_fails_the_query_naming_it(tmp_path):
     archive.write_bytes(bytes(data))
     with pytest.raises(CorruptTableError, match=archive.name):
         HudiTable(str(tmp_path / "t")).incremental("0")
+    latest = HudiTable(str(tmp_path / "t"))  # reads of the active timeline never open the archive
+    assert latest.to_arrow().num_rows == len(metadata)
+    assert latest.incremental(latest.timeline()[-1].requested_time).num_rows == 0
 
 
 # --- layout 2 end to end on tables Apache Hudi wrote -------------------------------------------------------

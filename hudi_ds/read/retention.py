@@ -62,6 +62,6 @@ def require_files(view: FileSystemView, what: str) -> dict[str, str]:
         as_of = view.visibility.as_of
         retained = earliest_retained(view.timeline)
         if retained is not None and as_of is not None and as_of < retained:
-            raise cleaned(what, retained, str(exc)) from exc
+            raise cleaned(what, retained, "a file version it needs was removed") from exc
         raise
     return committed

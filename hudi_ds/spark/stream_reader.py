@@ -14,7 +14,8 @@ A checkpoint older than the active timeline resumes over the archived commits (t
 archive). If cleaning removed file versions a batch needs (hudi_ds.read.retention; in change-feed mode checked on
 the driver for each commit, hudi_ds.read.changes.require_readable), the query fails
 naming `clean.retain_commits` — or, with `hoodie.datasource.read.incr.fallback.fulltablescan.enable=true`, that
-batch reads the rows of the latest snapshot written by its commits (Hudi's full table scan fallback).
+batch reads the rows of the latest snapshot written by its commits (Hudi's full table scan fallback; in
+change-feed mode as `insert` rows).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from hudi_ds.errors import CleanedInstantsError
 from hudi_ds.read import changes as feed
 from hudi_ds.read import query
 from hudi_ds.read.splits import pack
+from hudi_ds.schema.meta import COMMIT_TIME
+from hudi_ds.schema.strings import constant_strings
 from hudi_ds.spark import types
 from hudi_ds.spark.batch_reader import instant_option, load_snapshot
 from hudi_ds.storage import Storage
@@ -188,6 +191,9 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, _Split)
         for table in partition.tables():
+            if self.cdc and partition.kind == "parts":  # a fallback batch of the change feed: current rows
+                table = table.append_column(feed.CHANGE_TYPE, constant_strings("insert", table.num_rows)) \
+                    .append_column(feed.CHANGE_COMMIT_TIME, table[COMMIT_TIME])
             if table.num_rows:
                 yield from types.batches(table, self.target)
 

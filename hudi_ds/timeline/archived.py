@@ -8,7 +8,7 @@ Layout 2 (v8/v9, Hudi 1.x LSM history, Java `LSMTimeline`): `.hoodie/timeline/hi
 plan, version), one row per completed action; `manifest_<N>` (JSON `{"files": [{"fileName", "fileLen"}]}`) names
 the files of snapshot N and `_version_` holds the latest N (when it is missing or unreadable, the highest
 `manifest_<N>` listed). Files the manifest does not name are leftovers of a crash and are not read.
-`metadata` is the completed instant file's content (Avro commit metadata; JSON in tables upgraded by Java).
+`metadata` is the completed instant file's content (an Avro file; JSON is read too).
 
 Nothing here is read until a query reaches back before the active timeline (`with_history`); each archive file
 is parsed once per process (keyed by path, size and modification time, as completed instants are), and commit

@@ -201,10 +201,11 @@ _COMPLETED: dict[str, tuple[str, Schema]] = {
 
 def rows_from_archived(entries: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """History rows for the HoodieArchivedMetaEntry records of a layout-1 archive (as `read_archived` yields
-    them), oldest first: one per completed action, as Java's LSMTimelineWriter would have written it (Java's own
-    upgrade stores the Avro record's JSON text as metadata; we store the Avro file a v8 timeline holds, which
-    Java's CommitMetadataSerDeV2 and hudi_ds read). Pending actions are dropped (history holds completed ones);
-    the completion time is the entry's `stateTransitionTime`, else its instant time (0.x did not record one)."""
+    them), oldest first: one per completed action, its metadata record as an Avro file, as Java's upgrade
+    (`LegacyArchivedMetaEntryReader` feeding `LSMTimelineWriter`) converts them. Pending actions are dropped
+    (history holds completed ones). The plan is kept for cleans and replacecommits too (Java's upgrade keeps only
+    compaction plans; its archiver of v8 tables keeps all). The completion time is the entry's
+    `stateTransitionTime`, else its instant time (Hudi 0.x did not always record one; Java leaves it null)."""
     groups: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
     for rec in entries:
         ts, action = rec.get("commitTime"), rec.get("actionType")
