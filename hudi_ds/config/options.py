@@ -243,8 +243,9 @@ class HudiOptions(BaseModel):
         "changelog.enabled=true also selects cdc.", "read.incremental.format", scope="read")
     incr_fallback_full_scan: bool = opt(
         "hoodie.datasource.read.incr.fallback.fulltablescan.enable", False,
-        "When the commits a streaming/incremental read needs were cleaned or archived, read the snapshot once "
-        "instead of failing.", scope="read")
+        "When cleaning removed files a streaming/incremental read needs (archived commits alone are read from "
+        "the archive), read the rows the latest snapshot holds from those commits instead of failing, as Hudi "
+        "does (in change-feed mode they come as inserts).", scope="read")
     stream_max_instants: int | None = opt(
         "hoodie.datasource.read.streaming.max.instants", None,
         "Streaming read admission control: at most this many commits per micro-batch.",
