@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hudi_ds.errors import CommitConflictError, CorruptTableError, InstantNotFoundError, UnsupportedTableError
+from hudi_ds.errors import CommitConflictError, CorruptTableError, InstantNotFoundError
 from hudi_ds.storage import open_storage
 from hudi_ds.timeline import (
     COMMIT_ACTIONS,
@@ -574,8 +574,24 @@ def test_complete_refuses_to_overwrite(tmp_path: Path) -> None:
     with pytest.raises(CommitConflictError):
         w.complete(ts, "deltacommit", b"second")
     assert (tmp_path / ".hoodie" / f"{ts}.deltacommit").read_bytes() == b"first"
-    with pytest.raises(UnsupportedTableError):
-        TimelineWriter(storage, layout=2)
+
+
+def test_layout_2_completes_once_with_a_completion_time_after_every_time(tmp_path: Path) -> None:
+    storage = open_storage(str(tmp_path))
+    w = TimelineWriter(storage, layout=2, folder=".hoodie/timeline")
+    first, second = "20250101000000000", "20250101000000005"
+    for ts in (first, second):
+        assert w.create_requested(ts, "deltacommit")
+        w.transition_to_inflight(ts, "deltacommit", b"{}")
+    done_second = w.complete(second, "deltacommit", b"second")
+    done_first = w.complete(first, "deltacommit", b"first")  # completes later: a later completion time
+    assert done_second is not None and done_first is not None and second < done_second < done_first
+    with pytest.raises(CommitConflictError):
+        w.complete(first, "deltacommit", b"again")
+    names = sorted(p.name for p in (tmp_path / ".hoodie" / "timeline").iterdir())
+    assert f"{first}_{done_first}.deltacommit" in names and f"{second}_{done_second}.deltacommit" in names
+    w.delete_instant_files(first, "deltacommit")
+    assert not [n for n in (p.name for p in (tmp_path / ".hoodie" / "timeline").iterdir()) if n.startswith(first)]
 
 
 def test_garbled_commit_names_the_file(tmp_path: Path) -> None:
