@@ -71,10 +71,11 @@ def check(spark: Any, path: str, model: DictModel) -> pa.Table:
     return ours
 
 
-@pytest.mark.parametrize("partitioned", [True, False], ids=["partitioned", "nonpartitioned"])
-@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
-def test_every_operation_end_to_end(spark, table_path, table_type, partitioned):
-    opts = options(table_type, partitioned)
+@pytest.mark.parametrize("partitioned, table_type, version", [
+    (True, "MERGE_ON_READ", 6), (False, "MERGE_ON_READ", 6), (True, "COPY_ON_WRITE", 6),
+    (False, "COPY_ON_WRITE", 6), (True, "MERGE_ON_READ", 9), (False, "COPY_ON_WRITE", 9)])
+def test_every_operation_end_to_end(spark, table_path, table_type, partitioned, version):
+    opts = options(table_type, partitioned, **{"hoodie.write.table.version": str(version)})
     model = DictModel("id", "ts", "dt" if partitioned else None)
 
     first = make(list(range(60)), 1)
@@ -107,6 +108,7 @@ def test_every_operation_end_to_end(spark, table_path, table_type, partitioned):
     model.overwrite(final.to_pylist(), whole_table=True)
     check(spark, table_path, model)
     assert [i.action for i in HudiTable(table_path).timeline()][-1] == "replacecommit"
+    assert HudiTable(table_path).config.version == version
 
 
 def test_unclustered_input_mor(spark, table_path):
