@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from hudi_ds.config.options import key_of, parse_options
 from hudi_ds.config.table_config import load_config
-from hudi_ds.config.table_shape import TABLE_SETTINGS
+from hudi_ds.config.table_shape import TABLE_SETTINGS, check_against_table
 from hudi_ds.config.writable import check_timeline_writable, check_writable
 from hudi_ds.errors import ConfigError
 from hudi_ds.read import changes as change_feed
@@ -286,7 +286,9 @@ class HudiTable:
 
     def write_client(self) -> WriteClient:
         """The write client of this table, with its options and table services (at the version the options ask
-        for: hoodie.write.table.version / hoodie.write.auto.upgrade)."""
+        for: hoodie.write.table.version / hoodie.write.auto.upgrade). Table settings among the options must match
+        the table's, as for Spark writes (TableExistsError otherwise)."""
+        check_against_table(self.options, self.config, self.path)
         self.config = check_version(self.storage, self.options, self.config)
         return WriteClient(self.storage, self.config, self.options, hooks=[TableServices(self.options)])
 
