@@ -39,6 +39,14 @@ def _names(value: str | Sequence[str] | None) -> list[str]:
     return [str(v) for v in value]
 
 
+def _range_start(start: str) -> str:
+    """The exclusive start of an incremental range: an instant time, or "0" for "earliest" / "0" / "000" (the
+    values hoodie.datasource.read.begin.instanttime takes for every commit)."""
+    if isinstance(start, str) and start.strip().lower() in ("0", "000", "earliest"):
+        return "0"
+    return normalize_instant_time(start)
+
+
 class HudiTable:
     """An Apache Hudi table on local disk or in an object store (`s3://`, `s3a://`, `gs://`, `az://`, `abfs(s)://`).
 
@@ -161,17 +169,19 @@ class HudiTable:
 
     def incremental(self, start: str, end: str | None = None, filters: Sequence[Sequence[Any]] | None = None,
                     columns: Sequence[str] | None = None) -> pa.Table:
-        """The latest image of records changed in (start, end], archived commits included. CleanedInstantsError
-        when cleaning removed the file versions of the table as of `end` (never for the latest commit)."""
-        s = normalize_instant_time(start) if start not in ("0", "000") else "0"
+        """The latest image of records changed in (start, end], archived commits included; `start` "earliest" (or
+        "0") for every commit. CleanedInstantsError when cleaning removed the file versions of the table as of
+        `end` (never for the latest commit)."""
+        s = _range_start(start)
         e = normalize_instant_time(end) if end is not None else None
         return self._read(lambda snap: query.incremental(snap, s, e, filters, columns))
 
     def changes(self, start: str, end: str | None = None) -> pa.Table:
         """The change feed of commits in (start, end]: `_change_type` (insert, update_preimage,
-        update_postimage, delete) and `_commit_time` per row, in commit order; archived commits included.
-        CleanedInstantsError when cleaning removed the file versions a commit's changes are read from."""
-        s = normalize_instant_time(start) if start not in ("0", "000") else "0"
+        update_postimage, delete) and `_commit_time` per row, in commit order; archived commits included; `start`
+        "earliest" (or "0") for every commit. CleanedInstantsError when cleaning removed the file versions a
+        commit's changes are read from."""
+        s = _range_start(start)
         e = normalize_instant_time(end) if end is not None else None
         return self._read(lambda snap: change_feed.changes(snap, s, e))
 

@@ -89,7 +89,7 @@ def shape_input(rows: pa.Table, plan: WritePlan, input_schema: pa.Schema, change
     if changelog_column is not None:
         table = apply_changelog(table, changelog_column)
     ordering = plan.config.ordering_field
-    if plan.operation == "delete" and ordering and ordering not in table.column_names:
+    if plan.operation == "delete" and ordering and ordering not in table.column_names and len(plan.schema):
         table = table.append_column(ordering, pa.nulls(table.num_rows, plan.schema.field(ordering).type))
     return table
 

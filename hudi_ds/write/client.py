@@ -31,7 +31,7 @@ from hudi_ds.storage.layout import PROPS_PATH
 from hudi_ds.upgrade import check_version
 from hudi_ds.write.changelog import apply_changelog, changelog_column, data_columns
 from hudi_ds.write.commit import Coordinator
-from hudi_ds.write.input import data_schema_of, evolve, iter_tables
+from hudi_ds.write.input import evolve, iter_tables
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import OPERATIONS, WritePlan, check_operation, default_operation
 from hudi_ds.write.task import TaskWriter
@@ -137,8 +137,8 @@ class WriteClient:
         c = self.config
         require_columns(data_schema, key_columns(c.record_key_fields, c.partition_fields, c.ordering_field,
                                                  operation), operation)
-        if operation == "delete":
-            return PreparedWrite(operation, current if current is not None else data_schema_of(data_schema))
+        if operation == "delete":  # a delete keeps the schema; before the first rows, there is none (as in Hudi)
+            return PreparedWrite(operation, current if current is not None else pa.schema([]))
         return PreparedWrite(operation, evolve(current, data_schema))
 
     def begin(self, prepared: PreparedWrite, *, extra: dict[str, str] | None = None,
