@@ -38,18 +38,23 @@ def test_earliest_starts_incremental_reads_and_change_feeds_at_the_first_commit(
 
 
 @pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
-def test_a_first_write_that_deletes_records_no_schema(tmp_path, table_type):
-    """As Apache Hudi's writer, which deletes with no write schema: a delete never sets the table's schema, so the
-    first rows written set all of it, the ordering field included and in their column order."""
+def test_a_first_write_that_deletes_never_records_a_schema_without_the_ordering_field(tmp_path, table_type):
+    """Keys alone record no schema, as Apache Hudi's writer deletes with none: the first rows written then set all
+    of it, in their column order. A delete that carries the ordering column records its columns."""
     t = _table(tmp_path / "t", table_type)
     t.write(pa.table({"id": ["a"], "dt": ["d1"]}), operation="delete")
     timeline = t.load_timeline()
-    extra = timeline.commit_metadata(timeline.commits()[-1]).extra_metadata
-    assert "schema" not in extra
+    assert "schema" not in timeline.commit_metadata(timeline.commits()[-1]).extra_metadata
     assert t.schema.names == [] and t.to_arrow().num_rows == 0
+    with pytest.raises(Exception, match="Failed to resolve the latest schema"):  # as docs/semantics.md says
+        hudi_rs(t.path)
     t.write(pa.table({"v": ["x"], "ts": [1], "id": ["a"], "dt": ["d1"]}))
     assert t.schema.names == ["v", "ts", "id", "dt"]
     assert rows(hudi_rs(t.path), ["id", "ts", "v"]) == rows(t.to_arrow(), ["id", "ts", "v"]) == [("a", 1, "x")]
+
+    other = _table(tmp_path / "other", table_type)
+    other.write(pa.table({"id": ["a"], "ts": [3], "dt": ["d1"]}), operation="delete")
+    assert other.schema.names == ["id", "ts", "dt"] and hudi_rs(other.path).num_rows == 0
 
 
 def test_bucket_settings_added_by_hand_to_a_table_without_the_bucket_index_are_refused(reference_dir, tmp_path):

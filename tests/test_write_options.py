@@ -26,20 +26,29 @@ def test_every_probe_is_of_a_write_option():
     assert set(PROBES) <= {s.name for s in WRITE_OPTIONS}
 
 
-# a value other than the probe table's for each table setting
+# a value other than the probe table's for each table setting (the table records change data, so it has a mode)
 OTHER_VALUE = {"record_key": "v", "partition_fields": "v", "ordering_field": "v", "table_type": "COPY_ON_WRITE",
                "num_buckets": "8", "hive_style": "true", "url_encode": "true", "table_name": "other",
-               "cdc_enabled": "true", "cdc_mode": "OP_KEY_ONLY"}
+               "cdc_enabled": "false", "cdc_mode": "OP_KEY_ONLY"}
 
 
 @pytest.mark.parametrize("field", [f for f, _, _ in TABLE_SETTINGS])
 def test_a_table_setting_that_contradicts_the_table_is_refused_by_write(tmp_path, field):
     path = str(tmp_path / "t")
-    t = table(path)
+    t = table(path, {key_of("cdc_enabled"): "true"})
     before = state(t)
     with pytest.raises(TableExistsError, match="contradicts the existing table"):
         python_api(path, rows(["a"], 2), {key_of(field): OTHER_VALUE[field]})
     assert state(t) == before
+
+
+def test_a_change_data_mode_given_for_a_table_without_change_data_is_moot(tmp_path):
+    """Such a table records no mode (as Apache Hudi): options that created it, mode included, still write to it."""
+    path = str(tmp_path / "t")
+    options = {key_of("cdc_enabled"): "false", key_of("cdc_mode"): "OP_KEY_ONLY"}
+    t = table(path, options)
+    python_api(path, rows(["d"], 2), options)
+    assert t.to_arrow().num_rows == 4
 
 
 def test_a_changelog_write_applies_upserts_and_deletes_in_one_commit(tmp_path):

@@ -43,10 +43,10 @@ def rows(ids: list[str], ts: int, dt: str = "d1", **extra: list[str]) -> pa.Tabl
                      "v": [f"{i}@{ts}" for i in ids], **extra})
 
 
-def table(path: str, table_type: str = "MERGE_ON_READ") -> HudiTable:
-    """A table of keys a, b, c (ts 1) in partition d1, two buckets."""
+def table(path: str, options: dict[str, str] | None = None) -> HudiTable:
+    """A merge-on-read table of keys a, b, c (ts 1) in partition d1, two buckets."""
     t = HudiTable.create(path, table_name="probe", record_key="id", ordering_field="ts", partition_by="dt",
-                         table_type=table_type, buckets=2)
+                         buckets=2, options=options)
     t.write(rows(["a", "b", "c"], 1))
     return t
 

@@ -31,7 +31,7 @@ from hudi_ds.storage.layout import PROPS_PATH
 from hudi_ds.upgrade import check_version
 from hudi_ds.write.changelog import apply_changelog, changelog_column, data_columns
 from hudi_ds.write.commit import Coordinator
-from hudi_ds.write.input import evolve, iter_tables
+from hudi_ds.write.input import data_schema_of, evolve, iter_tables
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import OPERATIONS, WritePlan, check_operation, default_operation
 from hudi_ds.write.task import TaskWriter
@@ -100,6 +100,15 @@ def require_columns(schema: pa.Schema, columns: Iterable[tuple[str, str]], opera
                 f"{operation}: the {role} column {col!r} is missing from the data; columns: {schema.names}")
 
 
+def _first_delete_schema(config: TableConfig, data_schema: pa.Schema) -> pa.Schema:
+    """The schema a delete records on a table no rows were written to yet: its columns when they include the
+    ordering field, else none (empty), as Apache Hudi's writer deletes without a write schema; a schema without
+    the ordering field would not be the table's."""
+    columns = data_schema_of(data_schema)
+    complete = config.ordering_field is None or config.ordering_field in columns.names
+    return columns if complete else pa.schema([])
+
+
 def key_columns(record_key: Sequence[str], partition_fields: Sequence[str], ordering_field: str | None,
                 operation: str) -> list[tuple[str, str]]:
     """(role, column) pairs a write must carry; deletes need no ordering value."""
@@ -137,8 +146,8 @@ class WriteClient:
         c = self.config
         require_columns(data_schema, key_columns(c.record_key_fields, c.partition_fields, c.ordering_field,
                                                  operation), operation)
-        if operation == "delete":  # a delete keeps the schema; before the first rows, there is none (as in Hudi)
-            return PreparedWrite(operation, current if current is not None else pa.schema([]))
+        if operation == "delete":
+            return PreparedWrite(operation, current if current is not None else _first_delete_schema(c, data_schema))
         return PreparedWrite(operation, evolve(current, data_schema))
 
     def begin(self, prepared: PreparedWrite, *, extra: dict[str, str] | None = None,

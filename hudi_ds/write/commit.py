@@ -224,7 +224,7 @@ class Coordinator:
             for p in r.partitions:
                 stats.setdefault(p, [])
         extra_meta: dict[str, str] = {}
-        if len(plan.schema):  # none before the table's first rows (a delete or an empty write): Hudi records none
+        if len(plan.schema):  # none before the table's first rows (a delete without the ordering column, an empty write)
             avro = arrow_to_avro(plan.schema, plan.config.name)
             extra_meta = {"schema": json.dumps(avro), ARROW_SCHEMA_KEY: encode_arrow_schema(plan.schema)}
         if plan.config.num_buckets is not None:
