@@ -145,6 +145,15 @@ probe("checkpoint_location")(_accepted_and_ignored("checkpoint_location", "/nowh
 probe("streaming_identifier")(_accepted_and_ignored("streaming_identifier", "writer-2"))
 
 
+@probe("auto_upgrade")
+def _auto_upgrade(write: Write, path: str) -> None:
+    """Off, a write asking for a higher table version keeps the table at its own, as Apache Hudi's writers do."""
+    t = table(path)
+    write(path, rows(["a"], 2), {key_of("table_version"): "8", key_of("auto_upgrade"): "false"})
+    assert HudiTable(path).config.version == 6
+    assert values(t)["a"] == "a@2"
+
+
 @probe("heartbeat_timeout_s")
 def _heartbeat_timeout(write: Write, path: str) -> None:
     """A crashed writer's instant is rolled back by the next write once its heartbeat is older than the option."""
