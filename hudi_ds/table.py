@@ -212,7 +212,7 @@ class HudiTable:
         """`incremental()` as a polars LazyFrame: the latest image of records changed in (start, end]."""
         from hudi_ds.read import polars_scan
 
-        s = normalize_instant_time(start) if start not in ("0", "000") else "0"
+        s = _range_start(start)
         e = normalize_instant_time(end) if end is not None else None
         snap = self.snapshot()
         given: list[Sequence[Any]] = list(filters or [])
@@ -229,7 +229,7 @@ class HudiTable:
         the other partitions' file groups, and a `head(n)` stops after the commits it needed."""
         from hudi_ds.read import polars_scan
 
-        s = normalize_instant_time(start) if start not in ("0", "000") else "0"
+        s = _range_start(start)
         e = normalize_instant_time(end) if end is not None else None
         snap = self.snapshot()
 

@@ -31,10 +31,11 @@ def test_earliest_starts_incremental_reads_and_change_feeds_at_the_first_commit(
     t.write(_rows(["b"], 3).select(["id", "dt"]), operation="delete")
     for start in ("earliest", "EARLIEST", "0"):
         assert rows(t.incremental(start), ["id", "v"]) == [("a", "a@2")]
-        feed = t.changes(start)
-        assert [(r["_change_type"], r["id"]) for r in feed.to_pylist()] == [
-            ("insert", "a"), ("insert", "b"), ("update_preimage", "a"), ("update_postimage", "a"),
-            ("delete", "b")]
+        assert rows(t.scan_incremental(start).collect().to_arrow(), ["id", "v"]) == [("a", "a@2")]
+        expected = [("insert", "a"), ("insert", "b"), ("update_preimage", "a"), ("update_postimage", "a"),
+                    ("delete", "b")]
+        assert [(r["_change_type"], r["id"]) for r in t.changes(start).to_pylist()] == expected
+        assert [(r["_change_type"], r["id"]) for r in t.scan_changes(start).collect().to_dicts()] == expected
 
 
 @pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
