@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from hudi_ds.config.options import key_of, parse_options
 from hudi_ds.config.table_config import load_config
-from hudi_ds.config.table_shape import TABLE_SETTINGS
+from hudi_ds.config.table_shape import TABLE_SETTINGS, check_against_table
 from hudi_ds.config.writable import check_timeline_writable, check_writable
 from hudi_ds.errors import ConfigError
 from hudi_ds.read import changes as change_feed
@@ -39,6 +39,14 @@ def _names(value: str | Sequence[str] | None) -> list[str]:
     if isinstance(value, str):
         return [v.strip() for v in value.split(",") if v.strip()]
     return [str(v) for v in value]
+
+
+def _range_start(start: str) -> str:
+    """The exclusive start of an incremental range: an instant time, or "0" for "earliest" / "0" / "000" (the
+    values hoodie.datasource.read.begin.instanttime takes for every commit)."""
+    if isinstance(start, str) and start.strip().lower() in ("0", "000", "earliest"):
+        return "0"
+    return normalize_instant_time(start)
 
 
 class HudiTable:
@@ -163,17 +171,19 @@ class HudiTable:
 
     def incremental(self, start: str, end: str | None = None, filters: Sequence[Sequence[Any]] | None = None,
                     columns: Sequence[str] | None = None) -> pa.Table:
-        """The latest image of records changed in (start, end], archived commits included. CleanedInstantsError
-        when cleaning removed the file versions of the table as of `end` (never for the latest commit)."""
-        s = normalize_instant_time(start) if start not in ("0", "000") else "0"
+        """The latest image of records changed in (start, end], archived commits included; `start` "earliest" (or
+        "0") for every commit. CleanedInstantsError when cleaning removed the file versions of the table as of
+        `end` (never for the latest commit)."""
+        s = _range_start(start)
         e = normalize_instant_time(end) if end is not None else None
         return self._read(lambda snap: query.incremental(snap, s, e, filters, columns))
 
     def changes(self, start: str, end: str | None = None) -> pa.Table:
         """The change feed of commits in (start, end]: `_change_type` (insert, update_preimage,
-        update_postimage, delete) and `_commit_time` per row, in commit order; archived commits included.
-        CleanedInstantsError when cleaning removed the file versions a commit's changes are read from."""
-        s = normalize_instant_time(start) if start not in ("0", "000") else "0"
+        update_postimage, delete) and `_commit_time` per row, in commit order; archived commits included; `start`
+        "earliest" (or "0") for every commit. CleanedInstantsError when cleaning removed the file versions a
+        commit's changes are read from."""
+        s = _range_start(start)
         e = normalize_instant_time(end) if end is not None else None
         return self._read(lambda snap: change_feed.changes(snap, s, e))
 
@@ -204,7 +214,7 @@ class HudiTable:
         """`incremental()` as a polars LazyFrame: the latest image of records changed in (start, end]."""
         from hudi_ds.read import polars_scan
 
-        s = normalize_instant_time(start) if start not in ("0", "000") else "0"
+        s = _range_start(start)
         e = normalize_instant_time(end) if end is not None else None
         snap = self.snapshot()
         given: list[Sequence[Any]] = list(filters or [])
@@ -221,7 +231,7 @@ class HudiTable:
         the other partitions' file groups, and a `head(n)` stops after the commits it needed."""
         from hudi_ds.read import polars_scan
 
-        s = normalize_instant_time(start) if start not in ("0", "000") else "0"
+        s = _range_start(start)
         e = normalize_instant_time(end) if end is not None else None
         snap = self.snapshot()
 
@@ -288,7 +298,9 @@ class HudiTable:
 
     def write_client(self) -> WriteClient:
         """The write client of this table, with its options and table services (at the version the options ask
-        for: hoodie.write.table.version / hoodie.write.auto.upgrade)."""
+        for: hoodie.write.table.version / hoodie.write.auto.upgrade). Table settings among the options must match
+        the table's, as for Spark writes (TableExistsError otherwise)."""
+        check_against_table(self.options, self.config, self.path)
         self.config = check_version(self.storage, self.options, self.config)
         return WriteClient(self.storage, self.config, self.options, hooks=[TableServices(self.options)])
 

@@ -5,6 +5,7 @@ partition holding a matching row; Spark's filter objects translate into it or ar
 from __future__ import annotations
 
 import datetime
+import json
 
 import pyarrow as pa
 import pytest
@@ -56,21 +57,39 @@ def test_evaluation_matches_the_reference(rows, filters, sql_nulls):
     assert got == [r for r in rows if all(keeps(r, f, sql_nulls) for f in filters)]
 
 
-@settings(max_examples=40, deadline=None)
-@given(parts=st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=6), flt=a_filter())
-def test_partition_pruning_never_drops_a_matching_partition(tmp_path_factory, parts, flt):
-    t = HudiTable.create(str(tmp_path_factory.mktemp("p") / "t"), table_name="p", record_key="k", ordering_field="i",
-                         partition_by="s", buckets=1)
-    t.write(pa.table({"k": [f"k{n}" for n in range(len(parts))], "s": parts, "i": list(range(len(parts)))}))
-    if flt[0] != "s":
-        flt = ("s", "in", ["a"])
-    keep = partition_pruner(t.config, normalize([flt], t.schema), t.schema)
-    assert keep is not None
-    for p in set(parts):
-        if keeps({"s": p}, flt, sql_nulls=False):
-            assert keep(p), (p, flt)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), col=st.sampled_from(["s", "i"]))
+def test_partition_pruning_keeps_every_partition_the_row_filter_keeps(tmp_path_factory, data, col):
+    """Null partition values (the default partition) included: the pruner asks the row filter's null rule,
+    so `not in` keeps null rows through the Python API and drops them under Spark's SQL rule."""
+    rows = data.draw(st.lists(st.fixed_dictionaries(VALUES), min_size=1, max_size=6))
+    flt = data.draw(a_filter().filter(lambda f: f[0] == col))
+    t = HudiTable.create(str(tmp_path_factory.mktemp("p") / "t"), table_name="p", record_key="k",
+                         partition_by=col, buckets=1)
+    t.write(pa.Table.from_pylist([{"k": f"k{n}", **r} for n, r in enumerate(rows)],
+                                 schema=pa.schema([("k", pa.string()), *SCHEMA])))
+    stored = t.to_arrow().to_pylist()
+    for sql_nulls in (False, True):
+        keep = partition_pruner(t.config, normalize([flt], t.schema), t.schema, sql_nulls=sql_nulls)
+        assert keep is not None
+        for r in stored:
+            if keeps(r, flt, sql_nulls):
+                assert keep(r["_hoodie_partition_path"]), (r, flt, sql_nulls)
     assert sorted(r["k"] for r in t.to_arrow(filters=[flt]).to_pylist()) == sorted(
-        f"k{n}" for n, p in enumerate(parts) if keeps({"s": p}, flt, sql_nulls=False))
+        r["k"] for r in stored if keeps(r, flt, sql_nulls=False))
+
+
+def test_not_in_keeps_rows_of_a_null_integer_partition(tmp_path, capsys):
+    """The Python API and the CLI follow pyarrow's `not in`: a null partition value is not in the list."""
+    from hudi_ds.cli import main
+
+    path = str(tmp_path / "t")
+    t = HudiTable.create(path, table_name="t", record_key="k", partition_by="p", buckets=1)
+    t.write(pa.table({"k": ["a", "b", "c"], "p": pa.array([1, 2, None], pa.int64())}))
+    assert sorted(t.to_arrow(filters=[("p", "not in", [1])])["k"].to_pylist()) == ["b", "c"]
+    assert sorted(t.to_arrow(filters=[("p", "!=", 1)])["k"].to_pylist()) == ["b"]  # a comparison is never true
+    assert main(["show", path, "--where", "p not in 1", "--json"]) == 0
+    assert sorted(r["k"] for r in json.loads(capsys.readouterr().out)["rows"]) == ["b", "c"]
 
 
 def test_spark_filters_translate_into_the_model_or_are_declined():

@@ -344,49 +344,55 @@ def test_parse_partition_path_edge_cases() -> None:
 # -- pruning ---------------------------------------------------------------------------------------------------
 
 
+def matches(path_value, op, literal, arrow_type, null_matches=False):
+    return partition_value_matches(path_value, op, literal, arrow_type, null_matches=null_matches)
+
+
 def test_partition_value_matches_int() -> None:
     t = pa.int32()
-    assert partition_value_matches("5", "=", 5, t)
-    assert not partition_value_matches("5", "=", 6, t)
-    assert partition_value_matches("5", "!=", 6, t)
-    assert partition_value_matches("10", ">", 9, t)  # numeric, not lexicographic
-    assert not partition_value_matches("10", "<", 9, t)
-    assert partition_value_matches("-2", "<=", -2, t)
-    assert partition_value_matches("5", "in", [1, 5], t)
-    assert not partition_value_matches("5", "not in", [1, 5], t)
-    assert partition_value_matches("5", "=", "5", t)  # string literal converted like the path value
-    assert partition_value_matches("x", "=", 5, t)  # unparsable -> cannot prune
-    assert not partition_value_matches(None, "=", 5, t)  # nulls never compare true
-    assert not partition_value_matches(None, "!=", 5, t)
-    assert partition_value_matches("5", "like", 5, t)  # unknown op -> cannot prune
+    assert matches("5", "=", 5, t)
+    assert not matches("5", "=", 6, t)
+    assert matches("5", "!=", 6, t)
+    assert matches("10", ">", 9, t)  # numeric, not lexicographic
+    assert not matches("10", "<", 9, t)
+    assert matches("-2", "<=", -2, t)
+    assert matches("5", "in", [1, 5], t)
+    assert not matches("5", "not in", [1, 5], t)
+    assert matches("5", "=", "5", t)  # string literal converted like the path value
+    assert matches("x", "=", 5, t)  # unparsable -> cannot prune
+    assert not matches(None, "=", 5, t)  # nulls never compare true
+    assert not matches(None, "!=", 5, t)
+    assert not matches(None, "not in", [5], t)
+    assert matches(None, "not in", [5], t, null_matches=True)  # the caller's null rule keeps null rows
+    assert matches("5", "like", 5, t)  # unknown op -> cannot prune
 
 
 def test_partition_value_matches_string() -> None:
     t = pa.string()
-    assert partition_value_matches("sf", "=", "sf", t)
-    assert not partition_value_matches("sf", "=", "nyc", t)
-    assert partition_value_matches("b", ">=", "a", t)
-    assert partition_value_matches("sf", "not in", ["nyc"], t)
+    assert matches("sf", "=", "sf", t)
+    assert not matches("sf", "=", "nyc", t)
+    assert matches("b", ">=", "a", t)
+    assert matches("sf", "not in", ["nyc"], t)
     # the default partition also holds "" for string columns
-    assert partition_value_matches(None, "=", "", t)
-    assert partition_value_matches(None, "!=", "x", t)
-    assert not partition_value_matches(None, "=", "x", t)
-    assert partition_value_matches("5", "=", 5, t)  # int literal vs string column: cannot tell -> True
+    assert matches(None, "=", "", t)
+    assert matches(None, "!=", "x", t)
+    assert not matches(None, "=", "x", t)
+    assert matches("5", "=", 5, t)  # int literal vs string column: cannot tell -> True
 
 
 def test_partition_value_matches_date_and_others() -> None:
     t = pa.date32()
-    assert partition_value_matches("2024-01-05", "=", dt.date(2024, 1, 5), t)
-    assert not partition_value_matches("2024-01-05", ">", dt.date(2024, 1, 5), t)
-    assert partition_value_matches("2024-01-05", "<", "2024-02-01", t)
-    assert partition_value_matches("2024-01-05", "=", dt.datetime(2024, 1, 5, 1), t)  # datetime: cannot prune
-    assert partition_value_matches("2024/01/05", "=", dt.date(2024, 1, 6), t)  # unparsable
-    assert not partition_value_matches(None, "=", dt.date(2024, 1, 5), t)
-    assert partition_value_matches("true", "=", True, pa.bool_())
-    assert not partition_value_matches("false", "=", True, pa.bool_())
-    assert partition_value_matches("1.50", "=", decimal.Decimal("1.5"), pa.decimal128(5, 2))
-    assert partition_value_matches("1.50", "=", 1.5, pa.decimal128(5, 2))  # float vs exact: no pruning
-    assert partition_value_matches("x", "=", 1, pa.timestamp("us"))
+    assert matches("2024-01-05", "=", dt.date(2024, 1, 5), t)
+    assert not matches("2024-01-05", ">", dt.date(2024, 1, 5), t)
+    assert matches("2024-01-05", "<", "2024-02-01", t)
+    assert matches("2024-01-05", "=", dt.datetime(2024, 1, 5, 1), t)  # datetime: cannot prune
+    assert matches("2024/01/05", "=", dt.date(2024, 1, 6), t)  # unparsable
+    assert not matches(None, "=", dt.date(2024, 1, 5), t)
+    assert matches("true", "=", True, pa.bool_())
+    assert not matches("false", "=", True, pa.bool_())
+    assert matches("1.50", "=", decimal.Decimal("1.5"), pa.decimal128(5, 2))
+    assert matches("1.50", "=", 1.5, pa.decimal128(5, 2))  # float vs exact: no pruning
+    assert matches("x", "=", 1, pa.timestamp("us"))
 
 
 def test_partition_speed_report() -> None:

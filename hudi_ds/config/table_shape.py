@@ -60,6 +60,8 @@ def check_against_table(opts: HudiOptions, config: TableConfig, path: str) -> No
     keys = {s.name: s.key for s in OPTION_SPECS}
     for field, keyword, attribute in TABLE_SETTINGS:
         given, have = getattr(opts, field), getattr(config, attribute)
+        if field == "cdc_mode" and not config.cdc_enabled:
+            continue  # a table without change data records no mode (as Hudi): any mode given with it is moot
         if opts.is_set(field) and given != have:
             raise TableExistsError(
                 f"{keys[field]}={_show(given)!r} contradicts the existing table at {path}, which has "

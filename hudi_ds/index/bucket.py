@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_ds.errors import ConfigError, InvalidDataError
+from hudi_ds.errors import ConfigError, CorruptTableError, InvalidDataError
 from hudi_ds.keys.keygen import EMPTY_PLACEHOLDER, NULL_PLACEHOLDER, java_string_forms, record_key_strings
 
 _MASK32 = 0xFFFFFFFF
@@ -481,3 +481,28 @@ def bucket_of_file_id(file_id: str) -> int | None:
     if not _BUCKET_PREFIX.fullmatch(file_id[:8]):
         return None
     return int(file_id[:8])
+
+
+def check_bucket_file_ids(file_groups: Iterable[tuple[str, str]], num_buckets: int) -> None:
+    """Refuse to write into a table whose (partition, file id) groups are not one per bucket, each named by its
+    bucket below `num_buckets`. Such groups hold keys the bucket index cannot find: a table written with another
+    index whose hoodie.properties were given bucket settings by hand, or one whose properties lost a bucket
+    count; a write would put their keys into new file groups beside them (duplicates)."""
+    seen: dict[tuple[str, int], str] = {}
+    for partition, file_id in file_groups:
+        where = f"file group {file_id} in partition {partition or '(none)'}"
+        bucket = bucket_of_file_id(file_id)
+        problem = None
+        if bucket is None:
+            problem = f"{where} carries no bucket number: it was written without the bucket index"
+        elif bucket >= num_buckets:
+            problem = f"{where} is of bucket {bucket}, beyond the {num_buckets} buckets hoodie.properties sets"
+        elif (partition, bucket) in seen:
+            problem = f"{where} and file group {seen[(partition, bucket)]} both claim bucket {bucket}"
+        if problem is not None:
+            raise CorruptTableError(
+                f"{problem}, though hoodie.properties sets hoodie.bucket.index.num.buckets={num_buckets}; writing "
+                "would put existing keys into new file groups beside them: duplicate keys. Restore the table's own "
+                "hoodie.properties (.hoodie/hoodie.properties.backup), or copy the rows into a new table")
+        assert bucket is not None
+        seen[(partition, bucket)] = file_id

@@ -245,12 +245,16 @@ def _apply(value: Any, op: str, lit: Any) -> bool:
     raise ValueError(op)
 
 
-def partition_value_matches(path_value: str | None, op: str, literal: Any, arrow_type: pa.DataType) -> bool:
+def partition_value_matches(path_value: str | None, op: str, literal: Any, arrow_type: pa.DataType, *,
+                            null_matches: bool) -> bool:
     """Whether rows of a partition whose path holds ``path_value`` may satisfy ``column <op> literal``.
 
     False only when no row can match; any doubt (unknown op or type, unparsable value) gives True. The default
-    partition holds nulls (which never satisfy a comparison) and, for string columns, empty strings.
+    partition (``path_value`` None) holds nulls, which match as the caller's null rule says (`null_matches`,
+    hudi_ds.read.filters owns it), and, for string columns, empty strings.
     """
+    if path_value is None and null_matches:
+        return True
     convert = _converter(arrow_type)
     if convert is None or op not in ("=", "==", "!=", "<", "<=", ">", ">=", "in", "not in"):
         return True

@@ -4,7 +4,8 @@
 Null rows: a comparison with a null value is never true, so `=`, `!=`, `<`, ..., `in` never keep them. Only
 `not in` differs between the two front ends, and each says which it wants: the Python API follows pyarrow's
 filters (`~isin`: null rows kept), Spark's SQL (`x NOT IN (...)` is null for a null x: dropped), with
-`sql_nulls=True`.
+`sql_nulls=True`. `null_matches` is that rule; the row filter and the partition pruner (a null partition value
+is the default partition) both ask it.
 """
 
 from __future__ import annotations
@@ -53,8 +54,13 @@ def literal(value: Any, typ: pa.DataType) -> pa.Scalar:
         raise ConfigError(f"filter value {value!r} cannot be compared with a column of type {typ}") from exc
 
 
+def null_matches(op: str, sql_nulls: bool) -> bool:
+    """Whether a null value satisfies `column <op> ...`: only `not in`, and only under the Python API's rule."""
+    return op == "not in" and not sql_nulls
+
+
 def expression(filters: Sequence[Filter], schema: pa.Schema, *, sql_nulls: bool = False) -> pc.Expression | None:
-    """The filters as one pyarrow expression (None for no filter); see the module doc for null rows."""
+    """The filters as one pyarrow expression (None for no filter); null rows as `null_matches` says."""
     expr: pc.Expression | None = None
     for col, op, value in filters:
         typ = schema.field(col).type
@@ -62,11 +68,13 @@ def expression(filters: Sequence[Filter], schema: pa.Schema, *, sql_nulls: bool 
         if op in ("in", "not in"):
             e = field.isin(pa.array([literal(v, typ).as_py() for v in value], type=typ))
             if op == "not in":
-                e = ~e & field.is_valid() if sql_nulls else ~e
+                e = ~e
         else:
             lit = literal(value, typ)
             e = {"=": field == lit, "!=": field != lit, "<": field < lit, "<=": field <= lit,
                  ">": field > lit, ">=": field >= lit}[op]
+        # pyarrow's own null results differ by op (null for comparisons, false/true for isin): state the rule
+        e = e | field.is_null() if null_matches(op, sql_nulls) else e & field.is_valid()
         expr = e if expr is None else expr & e
     return expr
 
@@ -85,8 +93,10 @@ class RowFilter:
         return table if expr is None else table.filter(expr)
 
 
-def partition_pruner(config: TableConfig, filters: list[Filter], schema: pa.Schema) -> Callable[[str], bool] | None:
-    """A predicate on partition paths, or None when no filter touches a partition column."""
+def partition_pruner(config: TableConfig, filters: list[Filter], schema: pa.Schema, *,
+                     sql_nulls: bool = False) -> Callable[[str], bool] | None:
+    """A predicate on partition paths, or None when no filter touches a partition column; the default partition
+    (null values) is kept where `null_matches` keeps null rows."""
     fields = config.partition_fields
     relevant = [f for f in filters if f[0] in fields]
     if not relevant or config.uses_timestamp_keygen:
@@ -97,7 +107,8 @@ def partition_pruner(config: TableConfig, filters: list[Filter], schema: pa.Sche
         if not values:
             return True
         for col, op, lit in relevant:
-            if col in values and not partition_value_matches(values[col], op, lit, schema.field(col).type):
+            if col in values and not partition_value_matches(
+                    values[col], op, lit, schema.field(col).type, null_matches=null_matches(op, sql_nulls)):
                 return False
         return True
 

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_ds.errors import ConfigError
-from hudi_ds.read.filters import Filter, literal
+from hudi_ds.read.filters import Filter, literal, null_matches
 
 
 @dataclass(frozen=True)
@@ -102,8 +102,10 @@ class RowGroupFilter:
             stats = rg.column(j).statistics
             if stats is None:
                 continue
-            # a comparison with null is never true; only `not in` keeps null rows (hudi_ds.read.filters)
-            if stats.has_null_count and stats.null_count == rg.num_rows and rg.num_rows and bound.op != "not in":
+            # a group of nulls only may hold a match where a null row may pass (the Python API's rule keeps the
+            # most: it serves Spark's too)
+            if stats.has_null_count and stats.null_count == rg.num_rows and rg.num_rows \
+                    and not null_matches(bound.op, sql_nulls=False):
                 return False
             if not stats.has_min_max:
                 continue

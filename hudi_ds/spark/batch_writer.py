@@ -15,17 +15,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from hudi_ds.config.options import HudiOptions
-from hudi_ds.errors import ConfigError, InvalidDataError, SchemaError
-from hudi_ds.read.changes import CHANGE_COMMIT_TIME
 from hudi_ds.recovery.heartbeat import touch_heartbeat
 from hudi_ds.services.post_commit import TableServices
 from hudi_ds.spark import types
 from hudi_ds.storage import Storage
+from hudi_ds.write.changelog import apply_changelog, changelog_column, data_columns
 from hudi_ds.write.client import (
     PreparedWrite,
     WriteClient,
@@ -37,12 +35,8 @@ from hudi_ds.write.client import (
 )
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import WritePlan
-from hudi_ds.write.routing import DELETE
 from hudi_ds.write.task import TaskWriter
 
-UPSERT_KINDS = ("insert", "update_postimage", "c", "r", "u", "+i", "+u")
-PRE_IMAGE_KINDS = ("update_preimage", "-u")
-DELETE_KINDS = ("delete", "d", "-d")
 HEARTBEAT_EVERY_S = 30.0
 
 
@@ -51,21 +45,6 @@ class HudiCommitMessage(WriterCommitMessage):
     """One per task (empty tasks too): the files the task wrote."""
 
     result: TaskResult
-
-
-def _changelog_column(opts: HudiOptions, incoming: pa.Schema) -> str | None:
-    col = opts.changelog_column
-    if col is None and opts.changelog_enabled:
-        col = next((c for c in ("_change_type", "op") if c in incoming.names), None)
-        if col is None:
-            raise ConfigError(
-                "changelog.enabled=true but the data has neither a '_change_type' nor an 'op' column; name the "
-                "change-kind column with hoodie.datasource.write.changelog.column")
-    if col is not None and col not in incoming.names:
-        raise SchemaError(
-            f"hoodie.datasource.write.changelog.column={col!r} is not a column of the data; columns: "
-            f"{incoming.names}")
-    return col
 
 
 @dataclass(frozen=True)
@@ -86,15 +65,8 @@ def prepare_table(opts: HudiOptions, storage: Storage, schema: StructType, overw
     keys = config.record_key_fields if config is not None else opts.record_key
     operation = resolve_operation(opts, keys, overwrite=overwrite)
     incoming = types.arrow_schema(schema)
-    changelog = _changelog_column(opts, incoming)
-    if changelog is not None and not keys:
-        raise ConfigError(f"changelog input updates and deletes records by key, but the table at {storage.uri} has no "
-                          "record key; drop the changelog option or write to a table created with a record key")
-    if changelog is not None and operation != "upsert":
-        raise ConfigError(f"changelog input is written as upserts and deletes; it cannot be used with "
-                          f"operation {operation!r} (drop hoodie.datasource.write.operation or set it to upsert)")
-    data_in = pa.schema([f for f in incoming if f.name not in (changelog, CHANGE_COMMIT_TIME)]) if changelog \
-        else incoming
+    changelog = changelog_column(opts, incoming, keys, operation, storage.uri)
+    data_in = data_columns(incoming, changelog)
     if config is None:
         require_columns(data_in, key_columns(opts.record_key, opts.partition_fields, opts.ordering_field, operation),
                         operation)
@@ -110,28 +82,6 @@ def prepare_writer(opts: HudiOptions, storage: Storage, schema: StructType, over
     return HudiBatchWriter(spark_write.client, plan, spark_write.input_schema, spark_write.changelog)
 
 
-def apply_changelog(table: pa.Table, column: str) -> pa.Table:
-    """Rows of a change feed as upserts plus rows marked in a boolean `__delete` column; pre-images dropped."""
-    kinds = pc.utf8_lower(pc.cast(table[column], pa.string()))
-    known = UPSERT_KINDS + PRE_IMAGE_KINDS + DELETE_KINDS
-    bad = pc.invert(pc.fill_null(pc.is_in(kinds, value_set=pa.array(known)), False))
-    if pc.any(bad).as_py():
-        sample = pc.unique(pc.filter(table[column], bad)).to_pylist()[:5]
-        raise InvalidDataError(
-            f"changelog column {column!r} holds unknown change kinds {sample}; expected one of {list(known)} "
-            "(Spark CDF _change_type, Debezium op, Flink row kind)")
-    keep = pc.invert(pc.is_in(kinds, value_set=pa.array(PRE_IMAGE_KINDS)))
-    table = table.filter(keep)
-    kinds = kinds.filter(keep)
-    is_delete = pc.is_in(kinds, value_set=pa.array(DELETE_KINDS))
-    table = table.drop_columns([column]).append_column(DELETE, is_delete)
-    if CHANGE_COMMIT_TIME in table.column_names:
-        # a hudi-py change feed: apply each key's changes in commit order (ties resolve to the later row)
-        order = pc.sort_indices(table, sort_keys=[(CHANGE_COMMIT_TIME, "ascending")])
-        table = table.take(order).drop_columns([CHANGE_COMMIT_TIME])
-    return table
-
-
 def shape_input(rows: pa.Table, plan: WritePlan, input_schema: pa.Schema, changelog_column: str | None) -> pa.Table:
     """A Spark batch as the core writer takes it: Spark's types normalised, changelog rows turned into upserts
     and deletes, deletes given a null ordering value (Hudi's natural delete) when the input has none."""
@@ -139,7 +89,7 @@ def shape_input(rows: pa.Table, plan: WritePlan, input_schema: pa.Schema, change
     if changelog_column is not None:
         table = apply_changelog(table, changelog_column)
     ordering = plan.config.ordering_field
-    if plan.operation == "delete" and ordering and ordering not in table.column_names:
+    if plan.operation == "delete" and ordering and ordering not in table.column_names and len(plan.schema):
         table = table.append_column(ordering, pa.nulls(table.num_rows, plan.schema.field(ordering).type))
     return table
 
@@ -186,5 +136,5 @@ class HudiBatchWriter(DataSourceArrowWriter):
         self.client.abort(self.plan)
 
 
-__all__ = ["HudiBatchWriter", "HudiCommitMessage", "PreparedSparkWrite", "apply_changelog", "prepare_table",
-           "prepare_writer", "shape_input"]
+__all__ = ["HudiBatchWriter", "HudiCommitMessage", "PreparedSparkWrite", "prepare_table", "prepare_writer",
+           "shape_input"]

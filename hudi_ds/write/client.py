@@ -22,12 +22,14 @@ from hudi_ds.config.options import HudiOptions
 from hudi_ds.config.table_config import TableConfig, load_config, lost_properties
 from hudi_ds.config.table_shape import check_against_table, new_table_config
 from hudi_ds.config.writable import check_writable
-from hudi_ds.errors import ConfigError, HudiDsError, SchemaError
+from hudi_ds.errors import ConfigError, SchemaError
 from hudi_ds.read.query import TableSnapshot
+from hudi_ds.recovery.failed_writes import left_behind_note, roll_back_left_behind, rolling_back
 from hudi_ds.recovery.rollback import rollback_failed_writes
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import PROPS_PATH
 from hudi_ds.upgrade import check_version
+from hudi_ds.write.changelog import apply_changelog, changelog_column, data_columns
 from hudi_ds.write.commit import Coordinator
 from hudi_ds.write.input import data_schema_of, evolve, iter_tables
 from hudi_ds.write.messages import TaskResult
@@ -98,6 +100,15 @@ def require_columns(schema: pa.Schema, columns: Iterable[tuple[str, str]], opera
                 f"{operation}: the {role} column {col!r} is missing from the data; columns: {schema.names}")
 
 
+def _first_delete_schema(config: TableConfig, data_schema: pa.Schema) -> pa.Schema:
+    """The schema a delete records on a table no rows were written to yet: its columns when they include the
+    ordering field, else none (empty), as Apache Hudi's writer deletes without a write schema; a schema without
+    the ordering field would not be the table's."""
+    columns = data_schema_of(data_schema)
+    complete = config.ordering_field is None or config.ordering_field in columns.names
+    return columns if complete else pa.schema([])
+
+
 def key_columns(record_key: Sequence[str], partition_fields: Sequence[str], ordering_field: str | None,
                 operation: str) -> list[tuple[str, str]]:
     """(role, column) pairs a write must carry; deletes need no ordering value."""
@@ -136,13 +147,14 @@ class WriteClient:
         require_columns(data_schema, key_columns(c.record_key_fields, c.partition_fields, c.ordering_field,
                                                  operation), operation)
         if operation == "delete":
-            return PreparedWrite(operation, current if current is not None else data_schema_of(data_schema))
+            return PreparedWrite(operation, current if current is not None else _first_delete_schema(c, data_schema))
         return PreparedWrite(operation, evolve(current, data_schema))
 
     def begin(self, prepared: PreparedWrite, *, extra: dict[str, str] | None = None,
               max_buffer_bytes: int | None = None) -> WritePlan:
         """Roll back writers that crashed (they must be gone before any later commit completes), then claim an
         instant for this write."""
+        roll_back_left_behind(self.storage, self.config)
         rollback_failed_writes(self.storage, self.config, timeout_s=self.options.heartbeat_timeout_s)
         plan_options: dict[str, Any] = {"log_block_format": self.options.log_block_format,
                                         "parquet_compression": self.options.parquet_compression}
@@ -158,7 +170,9 @@ class WriteClient:
         return instant
 
     def abort(self, plan: WritePlan) -> None:
-        Coordinator(self.storage, self.config).abort(plan)
+        """Roll back the failed write; if the store refuses, the next write rolls it back first."""
+        with rolling_back(self.storage, plan.instant):
+            Coordinator(self.storage, self.config).abort(plan)
 
     def run_hooks(self) -> None:
         for hook in self.hooks:
@@ -169,27 +183,30 @@ class WriteClient:
         if buffer_bytes is not None and buffer_bytes < 1:
             raise ConfigError(f"buffer_bytes must be a positive number of bytes, got {buffer_bytes!r}")
         # the operation is checked before any input is consumed
-        resolve_operation(self.options, self.config.record_key_fields, operation)
+        resolved = resolve_operation(self.options, self.config.record_key_fields, operation)
         chunks = iter_tables(data)
         first = next(chunks, None)
-        prepared = self.prepare(operation, first.schema if first is not None else None)
+        changelog = None if first is None else changelog_column(
+            self.options, first.schema, self.config.record_key_fields, resolved, self.storage.uri)
+        prepared = self.prepare(operation, data_columns(first.schema, changelog) if first is not None else None)
         plan = self.begin(prepared, max_buffer_bytes=buffer_bytes)
         task = TaskWriter(plan)
         try:
             for chunk in itertools.chain([first] if first is not None else [], chunks):
-                if prepared.operation != "delete" and not evolve(prepared.schema, chunk.schema).equals(prepared.schema):
+                columns = data_columns(chunk.schema, changelog)
+                if prepared.operation != "delete" and not evolve(prepared.schema, columns).equals(prepared.schema):
                     raise SchemaError(
                         "a later batch of this write has columns the first batch did not have; pass batches "
                         "with one schema per write"
                     )
-                task.write(chunk)
+                task.write(apply_changelog(chunk, changelog) if changelog is not None else chunk)
             instant = Coordinator(self.storage, self.config).commit(plan, [task.finish()])
-        except BaseException:
+        except BaseException as failure:
             task.abort()
             try:
                 self.abort(plan)
-            except HudiDsError:
-                pass
+            except Exception as error:  # noqa: BLE001 - the write's own error is the one to raise
+                failure.add_note(left_behind_note(plan.instant, error))
             raise
         self.run_hooks()  # the commit is durable whatever the services do
         return instant

@@ -21,7 +21,7 @@ from hudi_ds.errors import CommitConflictError, CommitStateUnknownError, ConfigE
 from hudi_ds.files.compaction_plan import log_targets
 from hudi_ds.files.markers import marked_files
 from hudi_ds.files.view import FileSystemView, Visibility
-from hudi_ds.index.bucket import bucket_of_file_id
+from hudi_ds.index.bucket import bucket_of_file_id, check_bucket_file_ids
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
 from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
 from hudi_ds.recovery.rollback import ownership, rollback_pending
@@ -48,21 +48,19 @@ from hudi_ds.write.shared_groups import merge_shared_groups
 
 BUCKETS_KEY = "hoodie.bucket.index.num.buckets"  # recorded in each commit's extra metadata
 
-def _check_bucket_count(config: TableConfig, timeline: Timeline, groups: dict[tuple[str, int], GroupTarget]) -> None:
+def _check_bucket_count(config: TableConfig, timeline: Timeline) -> None:
     """The bucket count routes every key; hoodie.properties saying another count than the table was written with
-    (a hand edit, a table re-created over an old timeline) would send keys to new file groups: duplicates."""
+    (a hand edit, a table re-created over an old timeline) would send keys to new file groups: duplicates. The
+    file groups themselves are checked by check_bucket_file_ids."""
     count = config.num_buckets
     if count is None:
         return
     problem = None
-    beyond = sorted(b for _, b in groups if b >= count)
-    if beyond:
-        problem = f"it holds file groups of bucket {beyond[-1]}"
     for inst in reversed([c for c in timeline.commits() if c.is_completed]):
         written = timeline.commit_metadata(inst).extra_metadata.get(BUCKETS_KEY)
         if written is None:
             continue  # a compaction, or a commit of another writer: look further back
-        if problem is None and str(written) != str(count):
+        if str(written) != str(count):
             problem = f"commit {inst.requested_time} was written with {written}"
         break
     if problem is not None:
@@ -160,8 +158,10 @@ class Coordinator:
         """The file groups to write to; never over a committed file that is missing (the next write would hide
         the loss)."""
         view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, timeline.layout))
+        if self.config.num_buckets is not None:
+            check_bucket_file_ids(view.groups, self.config.num_buckets)
+        _check_bucket_count(self.config, timeline)
         groups = _group_targets(view)
-        _check_bucket_count(self.config, timeline, groups)
         view.check_committed_files(view.committed_paths())
         return groups
 
@@ -225,8 +225,10 @@ class Coordinator:
         for r in results:
             for p in r.partitions:
                 stats.setdefault(p, [])
-        avro = arrow_to_avro(plan.schema, plan.config.name)
-        extra_meta = {"schema": json.dumps(avro), ARROW_SCHEMA_KEY: encode_arrow_schema(plan.schema)}
+        extra_meta: dict[str, str] = {}
+        if len(plan.schema):  # none before the table's first rows (a delete without the ordering column, an empty write)
+            avro = arrow_to_avro(plan.schema, plan.config.name)
+            extra_meta = {"schema": json.dumps(avro), ARROW_SCHEMA_KEY: encode_arrow_schema(plan.schema)}
         if plan.config.num_buckets is not None:
             extra_meta[BUCKETS_KEY] = str(plan.config.num_buckets)
         extra_meta.update(extra or {})

@@ -134,6 +134,8 @@ class TaskWriter:
         config = self.plan.config
         deleting = self.plan.operation == "delete"
         require_columns(table, config, self.plan.operation, ordering=not deleting or not self.ctx.natural_deletes)
+        if deleting and not len(self.plan.schema):
+            return  # the table has no schema: no rows were ever written, so there is nothing to delete
         if deleting:
             ordering = [config.ordering_field] if config.ordering_field in table.column_names else []
             cols = dict.fromkeys(config.record_key_fields + config.partition_fields + ordering)

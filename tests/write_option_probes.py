@@ -1,0 +1,171 @@
+"""One probe per write option of the registry (hudi_ds.config.options, scope "write"): a write through some entry
+point with the option set, and a check that the option did what its doc says. tests/test_write_options.py runs
+every probe through the Python API, tests/spark/test_spark_write_options.py through Spark, so an option cannot
+work through one door and be ignored by another; a new write option without a probe fails both."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from hudi_ds import HudiTable
+from hudi_ds.config.options import key_of
+from hudi_ds.log.format import BlockType, read_blocks
+from hudi_ds.recovery.heartbeat import touch_heartbeat
+from hudi_ds.write.commit import Coordinator
+from hudi_ds.write.task import TaskWriter
+
+# (table path, data, options) -> None: one write through an entry point
+Write = Callable[[str, pa.Table, dict[str, str]], None]
+Probe = Callable[[Write, str], None]
+
+PROBES: dict[str, Probe] = {}
+
+
+def probe(field: str) -> Callable[[Probe], Probe]:
+    def register(fn: Probe) -> Probe:
+        PROBES[field] = fn
+        return fn
+
+    return register
+
+
+def python_api(path: str, data: pa.Table, options: dict[str, str]) -> None:
+    HudiTable(path, options=options).write(data)
+
+
+def rows(ids: list[str], ts: int, dt: str = "d1", **extra: list[str]) -> pa.Table:
+    return pa.table({"id": ids, "ts": [ts] * len(ids), "dt": [dt] * len(ids),
+                     "v": [f"{i}@{ts}" for i in ids], **extra})
+
+
+def table(path: str, options: dict[str, str] | None = None) -> HudiTable:
+    """A merge-on-read table of keys a, b, c (ts 1) in partition d1, two buckets."""
+    t = HudiTable.create(path, table_name="probe", record_key="id", ordering_field="ts", partition_by="dt",
+                         buckets=2, options=options)
+    t.write(rows(["a", "b", "c"], 1))
+    return t
+
+
+def values(t: HudiTable) -> dict[str, str]:
+    return {r["id"]: r["v"] for r in t.to_arrow(columns=["id", "v"]).to_pylist()}
+
+
+def state(t: HudiTable) -> tuple[list[tuple[str, str]], dict[str, str], set[str]]:
+    """Timeline, rows and data files: what a refused write must leave as it was."""
+    files = {str(p) for p in Path(t.path).rglob("*") if p.is_file() and ".hoodie" not in p.parts}
+    return [(i.requested_time, i.state.name) for i in t.timeline()], values(t), files
+
+
+def refused(write: Write, path: str, t: HudiTable, data: pa.Table, options: dict[str, str], message: str) -> None:
+    before = state(t)
+    with pytest.raises(Exception, match=message):
+        write(path, data, options)
+    assert state(t) == before
+
+
+@probe("operation")
+def _operation(write: Write, path: str) -> None:
+    t = table(path)
+    write(path, rows(["a"], 2), {key_of("operation"): "delete"})
+    assert sorted(values(t)) == ["b", "c"]
+
+
+@probe("payload_class")
+def _payload_class(write: Write, path: str) -> None:
+    t = table(path)
+    key = key_of("payload_class")
+    write(path, rows(["a"], 0), {key: "org.apache.hudi.common.model.DefaultHoodieRecordPayload"})
+    assert values(t)["a"] == "a@1"  # event time: the older version loses
+    refused(write, path, t, rows(["a"], 5), {key: "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"},
+            "event time")
+
+
+@probe("log_block_format")
+def _log_block_format(write: Write, path: str) -> None:
+    t = table(path)
+    write(path, rows(["a"], 2), {key_of("log_block_format"): "avro"})
+    logs = [p for p in Path(path).rglob("*.log.*") if ".hoodie" not in p.parts]
+    kinds = {b.block_type for p in logs for b in read_blocks(p.read_bytes(), str(p))}
+    assert kinds == {BlockType.AVRO_DATA}
+    assert values(t)["a"] == "a@2"
+
+
+@probe("parquet_compression")
+def _parquet_compression(write: Write, path: str) -> None:
+    t = table(path)
+    write(path, rows(["x"], 2, dt="d2"), {key_of("parquet_compression"): "gzip"})
+    [base] = list((Path(path) / "d2").glob("*.parquet"))
+    meta = pq.ParquetFile(base).metadata
+    assert {meta.row_group(0).column(i).compression for i in range(meta.num_columns)} == {"GZIP"}
+    assert values(t)["x"] == "x@2"
+
+
+@probe("changelog_column")
+def _changelog_column(write: Write, path: str) -> None:
+    t = table(path)
+    write(path, rows(["a", "b", "d"], 2, op=["u", "d", "c"]), {key_of("changelog_column"): "op"})
+    assert values(t) == {"a": "a@2", "c": "c@1", "d": "d@2"}
+    assert "op" not in t.schema.names
+
+
+@probe("changelog_enabled")
+def _changelog_enabled(write: Write, path: str) -> None:
+    t = table(path)
+    kinds = ["update_preimage", "update_postimage", "delete", "insert"]
+    write(path, rows(["a", "a", "b", "d"], 2, _change_type=kinds), {key_of("changelog_enabled"): "true"})
+    assert values(t) == {"a": "a@2", "c": "c@1", "d": "d@2"}
+    assert "_change_type" not in t.schema.names
+
+
+@probe("drop_partition_columns")
+def _drop_partition_columns(write: Write, path: str) -> None:
+    t = table(path)
+    refused(write, path, t, rows(["a"], 2), {key_of("drop_partition_columns"): "true"}, "only false")
+
+
+def _accepted_and_ignored(field: str, value: str) -> Probe:
+    """Options of other engines' writers or of the streaming sink only: a batch write takes them and writes as
+    it would without them."""
+
+    def check(write: Write, path: str) -> None:
+        t = table(path)
+        write(path, rows(["a", "d"], 2), {key_of(field): value})
+        assert values(t) == {"a": "a@2", "b": "b@1", "c": "c@1", "d": "d@2"}
+
+    return check
+
+
+probe("write_tasks")(_accepted_and_ignored("write_tasks", "4"))
+probe("checkpoint_location")(_accepted_and_ignored("checkpoint_location", "/nowhere/checkpoint"))
+probe("streaming_identifier")(_accepted_and_ignored("streaming_identifier", "writer-2"))
+
+
+@probe("auto_upgrade")
+def _auto_upgrade(write: Write, path: str) -> None:
+    """Off, a write asking for a higher table version keeps the table at its own, as Apache Hudi's writers do."""
+    t = table(path)
+    write(path, rows(["a"], 2), {key_of("table_version"): "8", key_of("auto_upgrade"): "false"})
+    assert HudiTable(path).config.version == 6
+    assert values(t)["a"] == "a@2"
+
+
+@probe("heartbeat_timeout_s")
+def _heartbeat_timeout(write: Write, path: str) -> None:
+    """A crashed writer's instant is rolled back by the next write once its heartbeat is older than the option."""
+    t = table(path)
+    plan = Coordinator(t.storage, t.config).begin("upsert", t.schema)
+    task = TaskWriter(plan)
+    task.write(rows(["a"], 9))
+    task.finish()  # files written, never committed: the writer "crashed"
+    touch_heartbeat(t.storage, plan.instant)
+    write(path, rows(["b"], 2), {})  # the default timeout (300 s): a writer that beat just now is alive
+    assert plan.instant in [i.requested_time for i in t.timeline() if not i.is_completed]
+    write(path, rows(["c"], 2), {key_of("heartbeat_timeout_s"): "0"})
+    assert [i.requested_time for i in t.timeline() if not i.is_completed] == []
+    assert not [p for p in Path(path).rglob("*") if plan.instant in p.name and ".hoodie" not in p.parts]
+    assert values(t) == {"a": "a@1", "b": "b@2", "c": "c@2"}
