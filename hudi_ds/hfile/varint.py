@@ -8,20 +8,12 @@ each caller names the one its structure uses.
 from __future__ import annotations
 
 from hudi_ds.errors import CorruptTableError
+from hudi_ds.schema.avro_binary import uvarint
 
 _UINT64 = (1 << 64) - 1
 
 
-def encode_uvarint(value: int) -> bytes:
-    """Protobuf base-128 varint of an unsigned 64-bit value (a negative int64 is written as its two's complement,
-    as Java's `writeUInt64NoTag` does, in ten bytes)."""
-    value &= _UINT64
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+encode_uvarint = uvarint  # protobuf's varint is Avro's before zigzag
 
 
 def decode_uvarint(data: bytes | memoryview, pos: int, what: str) -> tuple[int, int]:

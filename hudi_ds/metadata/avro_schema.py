@@ -15,21 +15,16 @@ import json
 from typing import Any
 
 from hudi_ds.schema.meta import META_COLUMNS
+from hudi_ds.timeline.avro_schemas import NO_DEFAULT, avro_field
 
 Schema = dict[str, Any]
 NAMESPACE = "org.apache.hudi.avro.model"
-_NO_DEFAULT = object()
 _STRING = {"type": "string", "avro.java.string": "String"}  # Java's compiled schemas mark String fields
 
 
-def _field(name: str, type_: Any, doc: str | None = None, default: Any = _NO_DEFAULT) -> dict[str, Any]:
-    """One record field; key order name, type, doc, default as Java's Schema.toString() prints them."""
-    out: dict[str, Any] = {"name": name, "type": type_}
-    if doc is not None:
-        out["doc"] = doc
-    if default is not _NO_DEFAULT:
-        out["default"] = default
-    return out
+def _field(name: str, type_: Any, doc: str | None = None, default: Any = NO_DEFAULT) -> dict[str, Any]:
+    """One record field, its doc before its default (HoodieMetadata.avsc documents nearly every field)."""
+    return avro_field(name, type_, default, doc)
 
 
 def _record(name: str, fields: list[dict[str, Any]], doc: str | None = None) -> Schema:

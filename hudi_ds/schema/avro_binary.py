@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+_UINT64 = (1 << 64) - 1
+
+
+def uvarint(value: int) -> bytes:
+    """Base-128 varint of an unsigned 64-bit value (Avro after zigzag, protobuf; a negative int64 is written as
+    its two's complement in ten bytes, as Java's `writeUInt64NoTag` does)."""
+    value &= _UINT64
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
 
 def zigzag(n: int) -> bytes:
     """An Avro int/long: zigzag, then base-128 varint."""
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while z > 0x7F:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
+    return uvarint((n << 1) ^ (n >> 63))
 
 
 def avro_bytes(b: bytes) -> bytes:

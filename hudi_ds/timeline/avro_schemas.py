@@ -15,26 +15,26 @@ from typing import Any
 
 Schema = dict[str, Any]
 NAMESPACE = "org.apache.hudi.avro.model"
-_NO_DEFAULT = object()
+NO_DEFAULT = object()
 
 
-def _field(name: str, type_: Any, default: Any = _NO_DEFAULT, doc: str | None = None) -> dict[str, Any]:
+def avro_field(name: str, type_: Any, default: Any = NO_DEFAULT, doc: str | None = None) -> dict[str, Any]:
     """One record field; key order name, type, doc, default matches Java's Schema.toString()."""
     out: dict[str, Any] = {"name": name, "type": type_}
     if doc is not None:
         out["doc"] = doc
-    if default is not _NO_DEFAULT:
+    if default is not NO_DEFAULT:
         out["default"] = default
     return out
 
 
 def _opt(name: str, type_: Any) -> dict[str, Any]:
     """The common `["null", T]` field with default null."""
-    return _field(name, ["null", type_], None)
+    return avro_field(name, ["null", type_], None)
 
 
 def _version(default: int = 1) -> dict[str, Any]:
-    return _field("version", ["int", "null"], default)
+    return avro_field("version", ["int", "null"], default)
 
 
 def _record(name: str, fields: list[dict[str, Any]], top: bool = False) -> Schema:
@@ -58,23 +58,23 @@ STRING_MAP = _map("string")
 # --- shared named types -------------------------------------------------------------------------------------
 
 INSTANT_INFO: Schema = _record("HoodieInstantInfo", [
-    _field("commitTime", "string"), _field("action", "string"),
+    avro_field("commitTime", "string"), avro_field("action", "string"),
 ])
 
 ACTION_INSTANT: Schema = _record("HoodieActionInstant", [
-    _field("timestamp", "string"), _field("action", "string"), _field("state", "string"),
+    avro_field("timestamp", "string"), avro_field("action", "string"), avro_field("state", "string"),
 ])
 
 # --- rollback (HoodieRollbackPlan.avsc, HoodieRollbackMetadata.avsc) ----------------------------------------
 
 ROLLBACK_PLAN: Schema = _record("HoodieRollbackPlan", [
-    _field("instantToRollback", ["null", INSTANT_INFO], None,
+    avro_field("instantToRollback", ["null", INSTANT_INFO], None,
            doc="Hoodie instant that needs to be rolled back"),
     _opt("RollbackRequests", _array(_record("HoodieRollbackRequest", [
-        _field("partitionPath", "string"),
+        avro_field("partitionPath", "string"),
         _opt("fileId", "string"),
         _opt("latestBaseInstant", "string"),
-        _field("filesToBeDeleted", _array("string", default=[]), []),
+        avro_field("filesToBeDeleted", _array("string", default=[]), []),
         _opt("logBlocksToBeDeleted", _map(
             {"type": "long", "doc": "Size of this file/block in bytes"},
             doc="Log blocks that need to be deleted as part of the rollback")),
@@ -85,55 +85,55 @@ ROLLBACK_PLAN: Schema = _record("HoodieRollbackPlan", [
 _SIZE_OF_FILE = {"type": "long", "doc": "Size of this file in bytes"}
 
 ROLLBACK_METADATA: Schema = _record("HoodieRollbackMetadata", [
-    _field("startRollbackTime", "string"),
-    _field("timeTakenInMillis", "long"),
-    _field("totalFilesDeleted", "int"),
-    _field("commitsRollback", _array("string")),
-    _field("partitionMetadata", _map(_record("HoodieRollbackPartitionMetadata", [
-        _field("partitionPath", "string"),
-        _field("successDeleteFiles", _array("string")),
-        _field("failedDeleteFiles", _array("string")),
+    avro_field("startRollbackTime", "string"),
+    avro_field("timeTakenInMillis", "long"),
+    avro_field("totalFilesDeleted", "int"),
+    avro_field("commitsRollback", _array("string")),
+    avro_field("partitionMetadata", _map(_record("HoodieRollbackPartitionMetadata", [
+        avro_field("partitionPath", "string"),
+        avro_field("successDeleteFiles", _array("string")),
+        avro_field("failedDeleteFiles", _array("string")),
         _opt("rollbackLogFiles", _map(
             _SIZE_OF_FILE, doc="Files to which append blocks were written to capture rollback commit")),
         _opt("logFilesFromFailedCommit", _map(_SIZE_OF_FILE)),
     ]))),
     _version(),
-    _field("instantsRollback", _array(INSTANT_INFO, default=[]), []),
+    avro_field("instantsRollback", _array(INSTANT_INFO, default=[]), []),
 ], top=True)
 
 # --- clean (HoodieCleanerPlan.avsc, HoodieCleanMetadata.avsc, HoodieCleanPartitionMetadata.avsc) ------------
 
 CLEANER_PLAN: Schema = _record("HoodieCleanerPlan", [
     _opt("earliestInstantToRetain", ACTION_INSTANT),
-    _field("lastCompletedCommitTimestamp", "string", ""),
-    _field("policy", "string"),
+    avro_field("lastCompletedCommitTimestamp", "string", ""),
+    avro_field("policy", "string"),
     # deprecated since plan version 2 (file names); replaced by filePathsToBeDeletedPerPartition (full paths)
     _opt("filesToBeDeletedPerPartition", _map(_array({"name": "filePath", "type": "string"}))),
     _version(),
-    _field("filePathsToBeDeletedPerPartition", ["null", _map(_array(_record("HoodieCleanFileInfo", [
+    avro_field("filePathsToBeDeletedPerPartition", ["null", _map(_array(_record("HoodieCleanFileInfo", [
         _opt("filePath", "string"),
         _opt("isBootstrapBaseFile", "boolean"),
     ])))], None, doc="This field replaces the field filesToBeDeletedPerPartition"),
-    _field("partitionsToBeDeleted", ["null", _array("string")], None, doc="partitions to be deleted"),
+    avro_field("partitionsToBeDeleted", ["null", _array("string")], None, doc="partitions to be deleted"),
     _opt("extraMetadata", _map("string", default=None)),
 ], top=True)
 
 CLEAN_PARTITION_METADATA: Schema = _record("HoodieCleanPartitionMetadata", [
-    _field("partitionPath", "string"),
-    _field("policy", "string"),
-    _field("deletePathPatterns", _array("string")),
-    _field("successDeleteFiles", _array("string")),
-    _field("failedDeleteFiles", _array("string")),
+    avro_field("partitionPath", "string"),
+    avro_field("policy", "string"),
+    avro_field("deletePathPatterns", _array("string")),
+    avro_field("successDeleteFiles", _array("string")),
+    avro_field("failedDeleteFiles", _array("string")),
     _opt("isPartitionDeleted", "boolean"),
 ])
 
 CLEAN_METADATA: Schema = _record("HoodieCleanMetadata", [
-    _field("startCleanTime", "string"),
-    _field("timeTakenInMillis", "long"),
-    _field("totalFilesDeleted", "int"),
-    _field("earliestCommitToRetain", "string"),
-    _field("lastCompletedCommitTimestamp", "string", ""),
-    _field("partitionMetadata", _map(CLEAN_PARTITION_METADATA)),
+    avro_field("startCleanTime", "string"),
+    avro_field("timeTakenInMillis", "long"),
+    avro_field("totalFilesDeleted", "int"),
+    avro_field("earliestCommitToRetain", "string"),
+    avro_field("lastCompletedCommitTimestamp", "string", ""),
+    avro_field("partitionMetadata", _map(CLEAN_PARTITION_METADATA)),
     _version(),
     _opt("bootstrapPartitionMetadata", _map("HoodieCleanPartitionMetadata", default=None)),
     _opt("extraMetadata", _map("string", default=None)),
@@ -143,10 +143,10 @@ CLEAN_METADATA: Schema = _record("HoodieCleanMetadata", [
 
 COMPACTION_PLAN: Schema = _record("HoodieCompactionPlan", [
     _opt("operations", _array(_record("HoodieCompactionOperation", [
-        _field("baseInstantTime", ["null", "string"]),
+        avro_field("baseInstantTime", ["null", "string"]),
         _opt("deltaFilePaths", _array("string")),
         _opt("dataFilePath", "string"),
-        _field("fileId", ["null", "string"]),
+        avro_field("fileId", ["null", "string"]),
         _opt("partitionPath", "string"),
         _opt("metrics", _map("double")),
         _opt("bootstrapFilePath", "string"),
@@ -154,16 +154,16 @@ COMPACTION_PLAN: Schema = _record("HoodieCompactionPlan", [
     _opt("extraMetadata", STRING_MAP),
     _version(),
     _opt("strategy", _record("HoodieCompactionStrategy", [
-        _field("compactorClassName", ["null", "string"], None, doc=(
+        avro_field("compactorClassName", ["null", "string"], None, doc=(
             "The class name that is provided here should extend CompactionExecutionStrategy abstract "
             "class, idea is that the plan generator will also provide the execution strategy to use.")),
-        _field("strategyParams", ["null", STRING_MAP], None, doc=(
+        avro_field("strategyParams", ["null", STRING_MAP], None, doc=(
             "These parameters play a key role in determining which action type it is i.e. compaction or "
             "logcompaction and it will also include configs that determine how compaction needs to be "
             "executed.")),
         _version(),
     ])),
-    _field("preserveHoodieMetadata", ["boolean", "null"], False),
+    avro_field("preserveHoodieMetadata", ["boolean", "null"], False),
     _opt("missingSchedulePartitions", _array("string")),
 ], top=True)
 
@@ -176,13 +176,13 @@ REQUESTED_REPLACE_METADATA: Schema = _record("HoodieRequestedReplaceMetadata", [
             _opt("slices", _array(_record("HoodieSliceInfo", [
                 _opt("dataFilePath", "string"),
                 _opt("deltaFilePaths", _array("string")),
-                _field("fileId", ["null", "string"]),
+                avro_field("fileId", ["null", "string"]),
                 _opt("partitionPath", "string"),
                 _opt("bootstrapFilePath", "string"),
                 _version(),
             ]))),
             _opt("metrics", _map("double")),
-            _field("numOutputFileGroups", ["int", "null"], 1),
+            avro_field("numOutputFileGroups", ["int", "null"], 1),
             _opt("extraMetadata", STRING_MAP),
             _version(),
         ]))),
