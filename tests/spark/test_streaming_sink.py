@@ -113,11 +113,11 @@ def test_killed_and_restarted_stream_ends_exactly_as_the_model(stream_data):
 def _check_change_feed(table: HudiTable, expected: dict[str, list]) -> None:
     """The change data the restarted sink wrote holds each change once: replayed from a commit cleaning kept over
     the table as of that commit, it ends as the table ends, every pre-image being the state it replaces."""
-    from hudi_ds.read.changes import earliest_retained
+    from hudi_ds.read.retention import earliest_retained
 
     assert list(Path(table.path).rglob(".*-cdc")), "the sink wrote no change data"
     commits = [i.requested_time for i in table.timeline() if i.is_completed and i.action == "deltacommit"]
-    retained = earliest_retained(table.snapshot()) or "0"
+    retained = earliest_retained(table.snapshot().timeline) or "0"
     start = next(c for c in commits if c >= retained)
     state = {r["id"]: [r["ts"], r["amount"]] for r in table.to_arrow(as_of=start).to_pylist()}
     order = {"update_preimage": 0, "delete": 1, "update_postimage": 2, "insert": 3}
