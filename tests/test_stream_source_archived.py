@@ -31,7 +31,8 @@ def _write(t: HudiTable, n: int) -> str:
 @pytest.mark.parametrize("cdc", [False, True])
 def test_an_offset_older_than_the_active_timeline_resumes_over_archived_commits(tmp_path, cdc):
     t = HudiTable.create(str(tmp_path / "a"), table_name="a", record_key="id", ordering_field="ts", partition_by="p",
-                         buckets=1, options={"hoodie.keep.min.commits": 2, "hoodie.keep.max.commits": 3})
+                         buckets=1, options={"hoodie.keep.min.commits": 2, "hoodie.keep.max.commits": 3,
+                                                "hoodie.clean.commits.retained": 1, "hoodie.clean.automatic": "false"})
     consumed = [_write(t, n) for n in range(2)]
     later = [_write(t, n) for n in range(2, 9)]
     assert t.load_timeline().find(later[0]) is None  # the next commit a reader at `consumed[-1]` needs

@@ -65,7 +65,7 @@ def build(path: Path | str, *, table_type: str = "MERGE_ON_READ", version: int =
     asked, and a compaction still pending with a delta commit written into its new slices."""
     opts = {"hoodie.write.table.version": str(version), "hoodie.table.cdc.enabled": str(cdc).lower(),
             "compaction.delta_commits": "3", "clean.retain_commits": "4"}
-    opts.update({"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"} if archive
+    opts.update({"hoodie.keep.min.commits": "5", "hoodie.keep.max.commits": "6"} if archive  # more than cleaning keeps
                 else {"hoodie.archive.automatic": "false"})
     t = HudiTable.create(str(path), table_name="trips", record_key="id", ordering_field="ts", partition_by="dt",
                          table_type=table_type, buckets=2, options=opts, storage_options=storage_options)
