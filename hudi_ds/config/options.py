@@ -28,6 +28,7 @@ from hudi_ds.config.hudi_features import (
     IgnoredOptionWarning,
     feature_of,
 )
+from hudi_ds.config.retention_rules import check_archive_keeps_retained_commits, check_archive_window
 from hudi_ds.errors import ConfigError
 
 TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
@@ -45,33 +46,6 @@ LEGACY_CDC_MODES = {"CDC_OP_KEY": "OP_KEY_ONLY", "CDC_DATA_BEFORE": "DATA_BEFORE
 _RETAINED_COUNTS: tuple[tuple[CleanPolicyName, str], ...] = (
     ("KEEP_LATEST_COMMITS", "clean_retain_commits"), ("KEEP_LATEST_FILE_VERSIONS", "clean_retain_file_versions"),
     ("KEEP_LATEST_BY_HOURS", "clean_retain_hours"))
-
-
-def check_archive_window(min_commits: int, max_commits: int) -> None:
-    """Archiving starts once more than `max_commits` commits are active and leaves `min_commits` of them: the
-    window must be non-empty (Apache Hudi refuses max <= min when it builds its write config). The one check of
-    it, for options and for the archive service."""
-    if min_commits < 1:
-        raise ConfigError(f"hoodie.keep.min.commits={min_commits} must be at least 1")
-    if max_commits <= min_commits:
-        raise ConfigError(
-            f"hoodie.keep.max.commits={max_commits} must be greater than hoodie.keep.min.commits={min_commits}: "
-            "archiving starts once more than hoodie.keep.max.commits commits are active and leaves "
-            f"hoodie.keep.min.commits of them. Raise hoodie.keep.max.commits to {min_commits + 1} or more, or "
-            "lower hoodie.keep.min.commits")
-
-
-def check_archive_keeps_retained_commits(min_commits: int, retain_commits: int) -> None:
-    """Archiving must keep more commits active than KEEP_LATEST_COMMITS cleaning retains: otherwise it moves
-    commits whose file versions cleaning still keeps off the active timeline, and cleaning, which counts the
-    active commits, may never find enough of them to run. Apache Hudi up to 0.13 refuses this when it builds its
-    write config; 0.14+ warns and stretches archiving instead. hudi-py refuses it, before anything is written."""
-    if min_commits <= retain_commits:
-        raise ConfigError(
-            f"hoodie.keep.min.commits={min_commits} must be greater than hoodie.clean.commits.retained="
-            f"{retain_commits}: archiving would move commits that cleaning still retains off the active timeline. "
-            f"Raise hoodie.keep.min.commits to {retain_commits + 1} or more (and hoodie.keep.max.commits above "
-            "it), or lower hoodie.clean.commits.retained")
 
 
 Scope = Literal["table", "write", "read", "service", "storage"]

@@ -29,7 +29,7 @@ from typing import Any
 
 import fastavro
 
-from hudi_ds.config.options import check_archive_window
+from hudi_ds.config.retention_rules import check_archive_window
 from hudi_ds.config.writable import check_writable
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.log.blocks import CONTENT_VERSION
