@@ -337,7 +337,8 @@ class HudiTable:
         check_writable(self.config)
         low = self.options.archive_min_commits if min_commits is None else min_commits
         high = self.options.archive_max_commits if max_commits is None else max_commits
-        return archiving.archive(self, min_commits=low, max_commits=high)
+        return archiving.archive(self, min_commits=low, max_commits=high,
+                                 compaction_delta_commits=self.options.compaction_delta_commits)
 
     def rollback(self, instant: str, *, force: bool = False) -> str | None:
         """Roll back a pending instant, or the latest completed commit. A pending instant whose heartbeat is

@@ -307,8 +307,12 @@ def _reads_otherwise(storage: Storage, config: TableConfig, timeline: Timeline, 
     file (the rows it merges with)."""
     ours = Visibility.of(timeline, None, timeline.layout)
     if timeline.layout == 1:
-        completion = {m.instant.requested_time: m.instant.completion_time or m.instant.requested_time
-                      for m in moved if m.instant.is_completed}
+        # the archived commits' completion times as the history will hold them (a log of an archived commit
+        # is sliced by it)
+        completion = {str(r["instantTime"]): str(r["completionTime"])
+                      for r in rows_from_archived(read_archived(storage, config.format.archive_dir))}
+        completion.update({m.instant.requested_time: m.instant.completion_time or m.instant.requested_time
+                           for m in moved if m.instant.is_completed})
         theirs = replace(ours, completion=completion, uses_completion_time=True)
     else:
         completion = {i.requested_time: i.completion_time or i.requested_time for i in with_history(timeline).commits()}
