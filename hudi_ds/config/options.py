@@ -24,6 +24,7 @@ from hudi_ds.config.hudi_features import (
     FEATURES,
     NOT_IMPLEMENTED_YET,
     TUNING_KEYS,
+    UNWRITTEN_INDEXES,
     HudiFeature,
     IgnoredOptionWarning,
     feature_of,
@@ -35,6 +36,7 @@ TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
 Operation = Literal["upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"]
 QueryType = Literal["snapshot", "read_optimized", "incremental"]
 CdcMode = Literal["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]
+WriteIndex = Literal["BUCKET", "SIMPLE", "GLOBAL_SIMPLE"]
 CleanPolicyName = Literal["KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"]
 # Apache Hudi 0.13's names of the same modes, still accepted by Hudi
 LEGACY_CDC_MODES = {"CDC_OP_KEY": "OP_KEY_ONLY", "CDC_DATA_BEFORE": "DATA_BEFORE",
@@ -98,8 +100,14 @@ class HudiOptions(BaseModel):
         "hoodie.write.auto.upgrade", True,
         "Upgrade an older table to hoodie.write.table.version before writing (as Apache Hudi's writers do); false "
         "keeps the table at its version.")
-    index_type: Literal["BUCKET"] = opt(
-        "hoodie.index.type", "BUCKET", "Index type; hudi-py writes the simple BUCKET index only.", "index.type", scope="table")
+    index_type: WriteIndex = opt(
+        "hoodie.index.type", "BUCKET",
+        "How a write finds the file group of a key: BUCKET (hash into hoodie.bucket.index.num.buckets file groups "
+        "per partition; hudi-py's default for new tables), SIMPLE (look the keys up in the partitions the write "
+        "touches) or GLOBAL_SIMPLE (in every partition: a key is unique in the table). Recorded in "
+        "hoodie.properties; a table that records none (Apache Hudi records none) is written with the index named "
+        "here, else SIMPLE, the default of Apache Hudi's Spark writer (docs/indexes.md).", "index.type",
+        scope="table")
     bucket_engine: Literal["SIMPLE"] = opt(
         "hoodie.index.bucket.engine", "SIMPLE", "Bucket index engine; only SIMPLE.", "hoodie.bucket.index.engine", scope="table")
     num_buckets: int = opt(
@@ -129,6 +137,29 @@ class HudiOptions(BaseModel):
         "metadata.enabled", scope="table")
 
     # ---- write ---------------------------------------------------------------------------------------
+    update_partition_path: bool = opt(
+        "hoodie.simple.index.update.partition.path", True,
+        "GLOBAL_SIMPLE: a key written with another partition than the one holding it moves there (deleted from the "
+        "old partition); false updates it in the partition that holds it.")
+    small_file_limit: int = opt(
+        "hoodie.parquet.small.file.limit", 104857600,
+        "SIMPLE/GLOBAL_SIMPLE: base files smaller than this many bytes take new keys before new file groups are "
+        "made (<= 0: never).")
+    max_file_size: int = opt(
+        "hoodie.parquet.max.file.size", 125829120,
+        "SIMPLE/GLOBAL_SIMPLE: the size in bytes small files are filled up to, and new base files aim for.")
+    insert_split_size: int = opt(
+        "hoodie.copyonwrite.insert.split.size", 500000,
+        "SIMPLE/GLOBAL_SIMPLE: new keys per new file group when hoodie.copyonwrite.insert.auto.split is false.")
+    auto_split_inserts: bool = opt(
+        "hoodie.copyonwrite.insert.auto.split", True,
+        "SIMPLE/GLOBAL_SIMPLE: size new file groups as hoodie.parquet.max.file.size / the average record size.")
+    record_size_estimate: int = opt(
+        "hoodie.copyonwrite.record.size.estimate", 1024,
+        "Average record size in bytes until a commit wrote more than hoodie.record.size.estimation.threshold x "
+        "the small file limit (then that commit's bytes per record are used).")
+    record_size_threshold: float = opt(
+        "hoodie.record.size.estimation.threshold", 1.0, "See hoodie.copyonwrite.record.size.estimate.")
     operation: Operation = opt(
         "hoodie.datasource.write.operation", "upsert",
         "upsert, insert, bulk_insert, delete, insert_overwrite or insert_overwrite_table (mode('append')); "
@@ -328,10 +359,19 @@ class HudiOptions(BaseModel):
             return int(v.strip())
         return v
 
-    @field_validator("index_type", "bucket_engine", mode="before")
+    @field_validator("bucket_engine", mode="before")
     @classmethod
     def _upper(cls, v: Any) -> Any:
         return v.strip().upper() if isinstance(v, str) else v
+
+    @field_validator("index_type", mode="before")
+    @classmethod
+    def _index(cls, v: Any) -> Any:
+        v = v.strip().upper() if isinstance(v, str) else v
+        if v in UNWRITTEN_INDEXES:
+            raise ValueError(f"hudi-py does not write with the {v} index: {UNWRITTEN_INDEXES[v]}; use SIMPLE (or "
+                             "GLOBAL_SIMPLE), which finds the same file groups by reading the keys")
+        return v
 
     @field_validator("operation", "query_type", "log_block_format", "parquet_compression", "filter_pushdown",
                      "incremental_format", "read_slices", mode="before")
@@ -402,6 +442,13 @@ class HudiOptions(BaseModel):
     def _not_negative(cls, v: float) -> float:
         if v < 0:
             raise ValueError("must be 0 or more seconds")
+        return v
+
+    @field_validator("max_file_size", "insert_split_size", "record_size_estimate", "record_size_threshold")
+    @classmethod
+    def _above_zero(cls, v: float) -> float:
+        if v <= 0:
+            raise ValueError("must be more than 0")
         return v
 
     @field_validator("compaction_delta_commits", "clean_retain_commits", "clean_retain_file_versions",

@@ -1,0 +1,73 @@
+"""Which index a write finds file groups with: the one the table records, else the one the writer names, else
+Apache Hudi's Spark default.
+
+hudi-py records `hoodie.index.type` in the hoodie.properties of the tables it creates. Apache Hudi records none:
+its index lives in each writer's config (`HoodieIndexConfig`, whose Spark default is SIMPLE), so such a table is
+written with the index the user names, or SIMPLE.
+"""
+
+from __future__ import annotations
+
+from hudi_ds.config.options import HudiOptions
+from hudi_ds.config.table_config import TableConfig, key_generator_type_name
+from hudi_ds.errors import TableExistsError, UnsupportedTableError
+
+BUCKET = "BUCKET"
+KEY_LOOKUP_INDEXES = ("SIMPLE", "GLOBAL_SIMPLE")  # they read the keys the table holds
+WRITTEN_INDEXES = (BUCKET, *KEY_LOOKUP_INDEXES)
+HUDI_SPARK_DEFAULT = "SIMPLE"  # HoodieIndexConfig.getDefaultIndexType(EngineType.SPARK)
+# key generators whose keys and partition paths hudi_ds builds exactly as Apache Hudi does (hudi_ds.keys)
+_WRITTEN_KEY_GENERATORS = ("SIMPLE", "COMPLEX", "NON_PARTITION")
+
+
+def recorded_index(config: TableConfig) -> str | None:
+    """The index hoodie.properties names (a bucket count alone means the bucket index), None when it names none."""
+    if config.num_buckets:
+        return BUCKET
+    return config.index_type.strip().upper() if config.index_type else None
+
+
+def check_index_writable(config: TableConfig) -> None:
+    """Refuse tables whose index or keys a write could not keep as Apache Hudi keeps them."""
+    index = recorded_index(config)
+    if index == BUCKET and not config.num_buckets:
+        raise UnsupportedTableError(
+            "hoodie.properties names the bucket index (hoodie.index.type=BUCKET) but no bucket count "
+            "(hoodie.bucket.index.num.buckets): restore the count from .hoodie/hoodie.properties.backup")
+    if index is not None and index not in WRITTEN_INDEXES:
+        raise UnsupportedTableError(
+            f"the table's hoodie.properties names the {index} index; hudi_ds writes with {', '.join(WRITTEN_INDEXES)} "
+            "only. Read it, or write it with Apache Hudi")
+    if index == BUCKET:
+        return  # hudi_ds made it: its keys are hudi_ds's
+    if not config.populate_meta_fields:
+        raise UnsupportedTableError(
+            "the table was written with hoodie.populate.meta.fields=false: its base files hold no record keys to "
+            "look up, and hudi_ds writes the meta columns. Read it, or write it with Apache Hudi")
+    kind = key_generator_type_name(config.key_generator) if config.key_generator else None
+    if kind is not None and kind not in _WRITTEN_KEY_GENERATORS:
+        raise UnsupportedTableError(
+            f"the table's key generator {config.key_generator} makes keys or partition paths hudi_ds does not build "
+            f"yet (it builds those of {', '.join(_WRITTEN_KEY_GENERATORS)}); read it, or write it with Apache Hudi")
+    if kind == "COMPLEX" and len(config.record_key_fields) == 1:
+        raise UnsupportedTableError(
+            "the table's ComplexKeyGenerator has a single record key field, whose key form Apache Hudi releases "
+            "write differently (field:value or the bare value); hudi_ds would not find the keys it holds. Write it "
+            "with Apache Hudi, or copy it into a table with the bucket index")
+
+
+def write_index(config: TableConfig, options: HudiOptions) -> str:
+    """The index this write uses (BUCKET, SIMPLE or GLOBAL_SIMPLE)."""
+    recorded = recorded_index(config)
+    named = options.index_type if options.is_set("index_type") else None
+    if recorded is not None and named is not None and named != recorded:
+        raise TableExistsError(
+            f"hoodie.index.type={named!r} contradicts the table, whose hoodie.properties records {recorded!r}; drop "
+            "the option or set it to the recorded index (changing the index of a table moves no key)")
+    index = recorded or named or HUDI_SPARK_DEFAULT
+    if index == BUCKET and not config.num_buckets:
+        raise UnsupportedTableError(
+            "hoodie.index.type=BUCKET names the bucket index, but the table has no bucket count "
+            "(hoodie.bucket.index.num.buckets is not in hoodie.properties) and its keys were not placed by one; "
+            f"write it with {' or '.join(KEY_LOOKUP_INDEXES)}")
+    return index

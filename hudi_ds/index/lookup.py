@@ -1,0 +1,86 @@
+"""Hudi's SIMPLE and GLOBAL_SIMPLE indexes: a key's file group is the one whose latest file slice holds it.
+
+Tagging (Apache Hudi's HoodieSimpleIndex / HoodieGlobalSimpleIndex) reads the record keys of the latest file slices
+of the partitions a write touches (GLOBAL_SIMPLE: of every partition, so a key is unique in the table) and joins
+them with the incoming keys (hudi_ds.write.tagging): a key found is an update of its file group, a key not found an insert
+(placed by hudi_ds.write.file_sizing), a delete of a key not found nothing at all. A slice with log files is merged first,
+so keys a log inserted or deleted count as the readers see them.
+
+File groups are numbered per partition by their position in `KeyLookup.slices` (the "slot"), the way bucket
+tables number them by bucket: the write path keys its buffers, claims and targets by (partition, slot).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from hudi_ds.files.base_file import open_base_file
+from hudi_ds.files.view import FileSlice, Visibility
+from hudi_ds.read.slice_reader import SliceReader
+from hudi_ds.schema.meta import RECORD_KEY, with_meta
+from hudi_ds.storage import Storage
+
+PENDING = -1  # the slot of a row not placed yet (an insert, until hudi_ds.write.file_sizing places it)
+SLOT = "__slot"
+PARTITION = "__partition"  # the partition of a located key
+
+
+def new_file_id() -> str:
+    """A new file group id as Apache Hudi names those of its lookup indexes: a random UUID and the part "-0"."""
+    return f"{uuid.uuid4()}-0"
+
+
+@dataclass(frozen=True)
+class KeyLookup:
+    """What every task of a write needs to find the file groups of keys; made on the driver, pickled to tasks."""
+
+    global_index: bool
+    update_partition_path: bool
+    slices: dict[str, tuple[FileSlice, ...]]  # partition -> latest slices; a group's slot is its position
+    visibility: Visibility
+    ordering: pa.Field | None  # the table's ordering field (log merging, partition moves)
+
+    def slot_count(self, partition: str) -> int:
+        return len(self.slices.get(partition, ()))
+
+    def located(self, storage: Storage, partitions: Iterable[str]) -> pa.Table:
+        """The keys the latest slices of `partitions` hold: key, partition, slot and (with an ordering field)
+        the ordering value."""
+        parts = []
+        for partition in sorted(set(partitions)):
+            for slot, sl in enumerate(self.slices.get(partition, ())):
+                rows = self._slice_keys(storage, sl)
+                n = rows.num_rows
+                parts.append(rows.append_column(PARTITION, pa.array([partition] * n, pa.string()))
+                             .append_column(SLOT, pa.array(np.full(n, slot, dtype=np.int32))))
+        if not parts:
+            return self._schema().empty_table()
+        return pa.concat_tables(parts).combine_chunks()
+
+    def _key_columns(self) -> pa.Schema:
+        fields = [pa.field(RECORD_KEY, pa.string())]
+        return pa.schema(fields + ([self.ordering] if self.ordering is not None else []))
+
+    def _schema(self) -> pa.Schema:
+        return pa.schema(list(self._key_columns()) + [pa.field(PARTITION, pa.string()), pa.field(SLOT, pa.int32())])
+
+    def _slice_keys(self, storage: Storage, sl: FileSlice) -> pa.Table:
+        columns = self._key_columns()
+        if sl.log_files:
+            ordering = self.ordering.name if self.ordering is not None else None
+            schema = with_meta(pa.schema([self.ordering] if self.ordering is not None else []))
+            merged = SliceReader(storage, schema, ordering, self.visibility).read(sl)
+            return merged.select(columns.names).cast(columns)
+        assert sl.base_file is not None
+        with open_base_file(storage, sl.base_file.path) as pf:
+            present = [c for c in columns.names if c in pf.schema_arrow.names]
+            table = pf.read(columns=present)
+        for f in columns:
+            if f.name not in table.column_names:
+                table = table.append_column(f, pa.nulls(table.num_rows, f.type))
+        return table.select(columns.names).cast(columns)
