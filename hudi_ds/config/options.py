@@ -106,7 +106,7 @@ class HudiOptions(BaseModel):
         "per partition; hudi-py's default for new tables), SIMPLE (look the keys up in the partitions the write "
         "touches) or GLOBAL_SIMPLE (in every partition: a key is unique in the table). Recorded in "
         "hoodie.properties; a table that records none (Apache Hudi records none) is written with the index named "
-        "here, else SIMPLE, the default of Apache Hudi's Spark writer (docs/indexes.md).", "index.type",
+        "here, else SIMPLE, the default of Apache Hudi's Spark writer (docs/compatibility.md).", "index.type",
         scope="table")
     bucket_engine: Literal["SIMPLE"] = opt(
         "hoodie.index.bucket.engine", "SIMPLE", "Bucket index engine; only SIMPLE.", "hoodie.bucket.index.engine", scope="table")

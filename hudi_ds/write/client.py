@@ -151,9 +151,9 @@ class WriteClient:
         return PreparedWrite(operation, evolve(current, data_schema))
 
     def begin(self, prepared: PreparedWrite, *, extra: dict[str, str] | None = None,
-              max_buffer_bytes: int | None = None, one_task: bool = False) -> WritePlan:
+              max_buffer_bytes: int | None = None) -> WritePlan:
         """Roll back writers that crashed (they must be gone before any later commit completes), then claim an
-        instant for this write (`one_task`: one task writes all its rows, see Coordinator.begin)."""
+        instant for this write."""
         roll_back_left_behind(self.storage, self.config)
         rollback_failed_writes(self.storage, self.config, timeout_s=self.options.heartbeat_timeout_s)
         plan_options: dict[str, Any] = {"log_block_format": self.options.log_block_format,
@@ -161,7 +161,7 @@ class WriteClient:
         if max_buffer_bytes is not None:
             plan_options["max_buffer_bytes"] = max_buffer_bytes
         return Coordinator(self.storage, self.config).begin(prepared.operation, prepared.schema, extra=extra,
-                                                         options=self.options, one_task=one_task, **plan_options)
+                                                         options=self.options, **plan_options)
 
     def commit(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None = None) -> str:
         """Publish the write, then run the post-commit hooks; returns the instant."""
@@ -189,7 +189,7 @@ class WriteClient:
         changelog = None if first is None else changelog_column(
             self.options, first.schema, self.config.record_key_fields, resolved, self.storage.uri)
         prepared = self.prepare(operation, data_columns(first.schema, changelog) if first is not None else None)
-        plan = self.begin(prepared, max_buffer_bytes=buffer_bytes, one_task=True)
+        plan = self.begin(prepared, max_buffer_bytes=buffer_bytes)
         task = TaskWriter(plan)
         try:
             for chunk in itertools.chain([first] if first is not None else [], chunks):

@@ -18,7 +18,13 @@ from hudi_ds import faults
 from hudi_ds.config import TableConfig
 from hudi_ds.config.options import HudiOptions
 from hudi_ds.config.writable import check_writable
-from hudi_ds.errors import CommitConflictError, CommitStateUnknownError, ConfigError, CorruptTableError
+from hudi_ds.errors import (
+    CommitConflictError,
+    CommitStateUnknownError,
+    ConfigError,
+    CorruptTableError,
+    InvalidDataError,
+)
 from hudi_ds.files.compaction_plan import log_targets
 from hudi_ds.files.markers import marked_files
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
@@ -49,6 +55,7 @@ from hudi_ds.write.plan import (
     write_action,
 )
 from hudi_ds.write.shared_groups import merge_shared_groups
+from hudi_ds.write.tagging import keys_new_in_several_tasks
 
 BUCKETS_KEY = "hoodie.bucket.index.num.buckets"  # recorded in each commit's extra metadata
 _INSERTS = "<inserts>"  # a write placed new keys (lookup indexes: see _touched)
@@ -116,13 +123,10 @@ def _key_lookup(config: TableConfig, index: str, options: HudiOptions, schema: p
                      schema.field(ordering) if ordering and ordering in schema.names else None)
 
 
-def _insert_placement(options: HudiOptions, timeline: Timeline, one_task: bool,
-                      slices: dict[tuple[str, int], FileSlice],
+def _insert_placement(options: HudiOptions, timeline: Timeline, slices: dict[tuple[str, int], FileSlice],
                       groups: dict[tuple[str, int], GroupTarget]) -> InsertPlacement:
     """Small files: base files below the limit in slices without log files (Hudi's rule for lookup indexes, which
     cannot find keys in logs; the rewrite merges the base file alone) that no pending compaction moved on."""
-    if not one_task:
-        return InsertPlacement(None, {})
     sizing = InsertSizing.of(options, timeline)
     small: dict[str, list[tuple[int, int]]] = {}
     for (partition, slot), sl in sorted(slices.items()):
@@ -192,9 +196,9 @@ class Coordinator:
         self.config = config
 
     def begin(self, operation: str, schema: pa.Schema, *, extra: dict[str, str] | None = None,
-              options: HudiOptions | None = None, one_task: bool = False, **plan_options: object) -> WritePlan:
+              options: HudiOptions | None = None, **plan_options: object) -> WritePlan:
         """Claim an instant and plan the write. `options` name the index (when the table records none) and size
-        the file groups of a lookup index; `one_task`: this process writes every row (inserts fill small files)."""
+        the file groups of a lookup index."""
         if operation not in OPERATIONS:
             raise ConfigError(f"unknown operation {operation!r}; use one of {', '.join(OPERATIONS)}")
         check_writable(self.config)
@@ -225,7 +229,7 @@ class Coordinator:
         lookup = placement = None
         if index != BUCKET:
             lookup = _key_lookup(self.config, index, options, schema, view, slices)
-            placement = _insert_placement(options, timeline, one_task, slices, groups)
+            placement = _insert_placement(options, timeline, slices, groups)
         return WritePlan(
             storage=self.storage, instant=instant, operation=operation, config=self.config, schema=schema,
             groups=groups, known_commits=tuple(known), lookup=lookup, placement=placement,
@@ -248,6 +252,14 @@ class Coordinator:
     def commit(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None = None) -> str:
         fmt = self.config.format
         timeline = _pending(self.storage, fmt, plan.instant)
+        repeated = keys_new_in_several_tasks(results, plan.lookup.global_index) if plan.lookup else []
+        if repeated:
+            self.abort(plan)
+            raise InvalidDataError(
+                f"{len(repeated)} new record key(s) (first: {repeated[:3]}) came in several Spark partitions of one "
+                "write; with a lookup index (hoodie.index.type SIMPLE/GLOBAL_SIMPLE) each task places its own new "
+                "keys, so they would be written twice. Nothing was committed: drop the duplicates "
+                "(dropDuplicates on the key) or repartition the data by the record key, and write again")
         remove_unreported_files(self.storage, plan, results)
         shared = {(d.partition, d.file_id) for r in results for d in r.deferred}
         results = merge_shared_groups(self.storage, plan, list(results))

@@ -68,17 +68,13 @@ def place_inserts(count: int, small_files: Sequence[tuple[int, int]], first_new_
 
 @dataclass(frozen=True)
 class InsertPlacement:
-    """How a write places inserts: by `sizing` when one task writes everything (the Python API); with several
-    tasks (Spark) each task would place its own inserts, and two tasks holding one new key would put it into two
-    file groups, so all inserts of a partition go to one new file group, which the tasks share (`sizing` None)."""
+    """Where a write places inserts: `sizing`, and the small files of each partition at begin()."""
 
-    sizing: InsertSizing | None
+    sizing: InsertSizing
     small_files: dict[str, tuple[tuple[int, int], ...]]  # partition -> (slot, base file bytes) of its small files
 
     def place(self, partition: str, count: int, first_new_slot: int, fill: bool = True) -> list[tuple[int, int]]:
         """(slot, records) for `count` inserts of `partition`; `fill` False leaves the small files alone (an
         overwrite replaces them)."""
-        if self.sizing is None:
-            return [(first_new_slot, count)]
         small = self.small_files.get(partition, ()) if fill else ()
         return place_inserts(count, small, first_new_slot, self.sizing)

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.index.lookup import PARTITION, PENDING, SLOT, KeyLookup
 from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY
+from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.routing import DELETE
 
 
@@ -55,3 +58,19 @@ def tag(rows: pa.Table, located: pa.Table, lookup: KeyLookup) -> pa.Table:
     if DELETE not in tagged.column_names:
         tagged = tagged.append_column(DELETE, pa.array(np.zeros(tagged.num_rows, dtype=bool)))
     return pa.concat_tables([tagged, moved_out.select(tagged.column_names).cast(tagged.schema)])
+
+
+def keys_new_in_several_tasks(results: Sequence[TaskResult], global_index: bool) -> list[str]:
+    """Keys that several tasks of one write inserted (into one partition; anywhere, GLOBAL_SIMPLE): each task
+    places its own inserts, so such a key would be in two file groups. Spark hands a write its partitions as they
+    are, and the bucket index sends a key's rows to one file group whatever the task; a lookup index cannot."""
+    placed = [(k.partition if not global_index else "", r.task_id, k.table) for r in results for k in r.inserted]
+    if len({task for _, task, _ in placed}) < 2:
+        return []
+    keys = pa.table({
+        "scope": pa.concat_arrays([pa.array([p] * t.num_rows, pa.string()) for p, _, t in placed]),
+        "task": pa.concat_arrays([pa.array(np.full(t.num_rows, task, dtype=np.int64)) for _, task, t in placed]),
+        "key": pa.concat_arrays([t[RECORD_KEY].combine_chunks() for _, _, t in placed]),
+    })
+    counted = keys.group_by(["scope", "key"]).aggregate([("task", "count_distinct")])
+    return counted.filter(pc.greater(counted["task_count_distinct"], 1))["key"].to_pylist()

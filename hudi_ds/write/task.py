@@ -127,6 +127,7 @@ class TaskWriter:
         self.deletes: list[GroupKeys] = []
         self.outranked: list[GroupKeys] = []
         self.change_data: list[ChangeDataFile] = []
+        self.inserted: list[GroupKeys] = []
         self.filled: set[tuple[str, int]] = set()  # merge-on-read small files taking inserts: rewritten as base files
         self.seq = 0
         self._lock = threading.Lock()
@@ -188,7 +189,7 @@ class TaskWriter:
         outranked = sorted(self.outranked, key=lambda d: (d.partition, d.file_id))
         change_data = sorted(self.change_data, key=lambda c: c.path)
         return TaskResult(self.task_id, tuple(files), tuple(sorted(self.partitions)), tuple(deferred), tuple(deletes),
-                          tuple(outranked), tuple(change_data))
+                          tuple(outranked), tuple(change_data), tuple(self.inserted))
 
     def abort(self) -> None:
         self.buffers.close()
@@ -230,6 +231,8 @@ class TaskWriter:
             if slot != PENDING:
                 continue
             del groups[(partition, slot)]
+            if keys:  # for the coordinator: another task may have placed one of these keys elsewhere
+                self.inserted.append(GroupKeys(partition, "", inserts.select([RECORD_KEY]).combine_chunks()))
             existing = lookup.slot_count(partition)
             offset = 0
             for target, count in placement.place(partition, inserts.num_rows, existing, not plan.is_overwrite):
