@@ -18,9 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.view import FileSlice, Visibility
+from hudi_ds.merge import merge_slice
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.schema.meta import RECORD_KEY, with_meta
 from hudi_ds.storage import Storage
@@ -28,6 +30,7 @@ from hudi_ds.storage import Storage
 PENDING = -1  # the slot of a row not placed yet (an insert, until hudi_ds.write.file_sizing places it)
 SLOT = "__slot"
 PARTITION = "__partition"  # the partition of a located key
+LIVE = "__live"  # whether the latest slice holds the located key (not deleted by a log)
 
 
 def new_file_id() -> str:
@@ -49,8 +52,8 @@ class KeyLookup:
         return len(self.slices.get(partition, ()))
 
     def located(self, storage: Storage, partitions: Iterable[str]) -> pa.Table:
-        """The keys the latest slices of `partitions` hold: key, partition, slot and (with an ordering field)
-        the ordering value."""
+        """The keys the latest slices of `partitions` hold: key, (with an ordering field) the ordering value, LIVE,
+        partition and slot; the keys the slices hold live first (a key a log deleted may be live elsewhere)."""
         parts = []
         for partition in sorted(set(partitions)):
             for slot, sl in enumerate(self.slices.get(partition, ())):
@@ -60,27 +63,44 @@ class KeyLookup:
                              .append_column(SLOT, pa.array(np.full(n, slot, dtype=np.int32))))
         if not parts:
             return self._schema().empty_table()
-        return pa.concat_tables(parts).combine_chunks()
+        located = pa.concat_tables(parts)
+        return located.take(pc.sort_indices(located, [(LIVE, "descending")])).combine_chunks()
 
     def _key_columns(self) -> pa.Schema:
         fields = [pa.field(RECORD_KEY, pa.string())]
         return pa.schema(fields + ([self.ordering] if self.ordering is not None else []))
 
     def _schema(self) -> pa.Schema:
-        return pa.schema(list(self._key_columns()) + [pa.field(PARTITION, pa.string()), pa.field(SLOT, pa.int32())])
+        return pa.schema(list(self._key_columns()) + [pa.field(LIVE, pa.bool_()), pa.field(PARTITION, pa.string()),
+                                                      pa.field(SLOT, pa.int32())])
 
     def _slice_keys(self, storage: Storage, sl: FileSlice) -> pa.Table:
+        """The keys of the slice's base file and of the data blocks of its log files, one row per key (the
+        highest ordering value), and whether the merged slice holds the key (LIVE). A key a log deleted still
+        counts, as Apache Hudi's tagging reads base files: the next version of it goes to this file group, where
+        the merge rule weighs it against the base row."""
         columns = self._key_columns()
-        if sl.log_files:
-            ordering = self.ordering.name if self.ordering is not None else None
-            schema = with_meta(pa.schema([self.ordering] if self.ordering is not None else []))
-            merged = SliceReader(storage, schema, ordering, self.visibility).read(sl)
-            return merged.select(columns.names).cast(columns)
-        assert sl.base_file is not None
-        with open_base_file(storage, sl.base_file.path) as pf:
-            present = [c for c in columns.names if c in pf.schema_arrow.names]
-            table = pf.read(columns=present)
-        for f in columns:
-            if f.name not in table.column_names:
-                table = table.append_column(f, pa.nulls(table.num_rows, f.type))
-        return table.select(columns.names).cast(columns)
+        if not sl.log_files:
+            assert sl.base_file is not None
+            with open_base_file(storage, sl.base_file.path) as pf:
+                present = [c for c in columns.names if c in pf.schema_arrow.names]
+                table = pf.read(columns=present)
+            for f in columns:
+                if f.name not in table.column_names:
+                    table = table.append_column(f, pa.nulls(table.num_rows, f.type))
+            keys = table.select(columns.names).cast(columns)
+            return keys.append_column(LIVE, pa.array(np.ones(keys.num_rows, dtype=bool)))
+        ordering = self.ordering.name if self.ordering is not None else None
+        schema = with_meta(pa.schema(list(columns)[1:]))
+        reader = SliceReader(storage, schema, ordering, self.visibility)
+        base = reader.read_base(sl)
+        data, deletes = reader.read_logs(sl)
+        merged = merge_slice(base, data, deletes, ordering, schema)
+        parts = [t.select(columns.names).cast(columns) for t in (base, data.table if data else None) if t is not None]
+        versions = pa.concat_tables(parts) if parts else columns.empty_table()
+        if self.ordering is None:
+            keys = versions.group_by(RECORD_KEY).aggregate([]).select(columns.names)
+        else:
+            top = versions.group_by(RECORD_KEY).aggregate([(self.ordering.name, "max")])
+            keys = pa.table({RECORD_KEY: top[RECORD_KEY], self.ordering.name: top[f"{self.ordering.name}_max"]})
+        return keys.append_column(LIVE, pc.is_in(keys[RECORD_KEY], value_set=merged[RECORD_KEY]))
