@@ -40,6 +40,7 @@ from hudi_ds.write.shared_groups import stage_rows
 from hudi_ds.write.tagging import tag
 
 _WRITER_THREADS = 2
+_ARRIVAL = "__arrival"  # GLOBAL_SIMPLE: each row's place in the task's input
 _PARALLEL_ROUTE_ROWS = 200_000
 
 
@@ -128,6 +129,7 @@ class TaskWriter:
         self.outranked: list[GroupKeys] = []
         self.change_data: list[ChangeDataFile] = []
         self.inserted: list[GroupKeys] = []
+        self.arrived = 0  # rows written so far
         self.filled: set[tuple[str, int]] = set()  # merge-on-read small files taking inserts: rewritten as base files
         self.seq = 0
         self._lock = threading.Lock()
@@ -151,6 +153,10 @@ class TaskWriter:
         else:
             table = cast_to(table, self.plan.schema, keep=[DELETE])
             _require_ordering_values(table, config.ordering_field)
+        if self.plan.lookup is not None and self.plan.lookup.global_index:  # the order the rows came in, to
+            arrival = np.arange(self.arrived, self.arrived + table.num_rows, dtype=np.int64)  # combine them
+            self.arrived += table.num_rows  # across partitions as within one (ties to the later row)
+            table = table.append_column(_ARRIVAL, pa.array(arrival))
         for key, part in self._by_group(table):
             self.buffers.add(key, part)
 
@@ -208,6 +214,8 @@ class TaskWriter:
         batches = [[p] for p in partitions] if not lookup.global_index else [partitions] if partitions else []
         for batch in batches:
             rows = pa.concat_tables([self._partition_rows(p) for p in batch])
+            if _ARRIVAL in rows.column_names:
+                rows = rows.take(pc.sort_indices(rows[_ARRIVAL])).drop_columns([_ARRIVAL])
             self._heartbeat()
             yield from self._placed(rows, batch)
 
