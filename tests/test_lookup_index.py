@@ -1,6 +1,7 @@
-"""Writes with Apache Hudi's SIMPLE and GLOBAL_SIMPLE indexes (hoodie.index.type), through HudiTable: random
-histories equal a dict model and hudi-rs, copies of the tables Apache Hudi wrote take upserts and deletes, small
-files fill up, and the global index moves a key between partitions."""
+"""Writes with Apache Hudi's SIMPLE, BLOOM, GLOBAL_SIMPLE and GLOBAL_BLOOM indexes (hoodie.index.type), through
+HudiTable: random histories equal a dict model and hudi-rs, copies of the tables Apache Hudi wrote take upserts and
+deletes, small files fill up, the global index moves a key between partitions, and base files carry the bloom
+filters Hudi's bloom index reads."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tables import hudi_rs, rows
 
 from hudi_ds import ConfigError, HudiTable, InvalidDataError, TableExistsError, UnsupportedTableError
+from hudi_ds.files.base_file import bloom_footer
+from hudi_ds.hfile.bloom import BloomFilter
 from hudi_ds.write.commit import Coordinator
 from hudi_ds.write.task import TaskWriter
 
@@ -67,14 +71,14 @@ def apply(model: dict[Any, dict[str, Any]], op: str, batch: list[dict[str, Any]]
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 @pytest.mark.parametrize("version", [6, 9])
-@pytest.mark.parametrize("index", ["SIMPLE", "GLOBAL_SIMPLE"])
+@pytest.mark.parametrize("index", ["SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM"])
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(history=st.lists(OP, min_size=1, max_size=5), sizing=SIZING)
 def test_any_history_reads_back_as_the_model_and_in_hudi_rs(tmp_path_factory, table_type, version, index, history,
                                                              sizing):
     path = tmp_path_factory.mktemp("t")
     t = create(path, table_type, version, index, **sizing)
-    global_index = index == "GLOBAL_SIMPLE"
+    global_index = index.startswith("GLOBAL_")
     model: dict[Any, dict[str, Any]] = {}
     for n, (op, batch) in enumerate(history):
         data = [{"id": f"k{k}", "dt": dt, "ts": n * 100 + ts, "v": f"{n}.{ts}"} for k, dt, ts in batch]
@@ -243,8 +247,8 @@ def test_creation_records_the_index_and_checks_it(tmp_path):
     with pytest.raises(ConfigError, match="bucket index.*SIMPLE"):
         HudiTable.create(str(tmp_path / "u"), table_name="u", record_key="id", buckets=4,
                          options={"hoodie.index.type": "SIMPLE"})
-    with pytest.raises(ConfigError, match="BLOOM index: its bloom filters"):
-        HudiTable.create(str(tmp_path / "v"), table_name="v", record_key="id", options={"hoodie.index.type": "bloom"})
+    with pytest.raises(ConfigError, match="HBASE index: it lives in an external HBase table"):
+        HudiTable.create(str(tmp_path / "v"), table_name="v", record_key="id", options={"hoodie.index.type": "hbase"})
     with pytest.raises(ConfigError, match="RECORD_INDEX index: it lives in the metadata table"):
         HudiTable(str(tmp_path / "t"), options={"hoodie.index.type": "RECORD_INDEX"})
     with pytest.raises(ConfigError, match="not valid"):
@@ -281,3 +285,55 @@ def test_a_new_key_in_two_tasks_of_one_write_is_refused(tmp_path):
         coordinator.commit(plan, results)
     assert {p for p in (tmp_path / "t").rglob("*") if ".hoodie" not in p.parts} == before
     assert rows(t.to_arrow(), ["id", "v"]) == [("a", "a@1")]
+
+
+# ---- bloom filters -----------------------------------------------------------------------------------------------
+
+def footers(path: Path) -> dict[str, dict[bytes, bytes]]:
+    return {p.name: pq.read_metadata(p).metadata for p in path.rglob("*.parquet") if ".hoodie" not in p.parts}
+
+
+def test_our_bloom_footer_is_the_one_apache_hudi_writes_for_the_same_keys(reference_dir):
+    checked = 0
+    for name in ("cow_v6_simplekeygen_nonhivestyle", "cow_v8_complexkeygen_hivestyle", "mor_parquet_v6_nonpartitioned"):
+        for p in (reference_dir / name).rglob("*.parquet"):
+            theirs = pq.read_metadata(p).metadata
+            keys = pq.read_table(p, columns=[KEY])[KEY]
+            ours = bloom_footer(keys)
+            assert ours["org.apache.hudi.bloomfilter"].encode() == theirs[b"org.apache.hudi.bloomfilter"]
+            assert ours["hoodie_bloom_filter_type_code"].encode() == theirs[b"hoodie_bloom_filter_type_code"]
+            checked += 1
+    assert checked >= 5
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_bloom_index_base_files_carry_the_filter_of_their_keys(tmp_path, table_type):
+    path = tmp_path / "t"
+    t = create(path, table_type, 9, "GLOBAL_BLOOM", **{"compaction.schedule.enabled": "true",
+                                                      "compaction.delta_commits": "2"})
+    for n in range(4):
+        t.write(batch([f"k{i}" for i in range(n, n + 30)], n, f"d{n % 2}"))
+    assert rows(t.to_arrow(), ["id"]) == sorted((f"k{i}",) for i in range(33))
+    for name, meta in footers(path).items():
+        [file] = list(path.rglob(name))
+        keys = pq.read_table(file, columns=[KEY])[KEY].to_pylist()
+        bloom = BloomFilter.deserialize(meta[b"org.apache.hudi.bloomfilter"], name)
+        assert meta[b"hoodie_bloom_filter_type_code"] == b"DYNAMIC_V0"
+        assert all(bloom.might_contain(k.encode()) for k in keys)
+        assert (meta[b"hoodie_min_record_key"], meta[b"hoodie_max_record_key"]) == (min(keys).encode(),
+                                                                                    max(keys).encode())
+
+
+def test_bloom_filters_are_written_where_a_bloom_index_may_read_them(reference_dir, tmp_path):
+    """Into tables that record no index (Apache Hudi writes a filter into every base file, and a Hudi job may use
+    its bloom index on them); not into tables hudi-py created with SIMPLE (hashing every key costs time)."""
+    path = tmp_path / "hudi"
+    shutil.copytree(reference_dir / "cow_v6_nonpartitioned", path)
+    t = HudiTable(str(path))
+    before = set(footers(path))
+    t.write(t.to_arrow().drop_columns([c for c in t.to_arrow().column_names if c.startswith("_hoodie")]).slice(0, 1))
+    new = {n: m for n, m in footers(path).items() if n not in before}
+    assert new and all(b"org.apache.hudi.bloomfilter" in m for m in new.values())
+    simple = create(tmp_path / "simple", "COPY_ON_WRITE", 6, "SIMPLE")
+    simple.write(batch(["a"], 1))
+    assert not any(b"org.apache.hudi.bloomfilter" in m for m in footers(tmp_path / "simple").values())

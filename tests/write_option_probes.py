@@ -195,15 +195,25 @@ def new_groups_for_five_keys(write: Write, path: str, options: dict[str, str]) -
     return len(file_groups(path) - before)
 
 
-@probe("update_partition_path")
-def _update_partition_path(write: Write, path: str) -> None:
-    t = lookup_table(path, "GLOBAL_SIMPLE")
-    write(path, rows(["a"], 2, dt="d2"), {key_of("update_partition_path"): "false"})
+def _moves(field: str, index: str) -> Probe:
+    def check(write: Write, path: str) -> None:
+        _update_partition_path(write, path, field, index)
+
+    return check
+
+
+def _update_partition_path(write: Write, path: str, field: str, index: str) -> None:
+    t = lookup_table(path, index)
+    write(path, rows(["a"], 2, dt="d2"), {key_of(field): "false"})
     held = t.to_arrow(columns=["id", "v", "_hoodie_partition_path"]).to_pylist()
     assert [(r["v"], r["_hoodie_partition_path"]) for r in held if r["id"] == "a"] == [("a@2", "d1")]
     write(path, rows(["b"], 2, dt="d2"), {})  # the default moves the key
     moved = t.to_arrow(columns=["id", "_hoodie_partition_path"]).to_pylist()
     assert [r["_hoodie_partition_path"] for r in moved if r["id"] == "b"] == ["d2"]
+
+
+probe("update_partition_path")(_moves("update_partition_path", "GLOBAL_SIMPLE"))
+probe("bloom_update_partition_path")(_moves("bloom_update_partition_path", "GLOBAL_BLOOM"))
 
 
 @probe("small_file_limit")

@@ -286,8 +286,6 @@ NOT_IMPLEMENTED_YET: tuple[HudiFeature, ...] = (
 
 # Apache Hudi's other index types, and why hudi-py does not write with them yet
 UNWRITTEN_INDEXES = {
-    "BLOOM": "its bloom filters in the base files' footers are not written yet (the keys the index needs)",
-    "GLOBAL_BLOOM": "its bloom filters in the base files' footers are not written yet (the keys the index needs)",
     "RECORD_INDEX": "it lives in the metadata table, which hudi-py does not maintain yet",
     "HBASE": "it lives in an external HBase table", "INMEMORY": "it is Flink's and Java's in-memory index",
     "FLINK_STATE": "it is Flink's state index",

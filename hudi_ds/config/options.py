@@ -36,7 +36,7 @@ TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
 Operation = Literal["upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"]
 QueryType = Literal["snapshot", "read_optimized", "incremental"]
 CdcMode = Literal["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]
-WriteIndex = Literal["BUCKET", "SIMPLE", "GLOBAL_SIMPLE"]
+WriteIndex = Literal["BUCKET", "SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM"]
 CleanPolicyName = Literal["KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"]
 # Apache Hudi 0.13's names of the same modes, still accepted by Hudi
 LEGACY_CDC_MODES = {"CDC_OP_KEY": "OP_KEY_ONLY", "CDC_DATA_BEFORE": "DATA_BEFORE",
@@ -104,7 +104,8 @@ class HudiOptions(BaseModel):
         "hoodie.index.type", "BUCKET",
         "How a write finds the file group of a key: BUCKET (hash into hoodie.bucket.index.num.buckets file groups "
         "per partition; hudi-py's default for new tables), SIMPLE (look the keys up in the partitions the write "
-        "touches) or GLOBAL_SIMPLE (in every partition: a key is unique in the table). Recorded in "
+        "touches), GLOBAL_SIMPLE (in every partition: a key is unique in the table), BLOOM / GLOBAL_BLOOM (the "
+        "same, with Hudi's bloom filters in the base files for Hudi's bloom index). Recorded in "
         "hoodie.properties; a table that records none (Apache Hudi records none) is written with the index named "
         "here, else SIMPLE, the default of Apache Hudi's Spark writer (docs/compatibility.md).", "index.type",
         scope="table")
@@ -141,19 +142,22 @@ class HudiOptions(BaseModel):
         "hoodie.simple.index.update.partition.path", True,
         "GLOBAL_SIMPLE: a key written with another partition than the one holding it moves there (deleted from the "
         "old partition); false updates it in the partition that holds it.")
+    bloom_update_partition_path: bool = opt(
+        "hoodie.bloom.index.update.partition.path", True,
+        "GLOBAL_BLOOM: as hoodie.simple.index.update.partition.path for GLOBAL_SIMPLE.")
     small_file_limit: int = opt(
         "hoodie.parquet.small.file.limit", 104857600,
-        "SIMPLE/GLOBAL_SIMPLE: base files smaller than this many bytes take new keys before new file groups are "
+        "Lookup indexes (SIMPLE, BLOOM and their GLOBAL_ forms): base files smaller than this many bytes take new keys before new file groups are "
         "made (<= 0: never).")
     max_file_size: int = opt(
         "hoodie.parquet.max.file.size", 125829120,
-        "SIMPLE/GLOBAL_SIMPLE: the size in bytes small files are filled up to, and new base files aim for.")
+        "Lookup indexes: the size in bytes small files are filled up to, and new base files aim for.")
     insert_split_size: int = opt(
         "hoodie.copyonwrite.insert.split.size", 500000,
-        "SIMPLE/GLOBAL_SIMPLE: new keys per new file group when hoodie.copyonwrite.insert.auto.split is false.")
+        "Lookup indexes: new keys per new file group when hoodie.copyonwrite.insert.auto.split is false.")
     auto_split_inserts: bool = opt(
         "hoodie.copyonwrite.insert.auto.split", True,
-        "SIMPLE/GLOBAL_SIMPLE: size new file groups as hoodie.parquet.max.file.size / the average record size.")
+        "Lookup indexes: size new file groups as hoodie.parquet.max.file.size / the average record size.")
     record_size_estimate: int = opt(
         "hoodie.copyonwrite.record.size.estimate", 1024,
         "Average record size in bytes until a commit wrote more than hoodie.record.size.estimation.threshold x "
@@ -370,7 +374,7 @@ class HudiOptions(BaseModel):
         v = v.strip().upper() if isinstance(v, str) else v
         if v in UNWRITTEN_INDEXES:
             raise ValueError(f"hudi-py does not write with the {v} index: {UNWRITTEN_INDEXES[v]}; use SIMPLE (or "
-                             "GLOBAL_SIMPLE), which finds the same file groups by reading the keys")
+                             "GLOBAL_SIMPLE), which finds file groups by reading the keys")
         return v
 
     @field_validator("operation", "query_type", "log_block_format", "parquet_compression", "filter_pushdown",

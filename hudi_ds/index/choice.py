@@ -1,5 +1,5 @@
 """Which index a write finds file groups with: the one the table records, else the one the writer names, else
-Apache Hudi's Spark default.
+Apache Hudi's Spark default; and whether its base files carry bloom filters.
 
 hudi-py records `hoodie.index.type` in the hoodie.properties of the tables it creates. Apache Hudi records none:
 its index lives in each writer's config (`HoodieIndexConfig`, whose Spark default is SIMPLE), so such a table is
@@ -13,7 +13,8 @@ from hudi_ds.config.table_config import TableConfig, key_generator_type_name
 from hudi_ds.errors import TableExistsError, UnsupportedTableError
 
 BUCKET = "BUCKET"
-KEY_LOOKUP_INDEXES = ("SIMPLE", "GLOBAL_SIMPLE")  # they read the keys the table holds
+BLOOM_INDEXES = ("BLOOM", "GLOBAL_BLOOM")  # they find the same file groups as SIMPLE's, pruned by bloom filters
+KEY_LOOKUP_INDEXES = ("SIMPLE", "GLOBAL_SIMPLE", *BLOOM_INDEXES)  # they read the keys the table holds
 WRITTEN_INDEXES = (BUCKET, *KEY_LOOKUP_INDEXES)
 HUDI_SPARK_DEFAULT = "SIMPLE"  # HoodieIndexConfig.getDefaultIndexType(EngineType.SPARK)
 # key generators whose keys and partition paths hudi_ds builds exactly as Apache Hudi does (hudi_ds.keys)
@@ -56,8 +57,21 @@ def check_index_writable(config: TableConfig) -> None:
             "with Apache Hudi, or copy it into a table with the bucket index")
 
 
+def writes_bloom_filters(config: TableConfig, index: str | None = None) -> bool:
+    """Whether new base files carry Hudi's bloom filter footer: with a bloom index (`index`, the one a write uses,
+    or the one the table records), and in tables that record no index, which Apache Hudi wrote with bloom
+    filters in every base file (a Hudi job may look them up with its BLOOM index, the default before 0.14).
+    Tables hudi-py created with the bucket or a SIMPLE index skip them: hashing every key costs time."""
+    recorded = recorded_index(config)
+    return (index or recorded) in BLOOM_INDEXES or recorded is None
+
+
+def is_global(index: str) -> bool:
+    return index.startswith("GLOBAL_")
+
+
 def write_index(config: TableConfig, options: HudiOptions) -> str:
-    """The index this write uses (BUCKET, SIMPLE or GLOBAL_SIMPLE)."""
+    """The index this write uses (BUCKET, or one of KEY_LOOKUP_INDEXES)."""
     recorded = recorded_index(config)
     named = options.index_type if options.is_set("index_type") else None
     if recorded is not None and named is not None and named != recorded:

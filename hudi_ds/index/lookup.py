@@ -1,7 +1,8 @@
-"""Hudi's SIMPLE and GLOBAL_SIMPLE indexes: a key's file group is the one whose latest file slice holds it.
+"""Hudi's SIMPLE and GLOBAL_SIMPLE indexes (and the tagging of BLOOM and GLOBAL_BLOOM, which finds the same file
+groups): a key's file group is the one whose latest file slice holds it.
 
 Tagging (Apache Hudi's HoodieSimpleIndex / HoodieGlobalSimpleIndex) reads the record keys of the latest file slices
-of the partitions a write touches (GLOBAL_SIMPLE: of every partition, so a key is unique in the table) and joins
+of the partitions a write touches (global indexes: of every partition, so a key is unique in the table) and joins
 them with the incoming keys (hudi_ds.write.tagging): a key found is an update of its file group, a key not found an insert
 (placed by hudi_ds.write.file_sizing), a delete of a key not found nothing at all. A slice with log files is merged first,
 so keys a log inserted or deleted count as the readers see them.

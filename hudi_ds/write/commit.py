@@ -29,7 +29,7 @@ from hudi_ds.files.compaction_plan import log_targets
 from hudi_ds.files.markers import marked_files
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.index.bucket import bucket_of_file_id, check_bucket_file_ids
-from hudi_ds.index.choice import BUCKET, write_index
+from hudi_ds.index.choice import BUCKET, is_global, write_index, writes_bloom_filters
 from hudi_ds.index.lookup import KeyLookup
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
 from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
@@ -118,7 +118,8 @@ def _key_lookup(config: TableConfig, index: str, options: HudiOptions, schema: p
     for (partition, _), sl in sorted(slices.items()):
         by_partition.setdefault(partition, []).append(sl)
     ordering = config.ordering_field
-    return KeyLookup(index == "GLOBAL_SIMPLE", options.update_partition_path,
+    moves = options.bloom_update_partition_path if index == "GLOBAL_BLOOM" else options.update_partition_path
+    return KeyLookup(is_global(index), moves,
                      {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,
                      schema.field(ordering) if ordering and ordering in schema.names else None)
 
@@ -145,7 +146,7 @@ def _touched(plan: WritePlan, files: Iterable[WrittenFile | WriteStat], inserts:
     """The file groups written files belong to, as two writers' conflict check compares them: (partition, bucket)
     on bucket tables, where two writers creating one bucket make two file ids; (partition, file id) with a lookup
     index, plus (partition, INSERTS) for a write that placed new keys: two writers inserting into one partition (any
-    partition, GLOBAL_SIMPLE) might both insert one key, into two file groups."""
+    partition, global indexes) might both insert one key, into two file groups."""
     out: set[Group] = set()
     for f in files:
         partition = (f.partition if isinstance(f, WrittenFile) else f.partition_path) or ""
@@ -233,6 +234,7 @@ class Coordinator:
         return WritePlan(
             storage=self.storage, instant=instant, operation=operation, config=self.config, schema=schema,
             groups=groups, known_commits=tuple(known), lookup=lookup, placement=placement,
+            bloom_filters=writes_bloom_filters(self.config, index),
             **plan_options,  # type: ignore[arg-type]
         )
 
@@ -257,7 +259,7 @@ class Coordinator:
             self.abort(plan)
             raise InvalidDataError(
                 f"{len(repeated)} new record key(s) (first: {repeated[:3]}) came in several Spark partitions of one "
-                "write; with a lookup index (hoodie.index.type SIMPLE/GLOBAL_SIMPLE) each task places its own new "
+                "write; with a lookup index (hoodie.index.type SIMPLE, BLOOM or their GLOBAL_ forms) each task places its new "
                 "keys, so they would be written twice. Nothing was committed: drop the duplicates "
                 "(dropDuplicates on the key) or repartition the data by the record key, and write again")
         remove_unreported_files(self.storage, plan, results)

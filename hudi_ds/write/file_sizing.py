@@ -1,4 +1,4 @@
-"""Where the inserts of a SIMPLE or GLOBAL_SIMPLE write go: small files first, then new file groups (Apache Hudi's
+"""Where the inserts of a write with a lookup index (SIMPLE, BLOOM, GLOBAL_*) go: small files first, then new file groups (Apache Hudi's
 UpsertPartitioner).
 
 A base file smaller than `hoodie.parquet.small.file.limit` takes as many new records as fit below

@@ -2,7 +2,7 @@
 
 The plan pins the instant, the operation, the schema and, per (partition, bucket), the file group
 that already holds that bucket, so every task routes a record to the same file group without
-talking to the others. Tables with a lookup index (SIMPLE, GLOBAL_SIMPLE) number their file groups per partition
+talking to the others. Tables with a lookup index (SIMPLE, BLOOM, GLOBAL_*) number their file groups per partition
 instead (hudi_ds.index.lookup) and carry what tasks need to find keys and place inserts.
 """
 
@@ -81,6 +81,7 @@ class WritePlan:
     max_base_file_rows: int = 0  # 0: no limit
     lookup: KeyLookup | None = None  # SIMPLE / GLOBAL_SIMPLE: `groups` are keyed by (partition, slot)
     placement: InsertPlacement | None = None  # with `lookup`: where inserts go
+    bloom_filters: bool = False  # base files carry Hudi's bloom filter footer (hudi_ds.index.choice)
 
     @property
     def action(self) -> str:

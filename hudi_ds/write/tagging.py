@@ -1,4 +1,4 @@
-"""Tagging: the file group (slot) each incoming row of a SIMPLE or GLOBAL_SIMPLE write goes to
+"""Tagging: the file group (slot) each incoming row of a write with a lookup index (SIMPLE, BLOOM, GLOBAL_*) goes to
 (hudi_ds.index.lookup finds the keys the table holds)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from hudi_ds.write.routing import DELETE
 
 def tag(rows: pa.Table, located: pa.Table, lookup: KeyLookup) -> pa.Table:
     """`rows` (record key, partition path and, for deletes, the delete flag) with the slot of the file group each
-    goes to (PENDING: an insert), deletes of keys no slice holds dropped. With GLOBAL_SIMPLE a key held in another
+    goes to (PENDING: an insert), deletes of keys no slice holds dropped. With a global index a key held in another
     partition is written there (hoodie.simple.index.update.partition.path=false, or when the held row outranks
     the new one: the merge keeps it), or moves: deleted there, inserted here."""
     n = rows.num_rows
@@ -61,7 +61,7 @@ def tag(rows: pa.Table, located: pa.Table, lookup: KeyLookup) -> pa.Table:
 
 
 def keys_new_in_several_tasks(results: Sequence[TaskResult], global_index: bool) -> list[str]:
-    """Keys that several tasks of one write inserted (into one partition; anywhere, GLOBAL_SIMPLE): each task
+    """Keys that several tasks of one write inserted (into one partition; anywhere, global indexes): each task
     places its own inserts, so such a key would be in two file groups. Spark hands a write its partitions as they
     are, and the bucket index sends a key's rows to one file group whatever the task; a lookup index cannot."""
     placed = [(k.partition if not global_index else "", r.task_id, k.table) for r in results for k in r.inserted]

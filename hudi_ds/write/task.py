@@ -40,7 +40,7 @@ from hudi_ds.write.shared_groups import stage_rows
 from hudi_ds.write.tagging import tag
 
 _WRITER_THREADS = 2
-_ARRIVAL = "__arrival"  # GLOBAL_SIMPLE: each row's place in the task's input
+_ARRIVAL = "__arrival"  # global indexes: each row's place in the task's input
 _PARALLEL_ROUTE_ROWS = 200_000
 
 
@@ -206,7 +206,7 @@ class TaskWriter:
             yield key, self.buffers.take(key)
 
     def _tagged(self) -> Iterator[tuple[tuple[str, int], pa.Table]]:
-        """SIMPLE / GLOBAL_SIMPLE: the rows of each partition (GLOBAL_SIMPLE: of all of them, as a key is one
+        """Lookup indexes: the rows of each partition (global ones: of all of them, as a key is one
         record in the table) tagged with the file groups holding their keys, the inserts placed."""
         lookup = self.plan.lookup
         assert lookup is not None
@@ -229,7 +229,7 @@ class TaskWriter:
         keys = plan.config.record_key_fields
         if keys and not plan.is_overwrite:  # an overwrite replaces the file groups; generated keys are all new
             ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
-            rows = latest_per_key(rows, ordering)  # one version of a key (GLOBAL_SIMPLE: in the whole table)
+            rows = latest_per_key(rows, ordering)  # one version of a key (global indexes: in the table)
             where = lookup.slices if lookup.global_index else partitions
             rows = tag(rows, lookup.located(self.storage, where), lookup)
         else:
