@@ -16,7 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tables import hudi_rs, rows
 
-from hudi_ds import ConfigError, HudiTable, InvalidDataError, TableExistsError, UnsupportedTableError
+from hudi_ds import (
+    CommitConflictError,
+    ConfigError,
+    HudiTable,
+    InvalidDataError,
+    TableExistsError,
+    UnsupportedTableError,
+)
 from hudi_ds.files.base_file import bloom_footer
 from hudi_ds.hfile.bloom import BloomFilter
 from hudi_ds.write.commit import Coordinator
@@ -266,6 +273,28 @@ def test_a_table_that_records_no_index_is_written_with_the_named_one_else_simple
     HudiTable(str(path), options={"hoodie.index.type": "GLOBAL_SIMPLE"}).write(row)
     with pytest.raises(UnsupportedTableError, match="no bucket count"):
         HudiTable(str(path), options={"hoodie.index.type": "BUCKET"}).write(row)
+
+
+@pytest.mark.parametrize("index,other_partition,conflicts", [("SIMPLE", "d2", False), ("SIMPLE", "d1", True),
+                                                              ("GLOBAL_BLOOM", "d2", True)])
+def test_two_writers_inserting_into_one_partition_conflict(tmp_path, index, other_partition, conflicts):
+    """Both might insert one key into two file groups: the later commit fails, safe to retry."""
+    t = create(tmp_path / "t", "COPY_ON_WRITE", 6, index)
+    t.write(batch(["a"], 1))
+    plans = [Coordinator(t.storage, t.config).begin("upsert", t.schema) for _ in range(2)]
+    results = []
+    for plan, dt in zip(plans, ["d1", other_partition], strict=True):
+        task = TaskWriter(plan)
+        task.write(batch(["n"], 2, dt))
+        results.append(task.finish())
+    Coordinator(t.storage, t.config).commit(plans[0], [results[0]])
+    if conflicts:
+        with pytest.raises(CommitConflictError, match="safe to retry"):
+            Coordinator(t.storage, t.config).commit(plans[1], [results[1]])
+    else:
+        Coordinator(t.storage, t.config).commit(plans[1], [results[1]])
+    ids = [r["id"] for r in t.to_arrow(columns=["id"]).to_pylist()]
+    assert sorted(ids) == (["a", "n"] if conflicts else ["a", "n", "n"])
 
 
 def test_a_new_key_in_two_tasks_of_one_write_is_refused(tmp_path):

@@ -250,11 +250,12 @@ NOT_IMPLEMENTED_YET: tuple[HudiFeature, ...] = (
         "hudi-py does not maintain a metadata table yet (hoodie.metadata.enable must be false); readers list the "
         "files",
         prefixes=("hoodie.metadata.", "metadata.")),
-    # the indexes hudi-py writes with (BUCKET, SIMPLE, GLOBAL_SIMPLE) have no use for these settings
+    # the indexes hudi-py writes with (BUCKET, SIMPLE, BLOOM, GLOBAL_*) have no use for these settings: its lookups
+    # read the keys, and its bloom filters take Hudi's default sizes
     HudiFeature(
-        "bloom, record-level and HBase indexes, index tuning (not implemented yet)", "warning",
-        "hudi-py writes with the BUCKET, SIMPLE and GLOBAL_SIMPLE indexes (hoodie.index.type), which these settings "
-        "do not touch",
+        "record-level and HBase indexes, index tuning (not implemented yet)", "warning",
+        "hudi-py writes with the BUCKET, SIMPLE, BLOOM, GLOBAL_SIMPLE and GLOBAL_BLOOM indexes (hoodie.index.type), "
+        "looks keys up by reading them and sizes bloom filters as Hudi's defaults do; these settings change neither",
         keys=_keys("hoodie.index.class", "hoodie.bucket.index.query.pruning"),
         prefixes=("hoodie.bloom.index.", "hoodie.index.bloom.", "hoodie.simple.index.", "hoodie.global.simple.index.",
                   "hoodie.global.index.", "hoodie.record.index.", "hoodie.index.hbase.", "hoodie.hbase.index.",
