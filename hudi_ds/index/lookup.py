@@ -26,6 +26,7 @@ from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.merge import merge_slice
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.schema.meta import RECORD_KEY, with_meta
+from hudi_ds.schema.strings import constant_strings
 from hudi_ds.storage import Storage
 
 PENDING = -1  # the slot of a row not placed yet (an insert, until hudi_ds.write.file_sizing places it)
@@ -60,7 +61,7 @@ class KeyLookup:
             for slot, sl in enumerate(self.slices.get(partition, ())):
                 rows = self._slice_keys(storage, sl)
                 n = rows.num_rows
-                parts.append(rows.append_column(PARTITION, pa.array([partition] * n, pa.string()))
+                parts.append(rows.append_column(PARTITION, constant_strings(partition, n))
                              .append_column(SLOT, pa.array(np.full(n, slot, dtype=np.int32))))
         if not parts:
             return self._schema().empty_table()
