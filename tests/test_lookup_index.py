@@ -200,6 +200,28 @@ def test_compaction_cleaning_and_archiving_keep_a_lookup_index_table(tmp_path):
     assert rows(t.to_arrow(), ["id", "v"]) == expected == rows(hudi_rs(str(tmp_path / "t")), ["id", "v"])
 
 
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_every_operation_on_a_lookup_index_table(tmp_path, table_type):
+    """insert and bulk_insert look keys up as upsert does (no key twice); the overwrites replace file groups;
+    a table without a record key appends."""
+    path = tmp_path / "t"
+    t = create(path, table_type, 6, "SIMPLE")
+    t.write(batch(["a", "b"], 1))
+    t.write(batch(["a", "c"], 2), operation="insert")
+    t.write(batch(["a", "d"], 3), operation="bulk_insert")
+    assert rows(t.to_arrow(), ["id", "v"]) == [("a", "a@3"), ("b", "b@1"), ("c", "c@2"), ("d", "d@3")]
+    t.write(batch(["x"], 4), operation="insert_overwrite")
+    t.write(batch(["y"], 5, "d2"))
+    assert rows(t.to_arrow(), ["id"]) == [("x",), ("y",)] == rows(hudi_rs(str(path)), ["id"])
+    t.write(batch(["z"], 6, "d3"), operation="insert_overwrite_table")
+    assert rows(t.to_arrow(), ["id"]) == [("z",)] == rows(hudi_rs(str(path)), ["id"])
+    keyless = HudiTable.create(str(tmp_path / "k"), table_name="k", partition_by="dt", table_type=table_type,
+                               options={"hoodie.index.type": "SIMPLE"})
+    keyless.write(batch(["a"], 1))
+    keyless.write(batch(["a"], 1))
+    assert rows(keyless.to_arrow(), ["id"]) == [("a",), ("a",)] == rows(hudi_rs(str(tmp_path / "k")), ["id"])
+
+
 def test_a_small_merge_on_read_file_with_log_files_takes_no_new_keys(tmp_path):
     t = create(tmp_path / "t", "MERGE_ON_READ", 9, "SIMPLE")
     t.write(batch(["a", "b"], 1))
