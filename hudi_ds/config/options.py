@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic.types import PositiveFloat, PositiveInt
 
 from hudi_ds.config.hudi_features import (
     FEATURES,
@@ -101,13 +102,9 @@ class HudiOptions(BaseModel):
         "Upgrade an older table to hoodie.write.table.version before writing (as Apache Hudi's writers do); false "
         "keeps the table at its version.")
     index_type: WriteIndex = opt(
-        "hoodie.index.type", "BUCKET",
-        "How a write finds the file group of a key: BUCKET (hash into hoodie.bucket.index.num.buckets file groups "
-        "per partition; hudi-py's default for new tables), SIMPLE (look the keys up in the partitions the write "
-        "touches), GLOBAL_SIMPLE (in every partition: a key is unique in the table), BLOOM / GLOBAL_BLOOM (the "
-        "same, with Hudi's bloom filters in the base files for Hudi's bloom index). Recorded in "
-        "hoodie.properties; a table that records none (Apache Hudi records none) is written with the index named "
-        "here, else SIMPLE, the default of Apache Hudi's Spark writer (docs/compatibility.md).", "index.type",
+        "hoodie.index.type", "BUCKET", "How writes find a key's file group: BUCKET (hash; the default of new tables), "
+        "SIMPLE / BLOOM (read the keys of the partitions written), GLOBAL_SIMPLE / GLOBAL_BLOOM (of all partitions). "
+        "Tables that record none (Apache Hudi's) default to SIMPLE (docs/compatibility.md#indexes).", "index.type",
         scope="table")
     bucket_engine: Literal["SIMPLE"] = opt(
         "hoodie.index.bucket.engine", "SIMPLE", "Bucket index engine; only SIMPLE.", "hoodie.bucket.index.engine", scope="table")
@@ -139,31 +136,24 @@ class HudiOptions(BaseModel):
 
     # ---- write ---------------------------------------------------------------------------------------
     update_partition_path: bool = opt(
-        "hoodie.simple.index.update.partition.path", True,
-        "GLOBAL_SIMPLE: a key written with another partition than the one holding it moves there (deleted from the "
-        "old partition); false updates it in the partition that holds it.")
+        "hoodie.simple.index.update.partition.path", True, "GLOBAL_SIMPLE: a key written with another partition "
+        "than the one holding it moves there (deleted from the old one); false updates it where it is.")
     bloom_update_partition_path: bool = opt(
-        "hoodie.bloom.index.update.partition.path", True,
-        "GLOBAL_BLOOM: as hoodie.simple.index.update.partition.path for GLOBAL_SIMPLE.")
+        "hoodie.bloom.index.update.partition.path", True, "The same for GLOBAL_BLOOM.")
     small_file_limit: int = opt(
-        "hoodie.parquet.small.file.limit", 104857600,
-        "Lookup indexes (SIMPLE, BLOOM and their GLOBAL_ forms): base files smaller than this many bytes take new keys before new file groups are "
-        "made (<= 0: never).")
-    max_file_size: int = opt(
-        "hoodie.parquet.max.file.size", 125829120,
-        "Lookup indexes: the size in bytes small files are filled up to, and new base files aim for.")
-    insert_split_size: int = opt(
-        "hoodie.copyonwrite.insert.split.size", 500000,
-        "Lookup indexes: new keys per new file group when hoodie.copyonwrite.insert.auto.split is false.")
-    auto_split_inserts: bool = opt(
-        "hoodie.copyonwrite.insert.auto.split", True,
-        "Lookup indexes: size new file groups as hoodie.parquet.max.file.size / the average record size.")
-    record_size_estimate: int = opt(
-        "hoodie.copyonwrite.record.size.estimate", 1024,
-        "Average record size in bytes until a commit wrote more than hoodie.record.size.estimation.threshold x "
-        "the small file limit (then that commit's bytes per record are used).")
-    record_size_threshold: float = opt(
-        "hoodie.record.size.estimation.threshold", 1.0, "See hoodie.copyonwrite.record.size.estimate.")
+        "hoodie.parquet.small.file.limit", 104857600, "Lookup indexes (all but BUCKET): base files under this many "
+        "bytes take new keys before new file groups are made (<= 0: none).")
+    max_file_size: PositiveInt = opt(
+        "hoodie.parquet.max.file.size", 125829120, "Lookup indexes: bytes small files fill up to and new ones aim at.")
+    insert_split_size: PositiveInt = opt(
+        "hoodie.copyonwrite.insert.split.size", 500000, "Lookup indexes: new keys per new file group when "
+        "hoodie.copyonwrite.insert.auto.split is false (else max file size / record size).")
+    auto_split_inserts: bool = opt("hoodie.copyonwrite.insert.auto.split", True, "See the split size.")
+    record_size_estimate: PositiveInt = opt(
+        "hoodie.copyonwrite.record.size.estimate", 1024, "Bytes per record until a commit wrote more than "
+        "hoodie.record.size.estimation.threshold x the small file limit (then its bytes per record count).")
+    record_size_threshold: PositiveFloat = opt(
+        "hoodie.record.size.estimation.threshold", 1.0, "See the record size estimate.")
     operation: Operation = opt(
         "hoodie.datasource.write.operation", "upsert",
         "upsert, insert, bulk_insert, delete, insert_overwrite or insert_overwrite_table (mode('append')); "
@@ -363,18 +353,13 @@ class HudiOptions(BaseModel):
             return int(v.strip())
         return v
 
-    @field_validator("bucket_engine", mode="before")
+    @field_validator("index_type", "bucket_engine", mode="before")
     @classmethod
     def _upper(cls, v: Any) -> Any:
-        return v.strip().upper() if isinstance(v, str) else v
-
-    @field_validator("index_type", mode="before")
-    @classmethod
-    def _index(cls, v: Any) -> Any:
+        """Upper case; an index hudi-py does not write with is refused with the reason."""
         v = v.strip().upper() if isinstance(v, str) else v
         if v in UNWRITTEN_INDEXES:
-            raise ValueError(f"hudi-py does not write with the {v} index: {UNWRITTEN_INDEXES[v]}; use SIMPLE (or "
-                             "GLOBAL_SIMPLE), which finds file groups by reading the keys")
+            raise ValueError(f"hudi-py does not write with the {v} index: {UNWRITTEN_INDEXES[v]}")
         return v
 
     @field_validator("operation", "query_type", "log_block_format", "parquet_compression", "filter_pushdown",
@@ -446,13 +431,6 @@ class HudiOptions(BaseModel):
     def _not_negative(cls, v: float) -> float:
         if v < 0:
             raise ValueError("must be 0 or more seconds")
-        return v
-
-    @field_validator("max_file_size", "insert_split_size", "record_size_estimate", "record_size_threshold")
-    @classmethod
-    def _above_zero(cls, v: float) -> float:
-        if v <= 0:
-            raise ValueError("must be more than 0")
         return v
 
     @field_validator("compaction_delta_commits", "clean_retain_commits", "clean_retain_file_versions",

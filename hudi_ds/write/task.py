@@ -224,6 +224,8 @@ class TaskWriter:
         return rows.append_column(PARTITION_PATH, constant_strings(partition, rows.num_rows))
 
     def _placed(self, rows: pa.Table, partitions: list[str]) -> Iterator[tuple[tuple[str, int], pa.Table]]:
+        """The rows of `partitions` by file group (partition, slot): each key's latest row tagged, then the
+        inserts of each partition placed into its small files and new file groups (hudi_ds.write.file_sizing)."""
         plan, lookup, placement = self.plan, self.plan.lookup, self.plan.placement
         assert lookup is not None and placement is not None
         keys = plan.config.record_key_fields
