@@ -152,6 +152,20 @@ def test_a_table_apache_hudi_wrote_takes_upserts_and_deletes(reference_dir, tmp_
         assert rows(t.to_arrow(), data_columns) == want and rows(hudi_rs(str(path)), data_columns) == want
 
 
+def test_a_merge_on_read_table_apache_hudi_wrote_upgrades_to_9_with_a_write(reference_dir, tmp_path):
+    """The upgrade compacts the log files first (as Hudi's does), whatever index placed the keys."""
+    path = tmp_path / "t"
+    shutil.copytree(reference_dir / "mor_parquet_v6_simplekeygen_nonhivestyle", path)
+    before = HudiTable(str(path)).to_arrow()
+    data_columns = [c for c in before.column_names if not c.startswith("_hoodie")]
+    row = before.select(data_columns).slice(0, 1)
+    t = HudiTable(str(path), options={"hoodie.write.table.version": "9"})
+    t.write(row)
+    assert HudiTable(str(path)).config.version == 9
+    want = rows(before, data_columns)
+    assert rows(HudiTable(str(path)).to_arrow(), data_columns) == want == rows(hudi_rs(str(path)), data_columns)
+
+
 @pytest.mark.parametrize("name,reason", [
     ("cow_v9_txns_simple_meta", "metadata table"),
     ("cow_v6_timebasedkeygen_nonhivestyle", "key generator"),
