@@ -6,6 +6,7 @@ filters Hudi's bloom index reads."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -331,6 +332,25 @@ def test_two_writers_inserting_into_one_partition_conflict(tmp_path, index, othe
         Coordinator(t.storage, t.config).commit(plans[1], [results[1]])
     ids = [r["id"] for r in t.to_arrow(columns=["id"]).to_pylist()]
     assert sorted(ids) == (["a", "n"] if conflicts else ["a", "n", "n"])
+
+
+@pytest.mark.parametrize("prefixed", [False, True])
+def test_one_field_complex_keys_are_written_in_the_form_the_table_holds(tmp_path, prefixed):
+    """ComplexKeyGenerator with one key field (one key, two partition fields): Hudi 0.14.0 and 1.1 write
+    `id:value`, 0.14.1-1.0.2 the bare value; later writes follow the keys the table's files hold."""
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field="ts",
+                         partition_by=["dt", "h"], table_type="COPY_ON_WRITE", options={"hoodie.index.type": "SIMPLE"})
+    assert t.config.key_generator.endswith("ComplexKeyGenerator")
+    first = batch(["a", "b"], 1).append_column("h", pa.array(["0", "0"]))
+    plan = Coordinator(t.storage, t.config).begin("upsert", first.schema)
+    plan = replace(plan, prefixed_keys=prefixed)  # the first writer's key form (another engine's)
+    task = TaskWriter(plan)
+    task.write(first)
+    Coordinator(t.storage, t.config).commit(plan, [task.finish()])
+    t.write(batch(["a", "c"], 2).append_column("h", pa.array(["0", "0"])))
+    read = t.to_arrow(columns=["id", "v", KEY])
+    form = (lambda k: f"id:{k}") if prefixed else (lambda k: k)
+    assert rows(read, ["id", "v", KEY]) == [("a", "a@2", form("a")), ("b", "b@1", form("b")), ("c", "c@2", form("c"))]
 
 
 def test_a_new_key_in_two_tasks_of_one_write_is_refused(tmp_path):

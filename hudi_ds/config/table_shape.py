@@ -10,7 +10,7 @@ from hudi_ds.config.options import OPTION_SPECS, HudiOptions, default_table_name
 from hudi_ds.config.table_config import TableConfig
 from hudi_ds.errors import ConfigError, TableExistsError
 from hudi_ds.index.choice import write_index
-from hudi_ds.keys.keygen import key_generator_class, key_generator_type
+from hudi_ds.keys.keygen import key_generator_class
 from hudi_ds.table_format import format_for
 
 # (option field, HudiTable.create keyword, TableConfig attribute): the settings fixed when a table is created
@@ -42,11 +42,6 @@ def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
         raise ConfigError(
             f"hoodie.bucket.index.num.buckets={opts.num_buckets} is a setting of the bucket index, but "
             f"hoodie.index.type={opts.index_type}; drop one of them")
-    if not bucket and keys and key_generator_type(keys, parts) == "COMPLEX" and len(keys) == 1:
-        raise ConfigError(
-            f"hoodie.index.type={opts.index_type} with one record key field and several partition fields: Apache "
-            "Hudi releases write such keys in two forms (field:value or the bare value), so a lookup index would "
-            "miss the keys another engine wrote; use the bucket index, or a record key of several fields")
     fmt = format_for(opts.table_version)
     return TableConfig(
         version=fmt.version, layout_version=fmt.layout,

@@ -50,11 +50,6 @@ def check_index_writable(config: TableConfig) -> None:
         raise UnsupportedTableError(
             f"the table's key generator {config.key_generator} makes keys or partition paths hudi_ds does not build "
             f"yet (it builds those of {', '.join(_WRITTEN_KEY_GENERATORS)}); read it, or write it with Apache Hudi")
-    if kind == "COMPLEX" and len(config.record_key_fields) == 1:
-        raise UnsupportedTableError(
-            "the table's ComplexKeyGenerator has a single record key field, whose key form Apache Hudi releases "
-            "write differently (field:value or the bare value); hudi_ds would not find the keys it holds. Write it "
-            "with Apache Hudi, or copy it into a table with the bucket index")
 
 
 def writes_bloom_filters(config: TableConfig, index: str | None = None) -> bool:

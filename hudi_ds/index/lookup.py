@@ -106,3 +106,16 @@ class KeyLookup:
             top = versions.group_by(RECORD_KEY).aggregate([(self.ordering.name, "max")])
             keys = pa.table({RECORD_KEY: top[RECORD_KEY], self.ordering.name: top[f"{self.ordering.name}_max"]})
         return keys.append_column(LIVE, pc.is_in(keys[RECORD_KEY], value_set=merged[RECORD_KEY]))
+
+
+def holds_prefixed_keys(storage: Storage, slices: Iterable[FileSlice], field: str) -> bool:
+    """Whether a table of one-field ComplexKeyGenerator keys holds them as `field:value`, the form Apache Hudi
+    0.14.0 and 1.1+ write (0.14.1-1.0.2 write the bare value: HUDI-7001): every key of its first base file says.
+    A table without base files takes the bare value, as hudi_ds writes it."""
+    for sl in slices:
+        if sl.base_file is not None:
+            with open_base_file(storage, sl.base_file.path) as pf:
+                keys = pf.read_row_group(0, columns=[RECORD_KEY])[RECORD_KEY] if pf.num_row_groups else None
+            if keys is not None and len(keys):
+                return bool(pc.all(pc.starts_with(keys, f"{field}:")).as_py())
+    return False

@@ -17,6 +17,7 @@ import pyarrow as pa
 from hudi_ds import faults
 from hudi_ds.config import TableConfig
 from hudi_ds.config.options import HudiOptions
+from hudi_ds.config.table_config import key_generator_type_name
 from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import (
     CommitConflictError,
@@ -30,7 +31,7 @@ from hudi_ds.files.markers import marked_files
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.index.bucket import bucket_of_file_id, check_bucket_file_ids
 from hudi_ds.index.choice import BUCKET, is_global, write_index, writes_bloom_filters
-from hudi_ds.index.lookup import KeyLookup
+from hudi_ds.index.lookup import KeyLookup, holds_prefixed_keys
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
 from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
 from hudi_ds.recovery.rollback import ownership, rollback_pending
@@ -122,6 +123,12 @@ def _key_lookup(config: TableConfig, index: str, options: HudiOptions, schema: p
     return KeyLookup(is_global(index), moves,
                      {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,
                      schema.field(ordering) if ordering and ordering in schema.names else None)
+
+
+def _one_field_complex_key(config: TableConfig) -> bool:
+    """A ComplexKeyGenerator of one record key field, whose key form differs between Hudi releases."""
+    kind = key_generator_type_name(config.key_generator) if config.key_generator else None
+    return kind == "COMPLEX" and len(config.record_key_fields) == 1
 
 
 def _insert_placement(options: HudiOptions, timeline: Timeline, slices: dict[tuple[str, int], FileSlice],
@@ -235,6 +242,8 @@ class Coordinator:
             storage=self.storage, instant=instant, operation=operation, config=self.config, schema=schema,
             groups=groups, known_commits=tuple(known), lookup=lookup, placement=placement,
             bloom_filters=writes_bloom_filters(self.config, index),
+            prefixed_keys=lookup is not None and _one_field_complex_key(self.config) and holds_prefixed_keys(
+                self.storage, slices.values(), self.config.record_key_fields[0]),
             **plan_options,  # type: ignore[arg-type]
         )
 

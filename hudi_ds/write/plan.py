@@ -82,6 +82,7 @@ class WritePlan:
     lookup: KeyLookup | None = None  # SIMPLE / GLOBAL_SIMPLE: `groups` are keyed by (partition, slot)
     placement: InsertPlacement | None = None  # with `lookup`: where inserts go
     bloom_filters: bool = False  # base files carry Hudi's bloom filter footer (hudi_ds.index.choice)
+    prefixed_keys: bool = False  # one-field ComplexKeyGenerator keys as `field:value` (the form the table holds)
 
     @property
     def action(self) -> str:

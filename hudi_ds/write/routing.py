@@ -33,12 +33,15 @@ def require_columns(table: pa.Table, config: TableConfig, operation: str, orderi
             )
 
 
-def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | None = None) -> pa.Table:
+def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | None = None,
+          prefixed_key: bool = False) -> pa.Table:
     """The table with record key, partition path and bucket columns appended; a table without a record key
     takes its keys (and their bucket) from the task's `auto_keys`. Without a bucket index the bucket column
-    says PENDING: tagging (hudi_ds.write.tagging) finds each row's file group later."""
+    says PENDING: tagging (hudi_ds.write.tagging) finds each row's file group later. `prefixed_key`: a one-field
+    key is written `field:value` (hudi_ds.keys.keygen.record_key_strings)."""
     partitions = partition_path_strings(table, config.partition_fields, config.hive_style, config.url_encode)
-    keys = auto_keys.take(table.num_rows) if auto_keys is not None else record_key_strings(table, config.record_key_fields)
+    keys = (auto_keys.take(table.num_rows) if auto_keys is not None
+            else record_key_strings(table, config.record_key_fields, single_field_prefixed=prefixed_key))
     if not config.num_buckets:
         buckets = np.full(table.num_rows, PENDING, dtype=np.int32)
     elif auto_keys is not None:

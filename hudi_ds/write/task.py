@@ -166,7 +166,7 @@ class TaskWriter:
         config = self.plan.config
         if (self.auto_keys is not None or table.num_rows < _PARALLEL_ROUTE_ROWS  # generated keys are sequential
                 or self.plan.lookup is not None):  # then routing is the cheap part: tagging comes at finish()
-            return list(split_by_group(route(table, config, self.auto_keys)).items())
+            return list(split_by_group(route(table, config, self.auto_keys, self.plan.prefixed_keys)).items())
         step = -(-table.num_rows // _WRITER_THREADS)
         chunks = [table.slice(s, step) for s in range(0, table.num_rows, step)]
         with ThreadPoolExecutor(_WRITER_THREADS) as pool:
