@@ -3,9 +3,9 @@ groups): a key's file group is the one whose latest file slice holds it.
 
 Tagging (Apache Hudi's HoodieSimpleIndex / HoodieGlobalSimpleIndex) reads the record keys of the latest file slices
 of the partitions a write touches (global indexes: of every partition, so a key is unique in the table) and joins
-them with the incoming keys (hudi_ds.write.tagging): a key found is an update of its file group, a key not found an insert
-(placed by hudi_ds.write.file_sizing), a delete of a key not found nothing at all. A slice with log files is merged first,
-so keys a log inserted or deleted count as the readers see them.
+them with the incoming keys (hudi_ds.write.tagging): a key found is an update of its file group, a key not found an
+insert (placed by hudi_ds.write.file_sizing), a delete of a key not found nothing at all. The keys of a slice are
+those of its base file and of its logs' data blocks; a key a log deleted still counts, as in Hudi's tagging.
 
 File groups are numbered per partition by their position in `KeyLookup.slices` (the "slot"), the way bucket
 tables number them by bucket: the write path keys its buffers, claims and targets by (partition, slot).

@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from hudi_ds.index.lookup import PARTITION, PENDING, SLOT, KeyLookup
 from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY
+from hudi_ds.schema.strings import constant_strings
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.routing import DELETE
 
@@ -68,7 +69,7 @@ def keys_new_in_several_tasks(results: Sequence[TaskResult], global_index: bool)
     if len({task for _, task, _ in placed}) < 2:
         return []
     keys = pa.table({
-        "scope": pa.concat_arrays([pa.array([p] * t.num_rows, pa.string()) for p, _, t in placed]),
+        "scope": pa.concat_arrays([constant_strings(p, t.num_rows) for p, _, t in placed]),
         "task": pa.concat_arrays([pa.array(np.full(t.num_rows, task, dtype=np.int64)) for _, task, t in placed]),
         "key": pa.concat_arrays([t[RECORD_KEY].combine_chunks() for _, _, t in placed]),
     })
