@@ -238,7 +238,8 @@ def _insert_split_size(write: Write, path: str) -> None:
 @probe("auto_split_inserts")
 def _auto_split_inserts(write: Write, path: str) -> None:
     # the split size (500000), not max file size / record size (two), counts new keys per file group
-    assert new_groups_for_five_keys(write, path, {key_of("auto_split_inserts"): "false", key_of("small_file_limit"): "1",
+    assert new_groups_for_five_keys(write, path, {key_of("auto_split_inserts"): "false",
+                                                  key_of("small_file_limit"): "1",
                                                   key_of("max_file_size"): "2048",
                                                   key_of("record_size_threshold"): "1e30"}) == 1
 

@@ -86,14 +86,16 @@ def _slotted_slices(view: FileSystemView, lookup: bool) -> dict[tuple[str, int],
     """The latest slices by (partition, bucket), or with a lookup index by (partition, slot): their position
     among the partition's slices in file id order."""
     if not lookup:
-        return {(sl.partition, b): sl for sl in view.latest_slices() if (b := bucket_of_file_id(sl.file_id)) is not None}
+        return {(sl.partition, b): sl for sl in view.latest_slices()
+                if (b := bucket_of_file_id(sl.file_id)) is not None}
     by_partition: dict[str, list[FileSlice]] = {}
     for sl in sorted(view.latest_slices(), key=lambda s: (s.partition, s.file_id)):
         by_partition.setdefault(sl.partition, []).append(sl)
     return {(p, slot): sl for p, slices in by_partition.items() for slot, sl in enumerate(slices)}
 
 
-def _group_targets(view: FileSystemView, slices: dict[tuple[str, int], FileSlice]) -> dict[tuple[str, int], GroupTarget]:
+def _group_targets(view: FileSystemView,
+                   slices: dict[tuple[str, int], FileSlice]) -> dict[tuple[str, int], GroupTarget]:
     # Compaction plans are read from a fresh listing (taken after this write claimed its instant): a plan
     # scheduled before that is always seen, and its file groups get their logs in the plan's new slice
     # (base instant C), so the compaction, which reads only the previous slice, never loses them.
@@ -268,8 +270,8 @@ class Coordinator:
             self.abort(plan)
             raise InvalidDataError(
                 f"{len(repeated)} new record key(s) (first: {repeated[:3]}) came in several Spark partitions of one "
-                "write; with a lookup index (hoodie.index.type SIMPLE, BLOOM or their GLOBAL_ forms) each task places its new "
-                "keys, so they would be written twice. Nothing was committed: drop the duplicates "
+                "write; with a lookup index (hoodie.index.type SIMPLE, BLOOM or their GLOBAL_ forms) each task places "
+                "its new keys, so they would be written twice. Nothing was committed: drop the duplicates "
                 "(dropDuplicates on the key) or repartition the data by the record key, and write again")
         remove_unreported_files(self.storage, plan, results)
         shared = {(d.partition, d.file_id) for r in results for d in r.deferred}

@@ -1,5 +1,5 @@
-"""Where the inserts of a write with a lookup index (SIMPLE, BLOOM, GLOBAL_*) go: small files first, then new file groups (Apache Hudi's
-UpsertPartitioner).
+"""Where the inserts of a write with a lookup index (SIMPLE, BLOOM, GLOBAL_*) go: small files first, then new file
+groups (Apache Hudi's UpsertPartitioner).
 
 A base file smaller than `hoodie.parquet.small.file.limit` takes as many new records as fit below
 `hoodie.parquet.max.file.size` at the average record size; the rest go to new file groups of

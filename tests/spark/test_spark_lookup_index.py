@@ -20,7 +20,8 @@ pytestmark = [pytest.mark.spark]
 def write(spark: Any, path: str, data: list[tuple[str, int, str, str]], partitions: int, **options: str) -> None:
     df = spark.createDataFrame(data, "id string, ts long, dt string, v string").repartition(partitions)
     (df.write.format("hudi-py").option("hoodie.datasource.write.recordkey.field", "id")
-     .option("hoodie.datasource.write.precombine.field", "ts").option("hoodie.datasource.write.partitionpath.field", "dt")
+     .option("hoodie.datasource.write.precombine.field", "ts")
+     .option("hoodie.datasource.write.partitionpath.field", "dt")
      .options(**options).mode("append").save(path))
 
 
