@@ -13,12 +13,16 @@ import pytest
 from tables import hudi_rs, rows
 
 from hudi_ds import HudiTable
+from hudi_ds.spark import cluster_by_bucket
 
 pytestmark = [pytest.mark.spark]
 
 
-def write(spark: Any, path: str, data: list[tuple[str, int, str, str]], partitions: int, **options: str) -> None:
+def write(spark: Any, path: str, data: list[tuple[str, int, str, str]], partitions: int, clustered: bool = False,
+          **options: str) -> None:
     df = spark.createDataFrame(data, "id string, ts long, dt string, v string").repartition(partitions)
+    if clustered:  # one task per partition: a lookup-index table has one "bucket"
+        df = cluster_by_bucket(df, path)
     (df.write.format("hudi-py").option("hoodie.datasource.write.recordkey.field", "id")
      .option("hoodie.datasource.write.precombine.field", "ts")
      .option("hoodie.datasource.write.partitionpath.field", "dt")
@@ -30,7 +34,7 @@ def test_spark_writes_a_lookup_index_table_from_several_tasks(spark, tmp_path, t
     path = str(tmp_path / "t")
     opts = {"hoodie.index.type": index, "hoodie.datasource.write.table.type": table_type}
     write(spark, path, [(f"k{i}", 1, f"d{i % 2}", "a") for i in range(20)], 3, **opts)
-    write(spark, path, [(f"k{i}", 2, f"d{i % 2}", "b") for i in range(10, 30)], 3, **opts)
+    write(spark, path, [(f"k{i}", 2, f"d{i % 2}", "b") for i in range(10, 30)] * 2, 3, clustered=True, **opts)
     t = HudiTable(path)
     assert t.config.index_type == index and t.config.num_buckets is None
     expected = sorted([(f"k{i}", "a") for i in range(10)] + [(f"k{i}", "b") for i in range(10, 30)], key=repr)
