@@ -185,10 +185,6 @@ def _prepare(storage: Storage, config: TableConfig, timeout_s: float) -> None:
     _refuse_live_writes(storage, timeline, timeout_s)
     if not config.is_mor or not (pending_compactions(timeline) or _slices_with_logs(storage, config, timeline)):
         return
-    if not config.num_buckets:
-        raise UnsupportedTableError(
-            "Apache Hudi compacts a merge-on-read table before changing its version, and hudi_ds compacts "
-            "bucket-index tables only; compact this one with Apache Hudi first")
     target = TableFiles(storage, config)
     compaction.schedule_compaction(target, min_delta_commits=1, wait_s=0)
     compaction.run_compaction(target, wait_s=0, heartbeat_timeout_s=timeout_s, owner=VERSION_CHANGE_OWNER)

@@ -44,6 +44,7 @@ class ExecOptions:
     row_group_rows: int | None
     row_group_bytes: int
     compression: str
+    bloom_filters: bool = False  # base files carry Hudi's bloom filter footer (hudi_ds.index.choice)
 
 
 def input_slice(view: FileSystemView, op: CompactionOperation) -> FileSlice | None:
@@ -84,7 +85,8 @@ def _write_base(storage: Storage, instant: str, partition: str, name: str, recor
         n = records.num_rows
         rows = max(1, options.row_group_bytes * n // max(1, records.nbytes)) if n else 1
     size = write_base_file(storage, instant, partition, name, records, avro, compression=options.compression,
-                           dictionary=dictionary_columns(records), merge=merge, row_group_rows=rows)
+                           dictionary=dictionary_columns(records), merge=merge, row_group_rows=rows,
+                           bloom_filter=options.bloom_filters)
     faults.pause_point("compaction_file_written")
     return size
 
