@@ -244,11 +244,12 @@ FEATURES: tuple[HudiFeature, ...] = (
 # (hudi_ds.config.options) and removing the family here.
 # ================================================================================================================
 NOT_IMPLEMENTED_YET: tuple[HudiFeature, ...] = (
-    # hudi-py keeps no metadata table (hoodie.metadata.enable must be false), so these settings change nothing
+    # hudi-py maintains the metadata table's files partition only (hoodie.metadata.enable), so these settings
+    # (its indexes: column and partition statistics, record index, bloom filters, ...) change nothing
     HudiFeature(
-        "the metadata table and its indexes (not implemented yet)", "warning",
-        "hudi-py does not maintain a metadata table yet (hoodie.metadata.enable must be false); readers list the "
-        "files",
+        "the metadata table's indexes and tuning (not implemented yet)", "warning",
+        "hudi-py maintains the metadata table's files partition only (hoodie.metadata.enable); its indexes are "
+        "not written",
         prefixes=("hoodie.metadata.", "metadata.")),
     # the indexes hudi-py writes with (BUCKET, SIMPLE, BLOOM, GLOBAL_*) have no use for these settings: its lookups
     # read the keys, and its bloom filters take Hudi's default sizes

@@ -130,9 +130,12 @@ class HudiOptions(BaseModel):
         "What the change data holds: OP_KEY_ONLY (operation and record key), DATA_BEFORE (also the before-image) or "
         "DATA_BEFORE_AFTER (before- and after-images: the change feed needs no other file). Fixed when the table "
         "is created.", "cdc.supplemental.logging.mode", scope="table")
-    metadata_enable: bool = opt(
-        "hoodie.metadata.enable", False, "Must be false: hudi-py does not maintain a metadata table.",
-        "metadata.enabled", scope="table")
+    metadata_enable: bool | None = opt(
+        "hoodie.metadata.enable", None,
+        "The metadata table (.hoodie/metadata, its files partition: the file listing Apache Hudi 1.x and hudi-rs "
+        "read on versions 8 and 9). true creates it on a version 8/9 table and keeps it up to date; false drops it "
+        "(as Hudi's writers do); unset keeps what the table has (none on tables hudi-py creates).",
+        "metadata.enabled")
 
     # ---- write ---------------------------------------------------------------------------------------
     update_partition_path: bool = opt(
@@ -313,6 +316,10 @@ class HudiOptions(BaseModel):
         "clean.retain_hours", scope="service")
     archive_enabled: bool = opt(
         "hoodie.archive.automatic", True, "Archive old instants after each commit.", scope="service")
+    metadata_compact_max_delta_commits: int = opt(
+        "hoodie.metadata.compact.max.delta.commits", 10,
+        "Compact the metadata table's files partition into an HFile base file once this many delta commits "
+        "await it (then clean its older file slices).", scope="service")
     archive_min_commits: int = opt(
         "hoodie.keep.min.commits", 20, "Archiving keeps at least this many commits on the active timeline.",
         "archive.min_commits", scope="service")
@@ -394,7 +401,7 @@ class HudiOptions(BaseModel):
             return LEGACY_CDC_MODES.get(v, v)
         return v
 
-    @field_validator("metadata_enable", "drop_partition_columns")
+    @field_validator("drop_partition_columns")
     @classmethod
     def _must_be_false(cls, v: bool) -> bool:
         if v:
@@ -434,7 +441,8 @@ class HudiOptions(BaseModel):
         return v
 
     @field_validator("compaction_delta_commits", "clean_retain_commits", "clean_retain_file_versions",
-                     "clean_retain_hours", "archive_min_commits", "archive_max_commits")
+                     "clean_retain_hours", "archive_min_commits", "archive_max_commits",
+                     "metadata_compact_max_delta_commits")
     @classmethod
     def _positive(cls, v: int) -> int:
         if v < 1:

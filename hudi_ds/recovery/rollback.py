@@ -17,6 +17,7 @@ from hudi_ds.files.markers import marked_files
 from hudi_ds.files.naming import join, log_file_name, parse_base_file, parse_cdc_file, parse_log_file
 from hudi_ds.log.blocks import encode_rollback_block
 from hudi_ds.log.format import read_blocks
+from hudi_ds.metadata.sync import sync_rollback
 from hudi_ds.recovery.heartbeat import DEFAULT_HEARTBEAT_TIMEOUT_S, heartbeat_age, stop_heartbeat
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, temp_dir
@@ -91,6 +92,8 @@ def record_rollback(storage: Storage, timeline: Timeline, target: Instant, remov
     meta = rollback_metadata(rollback_time, [(target.requested_time, target.action)], parts,
                              int((time.time() - started) * 1000))
     timeline.writer().write_avro_completed(rollback_time, "rollback", plan, meta)
+    sync_rollback(storage, timeline, target.requested_time, rollback_time,
+                  {p: [f.rsplit("/", 1)[-1] for f in v["deleted"]] for p, v in removed.items()})
     return rollback_time
 
 

@@ -35,6 +35,7 @@ from hudi_ds.config.writable import check_writable
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.log.blocks import CONTENT_VERSION
 from hudi_ds.log.format import BlockType, HeaderKey, encode_block
+from hudi_ds.metadata.sync import archive_limits
 from hudi_ds.recovery.heartbeat import stop_heartbeat
 from hudi_ds.services.archive_schema import ARCHIVED_META_ENTRY, ENTRY_FIELDS
 from hudi_ds.services.target import ServiceTarget
@@ -117,6 +118,7 @@ def archive_boundary(storage: Storage, timeline: Timeline, min_commits: int, max
         limits += [t for t in [_compaction_boundary(timeline, compaction_delta_commits)] if t]
     limits += [i.requested_time for i in timeline.pending()[:1]]
     limits += [i.requested_time for i in timeline.instants if i.action not in SUPPORTED][:1]
+    limits += archive_limits(storage)
     cleaned = _clean_boundary(timeline)
     if cleaned:
         limits.append(cleaned)

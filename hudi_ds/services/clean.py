@@ -36,10 +36,11 @@ from hudi_ds.files.compaction_plan import CompactionOperation, pending_operation
 from hudi_ds.files.markers import marked_files
 from hudi_ds.files.naming import parse_base_file, parse_cdc_file, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
+from hudi_ds.metadata.sync import deleted_changes, sync_instant
 from hudi_ds.services.target import ServiceTarget
 from hudi_ds.storage import Storage, require_inside
 from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S
-from hudi_ds.timeline import Instant, State, Timeline, TimelineWriter, datetime_to_instant, new_instant_time
+from hudi_ds.timeline import Instant, State, Timeline, datetime_to_instant, new_instant_time
 from hudi_ds.timeline.avro_models import (
     CLEAN_METADATA,
     CLEANER_PLAN,
@@ -158,7 +159,7 @@ def plan_clean(storage: Storage, timeline: Timeline, view: FileSystemView, polic
     return {p: sorted(files) for p, files in sorted(out.items()) if files}
 
 
-def _execute(storage: Storage, writer: TimelineWriter, instant: str, plan: dict, started: float) -> None:
+def _execute(storage: Storage, timeline: Timeline, instant: str, plan: dict, started: float) -> None:
     """Delete the planned files and publish the completed clean instant. Every planned path is checked to lie
     inside the table before the first delete."""
     source = f"the clean plan of instant {instant} (.hoodie/{instant}.clean.requested)"
@@ -183,7 +184,8 @@ def _execute(storage: Storage, writer: TimelineWriter, instant: str, plan: dict,
     earliest = (plan.get("earliestInstantToRetain") or {}).get("timestamp") or ""
     meta = clean_metadata(instant, earliest, parts, plan.get("lastCompletedCommitTimestamp") or "",
                           int((time.time() - started) * 1000))
-    writer.complete(instant, "clean", encode_avro_instant(meta, CLEAN_METADATA))
+    sync_instant(storage, timeline, instant, deleted_changes({p: m["successDeleteFiles"] for p, m in parts.items()}))
+    timeline.writer().complete(instant, "clean", encode_avro_instant(meta, CLEAN_METADATA))
 
 
 def _relative(storage: Storage, path: str) -> str:
@@ -206,7 +208,7 @@ def _finish_pending(storage: Storage, timeline: Timeline) -> str | None:
         if inst.state is State.REQUESTED:
             timeline.writer().transition_to_inflight(
                 inst.requested_time, "clean", encode_avro_instant(plan, CLEANER_PLAN))
-        _execute(storage, timeline.writer(), inst.requested_time, plan, started)
+        _execute(storage, timeline, inst.requested_time, plan, started)
         last = inst.requested_time
     return last
 
@@ -261,5 +263,5 @@ def _clean(storage: Storage, config: TableConfig, policy: CleanPolicy, sweep_sta
             break
         last = instant
     writer.transition_to_inflight(instant, "clean", content)
-    _execute(storage, writer, instant, plan, started)
+    _execute(storage, timeline, instant, plan, started)
     return instant

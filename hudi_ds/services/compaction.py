@@ -44,6 +44,7 @@ from hudi_ds.files.compaction_plan import (
 )
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.index.choice import writes_bloom_filters
+from hudi_ds.metadata.sync import commit_changes, sync_instant
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.recovery.heartbeat import (
     DEFAULT_HEARTBEAT_TIMEOUT_S,
@@ -298,6 +299,7 @@ def _attempt(table: ServiceTarget, instant: str, options: ExecOptions, heartbeat
         outcome = "elsewhere" if _claim_of(storage, instant).get("executor") != executor else (
             "changed" if inputs_changed(storage, now, instant, [inputs for _, inputs in results]) else "completed")
         if outcome == "completed":
+            sync_instant(storage, now, instant, commit_changes(meta))
             now.writer().complete(instant, PENDING_ACTION, fmt.encode_commit_metadata(meta, "commit"))
         elif outcome == "changed":
             revert_compaction_attempt(storage, now, now.get(instant))

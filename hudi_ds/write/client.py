@@ -23,6 +23,7 @@ from hudi_ds.config.table_config import TableConfig, load_config, lost_propertie
 from hudi_ds.config.table_shape import check_against_table, new_table_config
 from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError, SchemaError
+from hudi_ds.metadata.bootstrap import apply_metadata_setting
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.recovery.failed_writes import left_behind_note, roll_back_left_behind, rolling_back
 from hudi_ds.recovery.rollback import rollback_failed_writes
@@ -139,6 +140,7 @@ class WriteClient:
     def prepare(self, operation: str | None, data_schema: pa.Schema | None, overwrite: bool = False) -> PreparedWrite:
         """Check the write against the table and evolve the schema (`data_schema`: None for an empty write)."""
         operation = resolve_operation(self.options, self.config.record_key_fields, operation, overwrite)
+        self.config = apply_metadata_setting(self.storage, self.config, self.options.metadata_enable)
         check_writable(self.config)
         current = self.current_schema()
         if data_schema is None:
@@ -160,19 +162,23 @@ class WriteClient:
                                         "parquet_compression": self.options.parquet_compression}
         if max_buffer_bytes is not None:
             plan_options["max_buffer_bytes"] = max_buffer_bytes
-        return Coordinator(self.storage, self.config).begin(prepared.operation, prepared.schema, extra=extra,
-                                                         options=self.options, **plan_options)
+        return self._coordinator().begin(prepared.operation, prepared.schema, extra=extra, options=self.options,
+                                         **plan_options)
 
     def commit(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None = None) -> str:
         """Publish the write, then run the post-commit hooks; returns the instant."""
-        instant = Coordinator(self.storage, self.config).commit(plan, results, extra)
+        instant = self._coordinator().commit(plan, results, extra)
         self.run_hooks()
         return instant
 
     def abort(self, plan: WritePlan) -> None:
         """Roll back the failed write; if the store refuses, the next write rolls it back first."""
         with rolling_back(self.storage, plan.instant):
-            Coordinator(self.storage, self.config).abort(plan)
+            self._coordinator().abort(plan)
+
+    def _coordinator(self) -> Coordinator:
+        return Coordinator(self.storage, self.config,
+                           metadata_compact_every=self.options.metadata_compact_max_delta_commits)
 
     def run_hooks(self) -> None:
         for hook in self.hooks:
@@ -200,7 +206,7 @@ class WriteClient:
                         "with one schema per write"
                     )
                 task.write(apply_changelog(chunk, changelog) if changelog is not None else chunk)
-            instant = Coordinator(self.storage, self.config).commit(plan, [task.finish()])
+            instant = self._coordinator().commit(plan, [task.finish()])
         except BaseException as failure:
             task.abort()
             try:

@@ -32,6 +32,8 @@ from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.index.bucket import bucket_of_file_id, check_bucket_file_ids
 from hudi_ds.index.choice import BUCKET, is_global, write_index, writes_bloom_filters
 from hudi_ds.index.lookup import KeyLookup, holds_prefixed_keys
+from hudi_ds.metadata.compaction import DEFAULT_MAX_DELTA_COMMITS
+from hudi_ds.metadata.sync import commit_changes, sync_instant
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
 from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
 from hudi_ds.recovery.rollback import ownership, rollback_pending
@@ -201,9 +203,11 @@ def _pending(storage: Storage, fmt: TableFormat, instant: str) -> Timeline:
 class Coordinator:
     """Driver-side commit protocol for one table."""
 
-    def __init__(self, storage: Storage, config: TableConfig) -> None:
+    def __init__(self, storage: Storage, config: TableConfig,
+                 metadata_compact_every: int = DEFAULT_MAX_DELTA_COMMITS) -> None:
         self.storage = storage
         self.config = config
+        self.metadata_compact_every = metadata_compact_every
 
     def begin(self, operation: str, schema: pa.Schema, *, extra: dict[str, str] | None = None,
               options: HudiOptions | None = None, **plan_options: object) -> WritePlan:
@@ -299,6 +303,7 @@ class Coordinator:
             conflict = require_version(self.storage, self.config) or self._conflict(
                 plan, latest, _touched(plan, files), partitions)
             if conflict is None:
+                sync_instant(self.storage, latest, plan.instant, commit_changes(meta), self.metadata_compact_every)
                 faults.pause_point("commit_publishing")
                 latest.writer().complete(plan.instant, plan.action, fmt.encode_commit_metadata(meta, plan.action))
         if conflict is not None:

@@ -1,0 +1,102 @@
+"""The metadata table's own table services: compaction of the files partition into an HFile base file, and the
+clean that follows it, so the metadata table does not grow with every commit.
+
+As in Hudi (HoodieBackedTableMetadataWriter.compactIfNecessary, hoodie.metadata.compact.max.delta.commits), a
+compaction is due once that many deltacommits completed since the last base file; it is scheduled only when
+each of them belongs to a completed data instant (a pending one may still be rolled back, which deletes its log
+file: a base file cannot forget it) and the metadata table has no pending instant. It runs before the data
+instant's own deltacommit, so that one lands in the new slice (slicing by completion time). The clean then
+keeps the new slice and the one before it (readers that loaded the timeline a moment ago read that one) and
+deletes older base and log files, recorded as a clean instant of the metadata table.
+"""
+
+from __future__ import annotations
+
+from hudi_ds.files.naming import parse_base_file, parse_log_file
+from hudi_ds.metadata import records as md
+from hudi_ds.metadata.hfiles import encode_base_file
+from hudi_ds.metadata.layout import FILES_FILE_ID, MetadataTable, base_name, is_init_instant
+from hudi_ds.metadata.listing import files_slice, merged_records
+from hudi_ds.timeline import Instant, Timeline, new_instant_time
+from hudi_ds.timeline.avro_models import (
+    COMPACTION_PLAN,
+    clean_metadata,
+    clean_partition_metadata,
+    clean_plan,
+    compaction_operation,
+    compaction_plan,
+    encode_avro_instant,
+)
+from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
+
+DEFAULT_MAX_DELTA_COMMITS = 10  # hoodie.metadata.compact.max.delta.commits
+CLEAN_POLICY = "KEEP_LATEST_FILE_VERSIONS"
+KEPT_SLICES = 2
+
+
+def undo_pending(mdt: MetadataTable, inst: Instant) -> None:
+    """Drop a compaction or clean of the metadata table its writer did not finish (a base file it may have
+    written included; files a clean did not delete yet are deleted by the next clean)."""
+    if inst.action == "compaction":
+        mdt.storage.delete(f"{md.FILES}/{base_name(inst.requested_time)}")
+    mdt.fmt.timeline_writer(mdt.storage).delete_instant_files(inst.requested_time, inst.action)
+
+
+def compact_if_due(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Timeline, every: int) -> str | None:
+    """Compact the files partition when `every` deltacommits await it; returns the compaction instant."""
+    if mdt_timeline.pending():
+        return None
+    sl = files_slice(mdt, mdt_timeline, None)
+    if len(sl.logs) < every or any(not is_init_instant(i) and not data_timeline.contains_completed(i)
+                                   for _, i in sl.logs):
+        return None
+    last = max(filter(None, (mdt_timeline.last_instant_time(), data_timeline.last_instant_time())))
+    instant = new_instant_time(after=last)
+    writer = mdt.fmt.timeline_writer(mdt.storage)
+    op = compaction_operation(sl.base_instant, FILES_FILE_ID, md.FILES,
+                              sl.base.rsplit("/", 1)[-1] if sl.base else None,
+                              [rel.rsplit("/", 1)[-1] for rel, _ in sl.logs])
+    if not writer.create_requested(instant, "compaction", encode_avro_instant(compaction_plan([op]), COMPACTION_PLAN)):
+        return None
+    writer.transition_to_inflight(instant, "compaction")
+    records = merged_records(mdt, sl)
+    name = base_name(instant)
+    data = encode_base_file(records, mdt.version)
+    mdt.storage.write_bytes(f"{md.FILES}/{name}", data)
+    stat = WriteStat(file_id=FILES_FILE_ID, path=f"{md.FILES}/{name}", prev_commit=sl.base_instant or "null",
+                     num_writes=len(records), total_write_bytes=len(data), partition_path=md.FILES,
+                     file_size_in_bytes=len(data), total_log_files_compacted=len(sl.logs))
+    meta = CommitMetadata(partition_to_write_stats={md.FILES: [stat]}, compacted=True, operation_type="COMPACT")
+    writer.complete(instant, "compaction", mdt.fmt.encode_commit_metadata(meta, "commit"))
+    clean(mdt, mdt.timeline())
+    return instant
+
+
+def clean(mdt: MetadataTable, mdt_timeline: Timeline) -> str | None:
+    """Delete the file slices older than the latest `KEPT_SLICES`; returns the clean instant, None when there
+    was nothing to delete."""
+    completion = {i.requested_time: i.completion_time or "" for i in mdt_timeline.completed()}
+    entries = [e for e in mdt.storage.list(md.FILES) if not e.is_dir]
+    bases = sorted({b.instant for e in entries if (b := parse_base_file(md.FILES, e.name)) is not None
+                    and b.instant in completion})
+    if len(bases) <= KEPT_SLICES:
+        return None
+    oldest_kept = bases[-KEPT_SLICES]
+    doomed = []
+    for e in entries:
+        base, log = parse_base_file(md.FILES, e.name), parse_log_file(md.FILES, e.name)
+        if (base is not None and base.instant < oldest_kept) or (
+                log is not None and log.instant in completion and completion[log.instant] < oldest_kept):
+            doomed.append(e.path)
+    if not doomed:
+        return None
+    instant = new_instant_time(after=mdt_timeline.last_instant_time())
+    full = [mdt.storage.full(rel) for rel in doomed]
+    plan = clean_plan(CLEAN_POLICY, {md.FILES: full}, None, oldest_kept)
+    for rel in doomed:
+        mdt.storage.delete(rel)
+    names = [rel.rsplit("/", 1)[-1] for rel in doomed]
+    meta = clean_metadata(instant, "", {md.FILES: clean_partition_metadata(md.FILES, CLEAN_POLICY, names, names)},
+                          oldest_kept)
+    mdt.fmt.timeline_writer(mdt.storage).write_avro_completed(instant, "clean", plan, meta)
+    return instant

@@ -1,0 +1,106 @@
+"""The file listing a metadata table's `files` partition holds, read as Hudi's readers read it.
+
+The file slice is the latest base file of a completed bootstrap or compaction, then the log files of the
+deltacommits that completed after it, in completion order (file slicing by completion time, as for any
+version 8/9 table). A deltacommit counts only when its data instant completed on the data timeline too (the
+metadata table is written first; a writer killed in between leaves a deltacommit no reader takes), except the
+metadata table's own bootstrap instants (HoodieTableMetadataUtil.getValidInstantTimestamps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from hudi_ds.errors import CorruptTableError
+from hudi_ds.files.naming import parse_base_file, parse_log_file
+from hudi_ds.hfile import AvroHFileReader
+from hudi_ds.log import BlockType, decode_delete_block, read_blocks
+from hudi_ds.log.hfile_block import decode_hfile_data_block
+from hudi_ds.metadata import records as md
+from hudi_ds.metadata.layout import FILES_FILE_ID, MetadataTable, is_init_instant
+from hudi_ds.storage import require_inside
+from hudi_ds.timeline import Instant, Timeline
+
+
+def compacted_before(mdt_timeline: Timeline) -> str:
+    """The requested time of the latest completed compaction of the metadata table ("" when none): deltacommits
+    that completed before it are folded into its base file."""
+    done = [i.requested_time for i in mdt_timeline.completed() if i.action == "commit"]
+    return max(done, default="")
+
+
+def is_folded(inst: Instant, folded_before: str) -> bool:
+    """Whether the deltacommit `inst` is folded into the base file of the compaction at `folded_before`."""
+    return inst.is_completed and (inst.completion_time or "") < folded_before
+
+
+@dataclass(frozen=True)
+class FileSlice:
+    """The metadata files a reader merges: the base file (relative path, instant) and the log files in order."""
+
+    base: str | None
+    base_instant: str
+    logs: list[tuple[str, str]]  # (relative path, instant), oldest completion first
+
+
+def files_slice(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Timeline | None) -> FileSlice:
+    """The latest slice of the files partition. `data_timeline` None: every completed deltacommit counts (the
+    metadata table's own view, as its compaction takes it)."""
+    completion = {i.requested_time: i.completion_time or "" for i in mdt_timeline.completed()
+                  if i.action in ("deltacommit", "commit")}
+    bases: list[tuple[str, str]] = []
+    logs: list[tuple[str, str, str]] = []
+    for entry in mdt.storage.list(md.FILES):
+        if entry.is_dir:
+            continue
+        rel = require_inside(f"{md.FILES}/{entry.name}", mdt.storage.full(md.FILES))
+        base = parse_base_file(md.FILES, entry.name)
+        log = parse_log_file(md.FILES, entry.name)
+        if base is not None and base.file_id == FILES_FILE_ID and base.instant in completion:
+            bases.append((base.instant, rel))
+        elif log is not None and log.file_id == FILES_FILE_ID and log.instant in completion and (
+                data_timeline is None or is_init_instant(log.instant)
+                or data_timeline.contains_completed(log.instant)):
+            logs.append((completion[log.instant], log.instant, rel))
+    base_instant, base_rel = max(bases) if bases else ("", None)
+    after = sorted((c, i, r) for c, i, r in logs if c > base_instant and i != base_instant)
+    return FileSlice(base_rel, base_instant, [(r, i) for _, i, r in after])
+
+
+def _log_updates(mdt: MetadataTable, rel: str) -> Iterator[tuple[str, dict[str, Any] | None]]:
+    for block in read_blocks(mdt.storage.read_bytes(rel), mdt.storage.full(rel)):
+        if block.block_type == BlockType.HFILE_DATA:
+            yield from decode_hfile_data_block(block, mdt.storage.full(rel))
+        elif block.block_type == BlockType.DELETE:
+            deleted = decode_delete_block(block, mdt.storage.full(rel)).record_keys.to_pylist()
+            yield from ((key, None) for key in deleted)
+
+
+def merged_records(mdt: MetadataTable, sl: FileSlice) -> dict[str, dict[str, Any]]:
+    """Key -> merged record of the slice (HoodieMetadataPayload's merge)."""
+    base: list[tuple[str, dict[str, Any]]] = []
+    if sl.base is not None:
+        base = list(AvroHFileReader(mdt.storage.read_bytes(sl.base), mdt.storage.full(sl.base)))
+    updates = [u for rel, _ in sl.logs for u in _log_updates(mdt, rel)]
+    return md.merge(base, updates)
+
+
+def listing_of(records: dict[str, dict[str, Any]], where: str) -> dict[str, dict[str, int]]:
+    """Data partition -> file name -> size, from the merged records of the files partition."""
+    all_partitions = records.get(md.ALL_PARTITIONS_KEY)
+    if all_partitions is None:
+        raise CorruptTableError(f"{where} has no {md.ALL_PARTITIONS_KEY} record: drop the metadata table (a write "
+                                "with hoodie.metadata.enable=false) and enable it again")
+    out: dict[str, dict[str, int]] = {}
+    for partition in md.listed_partitions(all_partitions):
+        record = records.get(md.partition_key(partition))
+        out[partition] = md.listed_files(record) if record is not None else {}
+    return out
+
+
+def read_listing(mdt: MetadataTable, data_timeline: Timeline) -> dict[str, dict[str, int]]:
+    """What a Hudi reader takes from the metadata table: data partition -> file name -> size."""
+    sl = files_slice(mdt, mdt.timeline(), data_timeline)
+    return listing_of(merged_records(mdt, sl), mdt.storage.full(md.FILES))

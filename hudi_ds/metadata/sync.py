@@ -1,0 +1,195 @@
+"""Keeping the metadata table's `files` partition in step with the data table, as Hudi 1.x's
+HoodieBackedTableMetadataWriter does.
+
+Every data instant that adds or removes files (commit, deltacommit, replacecommit, compaction, clean) writes a
+deltacommit with the same instant time into the metadata table, before the data instant completes: one log file
+holding the changed partitions' `files` records and the partition list. Callers hold the data table's commit
+lock, so metadata instants are written one at a time and complete in the data timeline's order.
+
+A metadata deltacommit whose data instant is gone (rolled back, or its writer killed and rolled back) or is
+being written again (a retried compaction or clean) is rolled back first, as Hudi rolls back the metadata
+table's failed writes; a rollback of a data instant rolls back its deltacommit (or, once a compaction folded it
+into a base file, records the removed files as deleted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hudi_ds.errors import CommitConflictError
+from hudi_ds.files.naming import parse_log_file
+from hudi_ds.metadata import records as md
+from hudi_ds.metadata.compaction import compact_if_due, undo_pending
+from hudi_ds.metadata.hfiles import encode_log_block
+from hudi_ds.metadata.layout import (
+    FILES_FILE_ID,
+    MetadataTable,
+    is_init_instant,
+    listed_partitions,
+    log_name,
+)
+from hudi_ds.metadata.listing import compacted_before, is_folded
+from hudi_ds.storage import Storage
+from hudi_ds.timeline import Instant, Timeline, new_instant_time
+from hudi_ds.timeline.avro_models import (
+    rollback_metadata,
+    rollback_partition_metadata,
+    rollback_plan,
+    rollback_request,
+)
+from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
+
+DELTA = "deltacommit"
+
+
+@dataclass(frozen=True)
+class FileChanges:
+    """What one data instant changed in one partition: files added (name -> size) and deleted (names)."""
+
+    added: dict[str, int] = field(default_factory=dict)
+    deleted: tuple[str, ...] = ()
+
+
+def commit_changes(meta: CommitMetadata) -> dict[str, FileChanges]:
+    """The files a commit-like instant added, per partition (replaced file groups stay listed until a clean
+    deletes their files, as in Hudi)."""
+    out: dict[str, dict[str, int]] = {}
+    for partition, stats in meta.partition_to_write_stats.items():
+        added = out.setdefault(partition, {})
+        for stat in stats:
+            if stat.path:
+                added[stat.path.rsplit("/", 1)[-1]] = stat.file_size_in_bytes or stat.total_write_bytes
+    return {p: FileChanges(added) for p, added in out.items() if added}
+
+
+def deleted_changes(deleted: Mapping[str, Iterable[str]]) -> dict[str, FileChanges]:
+    """Partition -> file names a clean or rollback deleted."""
+    return {p: FileChanges(deleted=tuple(names)) for p, names in deleted.items() if names}
+
+
+def metadata_table_of(data_storage: Storage) -> MetadataTable | None:
+    """The data table's metadata table, when its hoodie.properties says readers use its files partition."""
+    if md.FILES not in listed_partitions(data_storage):
+        return None
+    return MetadataTable.open(data_storage)
+
+
+def change_records(changes: Mapping[str, FileChanges]) -> dict[str, dict[str, Any]]:
+    """The files partition's records of one data instant: one per changed partition, and the partition list
+    when files were added (a new partition appears in it with its first file)."""
+    out = {md.partition_key(p): md.file_list_record(p, c.added, c.deleted) for p, c in changes.items()}
+    grown = [p for p, c in changes.items() if c.added]
+    if grown:
+        out[md.ALL_PARTITIONS_KEY] = md.partition_list_record(grown)
+    return out
+
+
+def roll_back_deltacommit(mdt: MetadataTable, mdt_timeline: Timeline, inst: Instant,
+                          rollback_time: str | None = None) -> str:
+    """Delete what the deltacommit `inst` wrote and its instant files, and record a rollback instant (at
+    `rollback_time`, the data table's rollback, when the metadata timeline has no later instant)."""
+    removed = [e.path for e in mdt.storage.list(md.FILES)
+               if (lf := parse_log_file(md.FILES, e.name)) is not None and lf.instant == inst.requested_time]
+    for rel in removed:
+        mdt.storage.delete(rel)
+    writer = mdt.fmt.timeline_writer(mdt.storage)
+    writer.delete_instant_files(inst.requested_time, inst.action)
+    last = mdt_timeline.last_instant_time()
+    if rollback_time is None or (last is not None and rollback_time <= last):
+        rollback_time = new_instant_time(after=max(filter(None, (last, rollback_time))))
+    full = [mdt.storage.full(r) for r in removed]
+    plan = rollback_plan(inst.requested_time, inst.action, [rollback_request(md.FILES, files_to_be_deleted=full)])
+    meta = rollback_metadata(rollback_time, [(inst.requested_time, inst.action)],
+                             {md.FILES: rollback_partition_metadata(md.FILES, full)})
+    writer.write_avro_completed(rollback_time, "rollback", plan, meta)
+    return rollback_time
+
+
+def bring_in_step(mdt: MetadataTable, data_timeline: Timeline, retry: str | None = None) -> Timeline:
+    """Roll back the metadata deltacommits no data instant will complete: those of data instants no longer on
+    the data timeline, and `retry` (an instant about to be written again). A pending compaction or clean of
+    the metadata table (its writer was killed) is undone. Returns the metadata timeline afterwards."""
+    timeline = mdt.timeline()
+    folded = compacted_before(timeline)
+    changed = False
+    for inst in timeline.instants:
+        if inst.action in ("compaction", "clean") and not inst.is_completed:
+            undo_pending(mdt, inst)
+            changed = True
+        elif inst.action == DELTA and not is_init_instant(inst.requested_time) and not is_folded(inst, folded) and (
+                inst.requested_time == retry or data_timeline.find(inst.requested_time) is None):
+            roll_back_deltacommit(mdt, timeline, inst)
+            timeline = mdt.timeline()
+            changed = True
+    return mdt.timeline() if changed else timeline
+
+
+def write_deltacommit(mdt: MetadataTable, mdt_timeline: Timeline, instant: str,
+                      records: Mapping[str, dict[str, Any]]) -> None:
+    """One deltacommit at `instant`: its log file of `records`, then the completed instant."""
+    writer = mdt.fmt.timeline_writer(mdt.storage)
+    if not writer.create_requested(instant, DELTA):
+        raise CommitConflictError(f"the metadata table already has an instant {instant}; retry the write")
+    writer.transition_to_inflight(instant, DELTA, mdt.fmt.encode_commit_metadata(
+        CommitMetadata(operation_type="UPSERT_PREPPED"), DELTA))
+    mdt.ensure_partition(instant)
+    name = log_name(instant)
+    data = encode_log_block(records, mdt.version, instant)
+    mdt.storage.write_bytes(f"{md.FILES}/{name}", data)
+    base = compacted_before(mdt_timeline) or min((i.requested_time for i in mdt_timeline.completed()
+                                                  if is_init_instant(i.requested_time)), default="")
+    stat = WriteStat(file_id=FILES_FILE_ID, path=f"{md.FILES}/{name}", prev_commit=base or "null",
+                     num_writes=len(records), num_update_writes=len(records), total_write_bytes=len(data),
+                     partition_path=md.FILES, file_size_in_bytes=len(data), is_log=True, log_version=1,
+                     base_file="", log_files=[name], total_log_blocks=1, total_log_records=len(records))
+    meta = CommitMetadata(partition_to_write_stats={md.FILES: [stat]}, operation_type="UPSERT_PREPPED")
+    writer.complete(instant, DELTA, mdt.fmt.encode_commit_metadata(meta, DELTA))
+
+
+def sync_instant(data_storage: Storage, data_timeline: Timeline, instant: str, changes: Mapping[str, FileChanges],
+                 compact_every: int | None = None) -> None:
+    """Record the data instant `instant` (pending on `data_timeline`) in the metadata table, if the table has
+    one; with `compact_every`, compact the metadata table first when that many deltacommits await it."""
+    mdt = metadata_table_of(data_storage)
+    if mdt is None:
+        return
+    mdt_timeline = bring_in_step(mdt, data_timeline, retry=instant)
+    if compact_every is not None:
+        if compact_if_due(mdt, mdt_timeline, data_timeline, compact_every):
+            mdt_timeline = mdt.timeline()
+    write_deltacommit(mdt, mdt_timeline, instant, change_records(changes))
+
+
+def sync_rollback(data_storage: Storage, data_timeline: Timeline, target: str, rollback_time: str,
+                  deleted: Mapping[str, Iterable[str]]) -> None:
+    """After the data table rolled back `target` at `rollback_time` (deleting `deleted`: partition -> file
+    names): roll back its metadata deltacommit, or record the deletions once it is folded into a base file."""
+    mdt = metadata_table_of(data_storage)
+    if mdt is None:
+        return
+    timeline = mdt.timeline()
+    inst = timeline.find(target)
+    if inst is None or inst.action != DELTA:
+        return
+    if not is_folded(inst, compacted_before(timeline)):
+        roll_back_deltacommit(mdt, timeline, inst, rollback_time)
+        return
+    write_deltacommit(mdt, bring_in_step(mdt, data_timeline), rollback_time,
+                      change_records(deleted_changes(deleted)))
+
+
+def archive_limits(data_storage: Storage) -> list[str]:
+    """The data instant the data table's archiving must stop before (as a list: empty when none): the earliest
+    one whose deltacommit no compaction folded into the metadata table's base file yet. Readers take a
+    deltacommit only while its data instant is on the active timeline (HoodieTimelineArchiver keeps them there
+    likewise)."""
+    mdt = metadata_table_of(data_storage)
+    if mdt is None:
+        return []
+    timeline = mdt.timeline()
+    folded = compacted_before(timeline)
+    waiting = [i.requested_time for i in timeline.instants if i.action == DELTA
+               and not is_init_instant(i.requested_time) and not is_folded(i, folded)]
+    return [min(waiting)] if waiting else []
