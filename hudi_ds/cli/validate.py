@@ -20,6 +20,9 @@ from hudi_ds.files.naming import BaseFile, LogFile
 from hudi_ds.files.view import FileSystemView
 from hudi_ds.log.cdc_block import decode_cdc_block
 from hudi_ds.log.format import BlockType, read_blocks
+from hudi_ds.metadata.bootstrap import committed_files
+from hudi_ds.metadata.listing import read_listing
+from hudi_ds.metadata.sync import metadata_table_of
 from hudi_ds.read.retention import earliest_retained
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, decode_arrow_schema
 from hudi_ds.schema.avro import avro_to_arrow
@@ -331,6 +334,34 @@ def check_pending(o: Opened, check: Check) -> None:
     check.detail = f"{len(pending)} pending instants"
 
 
+def check_metadata_table(o: Opened, check: Check) -> None:
+    """The files partition lists exactly the files committed instants wrote, at their sizes (what Hudi and
+    hudi-rs read instead of listing)."""
+    mdt = metadata_table_of(o.table.storage)
+    if mdt is None:
+        check.skipped, check.detail = True, "no metadata table"
+        return
+    listed = read_listing(mdt, o.timeline)
+    on_disk = committed_files(o.table.storage, o.timeline)
+    for partition in sorted(set(listed) | set(on_disk)):
+        mine, disk = listed.get(partition, {}), on_disk.get(partition, {})
+        if partition not in listed and disk:
+            check.errors.append(f"partition {partition!r} is not in the metadata table's partition list")
+            continue
+        for name in sorted(set(mine) | set(disk)):
+            if name not in mine:
+                check.errors.append(f"{partition}/{name} is committed but the metadata table does not list it: "
+                                    "Apache Hudi and hudi-rs do not read it")
+            elif name not in disk:
+                check.errors.append(f"the metadata table lists {partition}/{name}, which is not a committed file")
+            elif mine[name] != disk[name]:
+                check.errors.append(f"the metadata table lists {partition}/{name} with {mine[name]} bytes; it has "
+                                    f"{disk[name]}")
+    if check.errors:
+        check.errors.append("to rebuild the metadata table: write with hoodie.metadata.enable=false, then true")
+    check.detail = f"{sum(len(f) for f in listed.values())} files in {len(listed)} partitions"
+
+
 def validate(path: str | HudiTable, on_check: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
     """Every check's findings; `on_check(name, done, total)` is told of each check as it starts."""
     try:
@@ -347,6 +378,7 @@ def validate(path: str | HudiTable, on_check: Callable[[str, int, int], None] | 
         ("no orphan data files", lambda c: check_orphans(o, view, c)),
         ("one file group per bucket", lambda c: check_buckets(o, view, c)),
         ("commit schemas readable with the latest", lambda c: check_schemas(o, c)),
+        ("metadata table lists the committed files", lambda c: check_metadata_table(o, c)),
         ("snapshot reads", lambda c: check_read(o, c)),
         ("pending instants", lambda c: check_pending(o, c)),
     ]

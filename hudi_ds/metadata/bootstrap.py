@@ -88,7 +88,7 @@ def _bootstrap(storage: Storage, config: TableConfig) -> None:
                      file_size_in_bytes=len(data))
     meta = CommitMetadata(partition_to_write_stats={md.FILES: [stat]}, operation_type="BULK_INSERT")
     writer.complete(INIT_INSTANT, "deltacommit", fmt.encode_commit_metadata(meta, "deltacommit"))
-    _write_data_partitions(storage, [*listed_partitions(storage), md.FILES])
+    _write_data_partitions(storage, sorted({*listed_partitions(storage), md.FILES}))
 
 
 def _drop(storage: Storage) -> None:
@@ -96,20 +96,31 @@ def _drop(storage: Storage) -> None:
     storage.delete_dir(METADATA_DIR)
 
 
-def apply_metadata_setting(storage: Storage, config: TableConfig, enable: bool | None) -> TableConfig:
-    """Make the table's metadata table follow hoodie.metadata.enable: True creates it (versions 8 and 9),
-    False drops it, None (not set) keeps whatever the table has. Returns the table's config afterwards."""
+def planned_config(config: TableConfig, enable: bool | None) -> TableConfig:
+    """The table's config as hoodie.metadata.enable will make it (for the checks a write makes before it
+    changes anything): ConfigError when the table's version cannot have a metadata table."""
     if enable is None:
         return config
     if enable and config.version < 8:
         raise ConfigError(
             f"hoodie.metadata.enable=true: hudi_ds maintains the metadata table of version 8 and 9 tables, and "
             f"this table is at version {config.version}; upgrade it first (hoodie.write.table.version=9)")
-    if not _differs(storage, enable):
+    partitions = sorted({*config.metadata_partitions, md.FILES}) if enable else []
+    return config.model_copy(update={"metadata_partitions": partitions})
+
+
+def apply_metadata_setting(storage: Storage, config: TableConfig, enable: bool | None) -> TableConfig:
+    """Make the table's metadata table follow hoodie.metadata.enable: True creates it (versions 8 and 9),
+    False drops it, None (not set) keeps whatever the table has. Returns the table's config afterwards."""
+    planned_config(config, enable)
+    if enable is None or not _differs(storage, enable):
         return config
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
         if _differs(storage, enable):
-            (_bootstrap(storage, config) if enable else _drop(storage))
+            if enable:
+                _bootstrap(storage, config)
+            else:
+                _drop(storage)
     return load_config(storage)
 
 

@@ -1,0 +1,280 @@
+"""The metadata table's files partition as hudi_ds writes it (hoodie.metadata.enable on version 8/9 tables):
+hudi-rs, which takes its file listing from it, reads the same rows as our reader through upserts, deletes,
+compaction, clean, archive and rollback; the listing is exactly the committed files; a bootstrap over the
+reference tables' data files gives the records Apache Hudi wrote; a write killed between the metadata
+deltacommit and its data commit leaves both readers right."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tables import REFERENCE_DIR, hudi_rs, rows
+
+from hudi_ds import HudiTable
+from hudi_ds.cli.validate import validate
+from hudi_ds.config.properties import loads
+from hudi_ds.errors import ConfigError, UnsupportedTableError
+from hudi_ds.hfile import AvroHFileReader
+from hudi_ds.log import read_blocks
+from hudi_ds.log.hfile_block import decode_hfile_data_block
+from hudi_ds.metadata import records as md
+from hudi_ds.metadata.bootstrap import apply_metadata_setting, committed_files
+from hudi_ds.metadata.hfiles import encode_base_file, encode_log_block
+from hudi_ds.metadata.layout import MetadataTable
+from hudi_ds.metadata.listing import files_slice, listing_of, merged_records, read_listing
+from hudi_ds.metadata.sync import FileChanges, change_records
+from hudi_ds.storage import open_storage
+
+COLS = ["_hoodie_record_key", "_hoodie_partition_path", "fare"]
+MDT_OPTIONS = {"hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3"}
+
+
+def trips(ids, ts: int, city: str = "sf") -> pa.Table:
+    ids = list(ids)
+    return pa.table({"uuid": [f"u{i}" for i in ids], "ts": [ts] * len(ids), "city": [city] * len(ids),
+                     "fare": [float(i * ts) for i in ids]})
+
+
+def make(path: Path, table_type: str, **options: str) -> HudiTable:
+    return HudiTable.create(str(path), table_name="trips", record_key="uuid", ordering_field="ts",
+                            partition_by="city", table_type=table_type, buckets=2,
+                            options={"hoodie.write.table.version": "9", **MDT_OPTIONS, **options})
+
+
+def listing(path: Path) -> dict[str, dict[str, int]]:
+    table = HudiTable(str(path))
+    return read_listing(MetadataTable.open(table.storage), table.load_timeline())
+
+
+def non_empty(files: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """A listing without its empty partitions (a rolled back write leaves its new partition's folder)."""
+    return {p: f for p, f in files.items() if f}
+
+
+def assert_in_step(path: Path) -> None:
+    """hudi-rs (listing through the metadata table) and our reader (listing the file system) read the same
+    rows; the metadata table lists exactly the committed files; validate finds nothing."""
+    table = HudiTable(str(path))
+    assert rows(hudi_rs(str(path)), COLS) == rows(table.to_arrow(), COLS)
+    assert non_empty(listing(path)) == non_empty(committed_files(table.storage, table.load_timeline()))
+    report = validate(str(path))
+    assert report["ok"], report["errors"]
+
+
+def mdt_files(path: Path) -> list[str]:
+    return sorted(os.listdir(path / ".hoodie" / "metadata" / "files"))
+
+
+# ------------------------------------------------------------------------------------------ end to end
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_hudi_rs_reads_our_tables_through_the_metadata_table(tmp_path, table_type):
+    path = tmp_path / "t"
+    t = make(path, table_type)
+    props = loads((path / ".hoodie" / "hoodie.properties").read_text())
+    for n in range(1, 7):
+        t.write(trips(range(n, n + 6), n, ["sf", "la"][n % 2]))
+        assert_in_step(path)
+    assert loads((path / ".hoodie" / "hoodie.properties").read_text())["hoodie.table.metadata.partitions"] == "files"
+    assert "hoodie.table.metadata.partitions" not in props  # created by the first write that asked for it
+    t.write(trips(range(2, 5), 9, "sf"), operation="delete")
+    assert_in_step(path)
+    if table_type == "MERGE_ON_READ":
+        assert t.compact()
+        assert_in_step(path)
+    t.write(trips(range(0, 3), 10, "la"))
+    assert t.clean(retain_commits=1)
+    assert_in_step(path)
+    assert t.archive(min_commits=2, max_commits=3)
+    assert_in_step(path)
+    last = t.write(trips(range(20, 22), 11, "ny"))
+    t.rollback(last)
+    assert_in_step(path)
+    assert "ny" not in listing(path) or not listing(path)["ny"]
+
+    # the metadata table compacted itself into HFile base files and cleaned the older slices
+    timeline = sorted(os.listdir(path / ".hoodie" / "metadata" / ".hoodie" / "timeline"))
+    assert any(n.endswith(".commit") for n in timeline) and any(n.endswith(".clean") for n in timeline)
+    assert any(n.endswith(".rollback") for n in timeline)
+    bases = [n for n in mdt_files(path) if n.endswith(".hfile")]
+    assert 1 <= len(bases) <= 2
+
+
+def test_hudi_rs_takes_its_listing_from_the_metadata_table(tmp_path):
+    """A copy of a committed base file under a new file group: our reader lists the folder and sees its rows
+    a second time, hudi-rs lists through the metadata table and does not see it; validate names the file."""
+    path = tmp_path / "t"
+    t = make(path, "COPY_ON_WRITE")
+    t.write(trips(range(5), 1))
+    before = rows(hudi_rs(str(path)), COLS)
+    base = next(p for p in (path / "sf").iterdir() if p.suffix == ".parquet")
+    file_id, rest = base.name.split("_", 1)
+    shutil.copyfile(base, base.with_name(f"{file_id[:-8]}deadbeef-0_{rest}"))
+    assert rows(hudi_rs(str(path)), COLS) == before
+    assert HudiTable(str(path)).to_arrow().num_rows > len(before)  # the copy's rows a second time
+    assert any("the metadata table does not list it" in e for e in validate(str(path))["errors"])
+
+
+def test_enabling_on_an_existing_table_bootstraps_and_disabling_drops(tmp_path):
+    path = tmp_path / "t"
+    t = make(path, "MERGE_ON_READ", **{"hoodie.metadata.enable": "false"})
+    t.write(trips(range(4), 1))
+    t.write(trips(range(2, 6), 2, "la"))
+    assert not (path / ".hoodie" / "metadata").exists()
+    on = HudiTable(str(path), options=MDT_OPTIONS)
+    on.write(trips(range(3), 3))
+    assert mdt_files(path)[-1] == "files-0000-0_0-0-0_00000000000000000.hfile"
+    assert_in_step(path)
+    HudiTable(str(path)).write(trips(range(1), 4))  # unset: the table keeps its metadata table
+    assert_in_step(path)
+    off = HudiTable(str(path), options={"hoodie.metadata.enable": "false"})
+    off.write(trips(range(1), 5))
+    assert not (path / ".hoodie" / "metadata").exists()
+    assert "hoodie.table.metadata.partitions" not in loads((path / ".hoodie" / "hoodie.properties").read_text())
+    assert rows(hudi_rs(str(path)), COLS) == rows(off.to_arrow(), COLS)
+
+
+def test_a_version_6_table_cannot_have_one(tmp_path):
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="uuid", ordering_field="ts",
+                         options={"hoodie.write.table.version": "6"})
+    t.write(trips(range(2), 1))
+    with pytest.raises(ConfigError, match="version 8 and 9"):
+        HudiTable(t.path, options={"hoodie.metadata.enable": "true"}).write(trips(range(2), 2))
+    assert not (tmp_path / "t" / ".hoodie" / "metadata").exists()
+
+
+def test_partitions_we_do_not_maintain_are_refused_with_the_way_to_drop_them(tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(REFERENCE_DIR / "cow_v9_txns_simple_meta", copy, copy_function=shutil.copyfile)
+    with pytest.raises(UnsupportedTableError, match="column_stats.*hoodie.metadata.enable=false"):
+        HudiTable(str(copy)).write(pa.table({"txn_id": ["x"], "txn_ts": [1], "region": ["eu"]}))
+    # dropping it would make the table writable as far as the metadata table goes, but hudi_ds writes bucket
+    # index tables only: refused before anything changes
+    with pytest.raises(UnsupportedTableError, match="bucket index"):
+        HudiTable(str(copy), options={"hoodie.metadata.enable": "false"}).write(
+            pa.table({"txn_id": ["x"], "txn_ts": [1], "region": ["eu"]}))
+    assert (copy / ".hoodie" / "metadata" / "column_stats").is_dir()
+
+
+# ---------------------------------------------------------------------------------------- Hudi's layout
+
+
+@pytest.mark.parametrize("reference", ["cow_v9_txns_simple_meta", "mor_avro_v9_txns_simple_meta",
+                                       "quickstart_mor_avro_v8_trips_8i3u1d"])
+def test_a_bootstrap_gives_the_records_apache_hudi_wrote(tmp_path, reference):
+    """Drop a reference table's metadata table and bootstrap ours over the same data files: the files
+    partition holds record for record what Hudi's had (the partition list, each partition's files and sizes)."""
+    copy = tmp_path / "copy"
+    shutil.copytree(REFERENCE_DIR / reference, copy, copy_function=shutil.copyfile)
+    storage = open_storage(str(copy))
+    config = HudiTable(str(copy)).config
+    theirs_mdt = MetadataTable.open(storage)
+    theirs = merged_records(theirs_mdt, files_slice(theirs_mdt, theirs_mdt.timeline(),
+                                                    config.format.load_timeline(storage)))
+    config = apply_metadata_setting(storage, apply_metadata_setting(storage, config, False), True)
+    assert config.metadata_partitions == ["files"]
+    ours_mdt = MetadataTable.open(storage)
+    ours = merged_records(ours_mdt, files_slice(ours_mdt, ours_mdt.timeline(), None))
+    assert _without_meta_fields(ours) == _without_meta_fields(theirs)
+    props = loads((copy / ".hoodie" / "metadata" / ".hoodie" / "hoodie.properties").read_text())
+    ref_props = loads((REFERENCE_DIR / reference / ".hoodie" / "metadata" / ".hoodie" / "hoodie.properties").read_text())
+    assert props == {k: v for k, v in ref_props.items() if k not in ("hoodie.table.metadata.partitions",
+                                                                      "hoodie.table.metadata.partitions.inflight")}
+
+
+def _without_meta_fields(records: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Records without the `_hoodie_*` fields (Hudi 1.0 filled _hoodie_file_name in some base file records)."""
+    return {k: {f: v for f, v in r.items() if not f.startswith("_hoodie_")} for k, r in records.items()}
+
+
+# ------------------------------------------------------------------------------------------- crashes
+
+
+def _write_killed_before_its_commit(path: Path, pause_dir: Path) -> None:
+    """A writer process SIGKILLed after the metadata deltacommit, before its data instant completes."""
+    pause_dir.mkdir()
+    env = dict(os.environ, HUDI_DS_TEST_PAUSE_AT="commit_publishing", HUDI_DS_TEST_PAUSE_DIR=str(pause_dir))
+    script = ("import sys, pyarrow as pa; from hudi_ds import HudiTable; "
+              "HudiTable(sys.argv[1]).write(pa.table({'uuid': ['u1', 'u9'], 'ts': [50, 50], 'city': ['sf', 'sf'], "
+              "'fare': [-1.0, -9.0]}))")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(path)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not (pause_dir / "commit_publishing").exists():
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else proc.returncode
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_a_write_killed_between_the_two_commits_is_invisible_and_rolled_back(tmp_path, table_type):
+    path = tmp_path / "t"
+    t = make(path, table_type)
+    for n in range(1, 4):
+        t.write(trips(range(n, n + 3), n))
+    before = rows(t.to_arrow(), COLS)
+    _write_killed_before_its_commit(path, tmp_path / "pause")
+    mdt_timeline = os.listdir(path / ".hoodie" / "metadata" / ".hoodie" / "timeline")
+    pending = [i.requested_time for i in HudiTable(str(path)).load_timeline().pending()]
+    assert len(pending) == 1 and any(n.startswith(pending[0] + "_") for n in mdt_timeline)
+    assert rows(hudi_rs(str(path)), COLS) == before  # its deltacommit is not taken: the data instant is pending
+    HudiTable(str(path), options={"hoodie.client.heartbeat.timeout.secs": "0"}).write(trips(range(7, 8), 9))
+    assert not any(n.startswith(pending[0]) for n in os.listdir(path / ".hoodie" / "metadata" / ".hoodie" / "timeline")
+                   if not n.endswith("rollback"))
+    assert_in_step(path)
+
+
+# ---------------------------------------------------------------------------------------- codec property
+
+_NAMES = st.sampled_from([f"f{i}.parquet" for i in range(6)])
+_PARTITIONS = st.sampled_from(["", "a", "a/b"])
+_OPS = st.lists(st.tuples(_PARTITIONS, st.dictionaries(_NAMES, st.integers(1, 10**12), max_size=3),
+                          st.lists(_NAMES, max_size=2), st.booleans()), min_size=1, max_size=12)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_OPS)
+def test_any_history_of_changes_reads_back_as_applied(ops: list[tuple[str, dict[str, int], list[str], bool]]):
+    """Changes encoded as the deltacommits' HFile log blocks, with compactions into base files at any points,
+    merge back into the listing a model that applies them in order holds."""
+    model: dict[str, dict[str, int]] = {}
+    base: dict[str, dict[str, Any]] = {}
+    pending: list[bytes] = []
+    for n, (partition, added, deleted, compact) in enumerate(ops):
+        # a file is written once (a new log file per deltacommit on versions 8/9): never added while listed
+        added = {name: size for name, size in added.items() if name not in model.get(partition, {})}
+        deleted = [d for d in deleted if d not in added]
+        files = model.setdefault(partition, {}) if added else model.get(partition, {})
+        for name in deleted:
+            files.pop(name, None)
+        files.update(added)
+        pending.append(encode_log_block(change_records({partition: FileChanges(added, tuple(deleted))}), 9,
+                                        f"2026010100000{n:04d}"))
+        if compact:
+            base = _merge(base, pending)
+            base = dict(AvroHFileReader(encode_base_file(base, 9), "base"))
+            pending = []
+    merged = _merge(base, pending)
+    if not model:  # nothing was ever added: no partition list yet
+        assert md.ALL_PARTITIONS_KEY not in merged
+    else:
+        assert listing_of(merged, "t") == model
+
+
+def _merge(base: dict[str, dict[str, Any]], blocks: list[bytes]) -> dict[str, dict[str, Any]]:
+    updates = [u for raw in blocks for block in read_blocks(raw, "x") for u in decode_hfile_data_block(block, "x")]
+    return md.merge(list(base.items()), updates)
