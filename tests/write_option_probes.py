@@ -145,6 +145,24 @@ probe("checkpoint_location")(_accepted_and_ignored("checkpoint_location", "/nowh
 probe("streaming_identifier")(_accepted_and_ignored("streaming_identifier", "writer-2"))
 
 
+@probe("metadata_enable")
+def _metadata_enable(write: Write, path: str) -> None:
+    """true creates the metadata table of a version 9 table and keeps it; false drops it; a version 6 table is
+    refused before anything is written."""
+    t = table(path, {key_of("table_version"): "9"})
+    key = key_of("metadata_enable")
+    write(path, rows(["a"], 2), {key: "true"})
+    write(path, rows(["b"], 2), {})
+    listing = Path(path) / ".hoodie" / "metadata" / "files"
+    assert len([p for p in listing.iterdir() if ".log." in p.name]) == 2  # both writes recorded
+    assert HudiTable(path).config.metadata_partitions == ["files"]
+    write(path, rows(["c"], 2), {key: "false"})
+    assert not (Path(path) / ".hoodie" / "metadata").exists() and HudiTable(path).config.metadata_partitions == []
+    assert values(t) == {"a": "a@2", "b": "b@2", "c": "c@2"}
+    old = table(f"{path}-v6")
+    refused(write, f"{path}-v6", old, rows(["a"], 2), {key: "true"}, "version 8 and 9")
+
+
 @probe("auto_upgrade")
 def _auto_upgrade(write: Write, path: str) -> None:
     """Off, a write asking for a higher table version keeps the table at its own, as Apache Hudi's writers do."""
