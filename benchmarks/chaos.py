@@ -4,7 +4,9 @@
                 [--store local|s3]
 
 Each Python API kind also runs on a table of version 9 (`api_mor_v9`, `api_cow_v9`, `services_v9`,
-`two_writers_v9`: timeline layout 2, Avro commit metadata, completion times).
+`two_writers_v9`: timeline layout 2, Avro commit metadata, completion times), and on a version 9 table with a
+metadata table (`api_mor_v9_mdt`, ...: hudi-rs then lists the files through it, and `validate` compares it with
+the committed files).
 
 Python API kinds: each writer runs in its own process and works through a fixed, seeded list of operations
 (upserts, deletes, partition overwrites; the services kind also compacts, cleans and archives), logging each
@@ -131,6 +133,7 @@ class Kind:
     services: bool = False
     runner: str = "api"  # or "stream_sink", "stream_reader" (Spark, local store)
     version: int = 6  # hoodie.write.table.version of the table
+    metadata: bool = False  # the table has a metadata table (hoodie.metadata.enable), which every writer keeps
 
 
 KINDS = {
@@ -142,6 +145,10 @@ KINDS = {
     "api_cow_v9": Kind("api_cow_v9", "COPY_ON_WRITE", version=9),
     "services_v9": Kind("services_v9", "MERGE_ON_READ", services=True, version=9),
     "two_writers_v9": Kind("two_writers_v9", "MERGE_ON_READ", writers=2, version=9),
+    "api_mor_v9_mdt": Kind("api_mor_v9_mdt", "MERGE_ON_READ", version=9, metadata=True),
+    "api_cow_v9_mdt": Kind("api_cow_v9_mdt", "COPY_ON_WRITE", version=9, metadata=True),
+    "services_v9_mdt": Kind("services_v9_mdt", "MERGE_ON_READ", services=True, version=9, metadata=True),
+    "two_writers_v9_mdt": Kind("two_writers_v9_mdt", "MERGE_ON_READ", writers=2, version=9, metadata=True),
     "stream_sink": Kind("stream_sink", "MERGE_ON_READ", runner="stream_sink"),
     "stream_reader": Kind("stream_reader", "MERGE_ON_READ", runner="stream_reader"),
 }
@@ -172,7 +179,8 @@ def run_kind(kind: Kind, kills: int, work: Path, uri: str, storage_options: dict
     HudiTable.create(uri, table_name=kind.name, record_key="id", ordering_field="ts", partition_by="p",
                      table_type=kind.table_type, buckets=2, storage_options=storage_options,
                      options={"compaction.schedule.enabled": "false",
-                              "hoodie.write.table.version": str(kind.version)})
+                              "hoodie.write.table.version": str(kind.version),
+                              "hoodie.metadata.enable": str(kind.metadata).lower()})
     tally, started = Tally(), time.monotonic()
     overwrites = kind.writers == 1
     writers = [(w, work / f"{kind.name}-{w}.log", operations(100 + w, w * KEYS, overwrites))

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tables import REFERENCE_DIR, hudi_rs, rows
 
-from hudi_ds import HudiTable
+from hudi_ds import HudiTable, faults
 from hudi_ds.cli.validate import validate
 from hudi_ds.config.properties import loads
 from hudi_ds.errors import ConfigError, UnsupportedTableError
@@ -32,7 +32,14 @@ from hudi_ds.metadata import records as md
 from hudi_ds.metadata.bootstrap import apply_metadata_setting, committed_files
 from hudi_ds.metadata.hfiles import encode_base_file, encode_log_block
 from hudi_ds.metadata.layout import MetadataTable
-from hudi_ds.metadata.listing import files_slice, listing_of, merged_records, read_listing
+from hudi_ds.metadata.listing import (
+    compacted_before,
+    files_slice,
+    is_folded,
+    listing_of,
+    merged_records,
+    read_listing,
+)
 from hudi_ds.metadata.sync import FileChanges, change_records
 from hudi_ds.storage import open_storage
 
@@ -110,6 +117,33 @@ def test_hudi_rs_reads_our_tables_through_the_metadata_table(tmp_path, table_typ
     assert any(n.endswith(".rollback") for n in timeline)
     bases = [n for n in mdt_files(path) if n.endswith(".hfile")]
     assert 1 <= len(bases) <= 2
+
+
+def test_rolling_back_a_commit_a_metadata_compaction_folded_in_records_its_deletions(tmp_path, monkeypatch):
+    """Once the metadata table compacted a commit's delta commit into its base file, a rollback of that commit
+    cannot delete its log file: it writes a delta commit (at the rollback's instant time) deleting the files.
+    (A write compacts the metadata table before its own delta commit; here that write then fails, so the
+    commit before it is the latest again.)"""
+    path = tmp_path / "t"
+    t = make(path, "COPY_ON_WRITE", **{"hoodie.metadata.compact.max.delta.commits": "1"})
+    for n in range(1, 4):
+        t.write(trips(range(4), n))
+    last = t.timeline()[-1].requested_time
+
+    def fail_at(name: str) -> None:
+        if name == "commit_publishing":
+            raise faults.InjectedFault("killed before its commit")
+
+    monkeypatch.setattr(faults, "pause_point", fail_at)
+    with pytest.raises(faults.InjectedFault):
+        t.write(trips(range(4), 4))
+    monkeypatch.undo()
+    mdt_timeline = MetadataTable.open(t.storage).timeline()
+    assert is_folded(mdt_timeline.get(last), compacted_before(mdt_timeline))
+    rollback = t.rollback(last)
+    assert f".files-0000-0_{rollback}.log.1_0-0-0" in mdt_files(path)
+    assert_in_step(path)
+    assert {r["fare"] for r in t.to_arrow().to_pylist()} == {float(i * 2) for i in range(4)}
 
 
 def test_hudi_rs_takes_its_listing_from_the_metadata_table(tmp_path):

@@ -319,7 +319,8 @@ class HudiOptions(BaseModel):
     metadata_compact_max_delta_commits: int = opt(
         "hoodie.metadata.compact.max.delta.commits", 10,
         "Compact the metadata table's files partition into an HFile base file once this many delta commits "
-        "await it (then clean its older file slices).", scope="service")
+        "await it (checked by each write before its own delta commit), then clean its older file slices.",
+        scope="service")
     archive_min_commits: int = opt(
         "hoodie.keep.min.commits", 20, "Archiving keeps at least this many commits on the active timeline.",
         "archive.min_commits", scope="service")

@@ -4,8 +4,8 @@ clean that follows it, so the metadata table does not grow with every commit.
 As in Hudi (HoodieBackedTableMetadataWriter.compactIfNecessary, hoodie.metadata.compact.max.delta.commits), a
 compaction is due once that many deltacommits completed since the last base file; it is scheduled only when
 each of them belongs to a completed data instant (a pending one may still be rolled back, which deletes its log
-file: a base file cannot forget it) and the metadata table has no pending instant. It runs before the data
-instant's own deltacommit, so that one lands in the new slice (slicing by completion time). The clean then
+file: a base file cannot forget it) and the metadata table has no pending instant. Data writes check for it (the
+table services' metadata updates do not), before their own deltacommit, so that one lands in the new slice (slicing by completion time). The clean then
 keeps the new slice and the one before it (readers that loaded the timeline a moment ago read that one) and
 deletes older base and log files, recorded as a clean instant of the metadata table.
 """

@@ -67,13 +67,14 @@ def create_table(storage: Storage, opts: HudiOptions) -> TableConfig:
     config = new_table_config(opts, storage.uri)
     if not storage.exists(PROPS_PATH):
         lost_properties(storage)
+        planned_config(config, opts.metadata_enable)  # a version that cannot have a metadata table: nothing made
         try:
             storage.makedirs(config.format.archive_dir)
         except (NotADirectoryError, FileExistsError) as exc:
             raise ConfigError(f"cannot create a table at {storage.uri}: the path (or a folder above it) is a file; "
                               "choose a folder path") from exc
         if storage.put_if_absent(PROPS_PATH, config.to_bytes()):
-            return config
+            return apply_metadata_setting(storage, config, opts.metadata_enable)
     existing = open_existing(storage, opts)
     assert existing is not None
     return existing
