@@ -29,6 +29,7 @@ from hudi_ds.schema.avro import avro_to_arrow
 from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY, strip_meta
 from hudi_ds.storage.layout import heartbeat_path
 from hudi_ds.table import HudiTable
+from hudi_ds.timeline import State
 
 from .report import Opened, bucket_of, data_files, open_table, uses_bucket_index
 
@@ -334,15 +335,29 @@ def check_pending(o: Opened, check: Check) -> None:
     check.detail = f"{len(pending)} pending instants"
 
 
+def _cleaning(o: Opened) -> dict[tuple[str, str], str]:
+    """(partition, file name) -> the pending clean whose plan deletes it."""
+    out = {}
+    for inst in o.timeline.pending():
+        if inst.action == "clean":
+            plan = o.timeline.read_avro(inst, State.REQUESTED)
+            for partition, infos in (plan.get("filePathsToBeDeletedPerPartition") or {}).items():
+                out.update({(partition, (i.get("filePath") or "").rsplit("/", 1)[-1]): inst.requested_time
+                            for i in infos or []})
+    return out
+
+
 def check_metadata_table(o: Opened, check: Check) -> None:
     """The files partition lists exactly the files committed instants wrote, at their sizes (what Hudi and
-    hudi-rs read instead of listing)."""
+    hudi-rs read instead of listing). A file a pending clean deleted stays listed until that clean completes
+    (the next clean finishes it): a warning."""
     mdt = metadata_table_of(o.table.storage)
     if mdt is None:
         check.skipped, check.detail = True, "no metadata table"
         return
     listed = read_listing(mdt, o.timeline)
     on_disk = committed_files(o.table.storage, o.timeline)
+    cleaning = _cleaning(o)
     for partition in sorted(set(listed) | set(on_disk)):
         mine, disk = listed.get(partition, {}), on_disk.get(partition, {})
         if partition not in listed and disk:
@@ -352,6 +367,9 @@ def check_metadata_table(o: Opened, check: Check) -> None:
             if name not in mine:
                 check.errors.append(f"{partition}/{name} is committed but the metadata table does not list it: "
                                     "Apache Hudi and hudi-rs do not read it")
+            elif name not in disk and (partition, name) in cleaning:
+                check.warnings.append(f"the metadata table lists {partition}/{name}, which the pending clean "
+                                      f"{cleaning[partition, name]} deleted; the next clean completes it")
             elif name not in disk:
                 check.errors.append(f"the metadata table lists {partition}/{name}, which is not a committed file")
             elif mine[name] != disk[name]:

@@ -1,2 +1,3 @@
-"""The metadata table's format layer: its record schema (`avro_schema`), its records and Hudi's merge rules
-(`records`), and its files as Hudi writes them (`hfiles`)."""
+"""The metadata table: its format layer (record schema `avro_schema`, records and Hudi's merge rules `records`,
+files as Hudi writes them `hfiles`), its layout (`layout`), the file listing it holds (`listing`), and its upkeep
+by hudi_ds's writers (`bootstrap`, `sync`, its own `compaction` and clean)."""
