@@ -41,6 +41,7 @@ from hudi_ds.metadata.listing import (
     read_listing,
 )
 from hudi_ds.metadata.sync import FileChanges, change_records
+from hudi_ds.services import clean as clean_service
 from hudi_ds.storage import open_storage
 
 COLS = ["_hoodie_record_key", "_hoodie_partition_path", "fare"]
@@ -144,6 +145,29 @@ def test_rolling_back_a_commit_a_metadata_compaction_folded_in_records_its_delet
     assert f".files-0000-0_{rollback}.log.1_0-0-0" in mdt_files(path)
     assert_in_step(path)
     assert {r["fare"] for r in t.to_arrow().to_pylist()} == {float(i * 2) for i in range(4)}
+
+
+def test_a_clean_killed_after_its_deletes_is_finished_by_the_next(tmp_path, monkeypatch):
+    """Killed between deleting the files and recording them in the metadata table, a clean leaves them listed
+    (a warning of validate: readers take only the latest slices, which it kept); the next clean finishes it."""
+    path = tmp_path / "t"
+    t = make(path, "COPY_ON_WRITE")
+    for n in range(1, 5):
+        t.write(trips(range(4), n))
+
+    def killed(*args: Any) -> None:
+        raise faults.InjectedFault("killed")
+
+    monkeypatch.setattr(clean_service, "sync_instant", killed)
+    with pytest.raises(faults.InjectedFault):
+        t.clean(retain_commits=1)
+    monkeypatch.undo()
+    report = validate(str(path))
+    assert report["ok"] and any("pending clean" in w for w in report["warnings"])
+    assert rows(hudi_rs(str(path)), COLS) == rows(t.to_arrow(), COLS)
+    assert t.clean(retain_commits=1)
+    assert_in_step(path)
+    assert not any("pending clean" in w for w in validate(str(path))["warnings"])
 
 
 def test_hudi_rs_takes_its_listing_from_the_metadata_table(tmp_path):
