@@ -54,7 +54,7 @@ def test_misspelled_option_names_the_closest(key, suggestion):
     ({"hoodie.index.type": "RECORD_INDEX"}, "metadata table"),
     ({"hoodie.index.type": "NO_SUCH"}, "BUCKET"),
     ({"hoodie.datasource.write.operation": "merge"}, "upsert"),
-    ({"hoodie.metadata.enable": "true"}, "only false"),
+    ({"hoodie.metadata.compact.max.delta.commits": "0"}, "at least 1"),
     ({"hoodie.datasource.write.payload.class": "org.x.OverwriteWithLatestAvroPayload"}, "event time"),
     ({"precombine.field": "a", "hoodie.datasource.write.precombine.field": "b"}, "keep one"),
 ])
