@@ -184,6 +184,23 @@ def test_hudi_rs_takes_its_listing_from_the_metadata_table(tmp_path):
     assert any("the metadata table does not list it" in e for e in validate(str(path))["errors"])
 
 
+def test_the_metadata_table_on_an_object_store(s3_table):
+    """On S3 (the loopback server) with the table services running after each commit: hudi-rs reads through the
+    metadata table what our reader reads, and validate finds the listing in step."""
+    uri, opts = s3_table
+    t = HudiTable.create(uri, table_name="trips", record_key="uuid", ordering_field="ts", partition_by="city",
+                         buckets=2, storage_options=opts,
+                         options={"hoodie.write.table.version": "9", **MDT_OPTIONS, "compaction.delta_commits": 2,
+                                  "clean.retain_commits": 1, "archive.min_commits": 2, "archive.max_commits": 3})
+    for n in range(1, 8):
+        t.write(trips(range(n, n + 4), n, ["sf", "la"][n % 2]))
+    assert rows(hudi_rs(uri, storage_options=opts), COLS) == rows(t.to_arrow(), COLS)
+    report = validate(HudiTable(uri, storage_options=opts))
+    assert report["ok"], report["errors"]
+    mdt_timeline = MetadataTable.open(t.storage).timeline()
+    assert {"deltacommit", "commit", "clean"} <= {i.action for i in mdt_timeline.completed()}
+
+
 def test_enabling_on_an_existing_table_bootstraps_and_disabling_drops(tmp_path):
     path = tmp_path / "t"
     t = make(path, "MERGE_ON_READ", **{"hoodie.metadata.enable": "false"})
