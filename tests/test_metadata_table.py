@@ -28,6 +28,7 @@ from hudi_ds.errors import ConfigError, UnsupportedTableError
 from hudi_ds.hfile import AvroHFileReader
 from hudi_ds.log import read_blocks
 from hudi_ds.log.hfile_block import decode_hfile_data_block
+from hudi_ds.metadata import bootstrap
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.bootstrap import apply_metadata_setting, committed_files
 from hudi_ds.metadata.hfiles import encode_base_file, encode_log_block
@@ -218,6 +219,28 @@ def test_enabling_on_an_existing_table_bootstraps_and_disabling_drops(tmp_path):
     assert not (path / ".hoodie" / "metadata").exists()
     assert "hoodie.table.metadata.partitions" not in loads((path / ".hoodie" / "hoodie.properties").read_text())
     assert rows(hudi_rs(str(path)), COLS) == rows(off.to_arrow(), COLS)
+
+
+def test_a_bootstrap_killed_before_its_switch_is_redone(tmp_path, monkeypatch):
+    """Killed after writing the metadata table but before listing it in hoodie.properties, a bootstrap leaves a
+    table that no reader takes the metadata table of; the next write with the option builds it afresh."""
+    path = tmp_path / "t"
+    t = make(path, "MERGE_ON_READ", **{"hoodie.metadata.enable": "false"})
+    t.write(trips(range(4), 1))
+
+    def killed(*args: Any) -> None:
+        raise faults.InjectedFault("killed")
+
+    monkeypatch.setattr(bootstrap, "_write_data_partitions", killed)
+    with pytest.raises(faults.InjectedFault):
+        HudiTable(str(path), options=MDT_OPTIONS).write(trips(range(2), 2))
+    monkeypatch.undo()
+    assert (path / ".hoodie" / "metadata" / "files").is_dir()
+    assert HudiTable(str(path)).config.metadata_partitions == []
+    assert rows(hudi_rs(str(path)), COLS) == rows(t.to_arrow(), COLS) == rows(
+        HudiTable(str(path)).to_arrow(), COLS)
+    HudiTable(str(path), options=MDT_OPTIONS).write(trips(range(2), 3))
+    assert_in_step(path)
 
 
 def test_a_version_6_table_cannot_have_one(tmp_path):
