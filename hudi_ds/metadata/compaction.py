@@ -29,7 +29,6 @@ from hudi_ds.timeline.avro_models import (
 )
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
 
-DEFAULT_MAX_DELTA_COMMITS = 10  # hoodie.metadata.compact.max.delta.commits
 CLEAN_POLICY = "KEEP_LATEST_FILE_VERSIONS"
 KEPT_SLICES = 2
 

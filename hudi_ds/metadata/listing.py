@@ -37,7 +37,7 @@ def is_folded(inst: Instant, folded_before: str) -> bool:
 
 
 @dataclass(frozen=True)
-class FileSlice:
+class MetadataSlice:
     """The metadata files a reader merges: the base file (relative path, instant) and the log files in order."""
 
     base: str | None
@@ -45,7 +45,7 @@ class FileSlice:
     logs: list[tuple[str, str]]  # (relative path, instant), oldest completion first
 
 
-def files_slice(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Timeline | None) -> FileSlice:
+def files_slice(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Timeline | None) -> MetadataSlice:
     """The latest slice of the files partition. `data_timeline` None: every completed deltacommit counts (the
     metadata table's own view, as its compaction takes it)."""
     completion = {i.requested_time: i.completion_time or "" for i in mdt_timeline.completed()
@@ -66,7 +66,7 @@ def files_slice(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Timel
             logs.append((completion[log.instant], log.instant, rel))
     base_instant, base_rel = max(bases) if bases else ("", None)
     after = sorted((c, i, r) for c, i, r in logs if c > base_instant and i != base_instant)
-    return FileSlice(base_rel, base_instant, [(r, i) for _, i, r in after])
+    return MetadataSlice(base_rel, base_instant, [(r, i) for _, i, r in after])
 
 
 def _log_updates(mdt: MetadataTable, rel: str) -> Iterator[tuple[str, dict[str, Any] | None]]:
@@ -78,7 +78,7 @@ def _log_updates(mdt: MetadataTable, rel: str) -> Iterator[tuple[str, dict[str, 
             yield from ((key, None) for key in deleted)
 
 
-def merged_records(mdt: MetadataTable, sl: FileSlice) -> dict[str, dict[str, Any]]:
+def merged_records(mdt: MetadataTable, sl: MetadataSlice) -> dict[str, dict[str, Any]]:
     """Key -> merged record of the slice (HoodieMetadataPayload's merge)."""
     base: list[tuple[str, dict[str, Any]]] = []
     if sl.base is not None:

@@ -32,7 +32,6 @@ from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.index.bucket import bucket_of_file_id, check_bucket_file_ids
 from hudi_ds.index.choice import BUCKET, is_global, write_index, writes_bloom_filters
 from hudi_ds.index.lookup import KeyLookup, holds_prefixed_keys
-from hudi_ds.metadata.compaction import DEFAULT_MAX_DELTA_COMMITS
 from hudi_ds.metadata.sync import commit_changes, sync_instant
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
 from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
@@ -203,11 +202,11 @@ def _pending(storage: Storage, fmt: TableFormat, instant: str) -> Timeline:
 class Coordinator:
     """Driver-side commit protocol for one table."""
 
-    def __init__(self, storage: Storage, config: TableConfig,
-                 metadata_compact_every: int = DEFAULT_MAX_DELTA_COMMITS) -> None:
+    def __init__(self, storage: Storage, config: TableConfig, metadata_compact_every: int | None = None) -> None:
         self.storage = storage
         self.config = config
-        self.metadata_compact_every = metadata_compact_every
+        # hoodie.metadata.compact.max.delta.commits: the registry's default unless the writer's options say
+        self.metadata_compact_every = metadata_compact_every or HudiOptions().metadata_compact_max_delta_commits
 
     def begin(self, operation: str, schema: pa.Schema, *, extra: dict[str, str] | None = None,
               options: HudiOptions | None = None, **plan_options: object) -> WritePlan:
