@@ -457,3 +457,22 @@ def test_installed_entry_point(trips: dict[str, Any]) -> None:
                              timeout=120)
     assert missing.returncode == 1 and "is not a Hudi table" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_metadata_shows_what_the_files_partition_lists(trips: dict[str, Any], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    r = run_json(capsys, "metadata", trips["path"])  # a version 6 table: none
+    assert r["result"] == {} and "no metadata table" in r["message"]
+    path = tmp_path / "v9"
+    t = HudiTable.create(str(path), table_name="t", record_key="id", ordering_field="ts",
+                         options={"hoodie.write.table.version": "9", "hoodie.metadata.enable": "true"})
+    last = ""
+    for n in range(3):
+        last = t.write(pa.table({"id": [f"k{n}"], "ts": [n]}))
+    r = run_json(capsys, "metadata", path)["result"]
+    files = [p.name for p in path.iterdir() if p.suffix == ".parquet" or ".log." in p.name]
+    assert r["partitions"] == r["maintained by hudi_ds"] == ["files"]
+    assert r["files listed"] == len(files) and r["data partitions listed"] == 1
+    assert r["synced to"] == last and r["delta commits since"] == 3 and r["pending instants"] == []
+    rc, out, _ = run(capsys, "metadata", path)
+    assert rc == 0 and "synced to" in out

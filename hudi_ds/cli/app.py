@@ -193,6 +193,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0 if data["ok"] else 1
 
 
+def cmd_metadata(args: argparse.Namespace) -> int:
+    _emit(args, report.metadata(_table(args)), render.action)
+    return 0
+
+
 def _plain(value: Any) -> Any:
     """A service's result as JSON-ready data (dataclasses, pydantic models, strings, lists...)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -328,6 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
                                       "holds what only the newer version has)")
     p.add_argument("--to", type=int, choices=[6, 8], required=True, metavar="{6,8}", help="the table version to reach")
     add("validate", cmd_validate, "check the table's invariants; exit 1 listing the problems")
+    add("metadata", cmd_metadata, "the metadata table: its partitions, what its files partition lists, the instant "
+                                  "it is synced to")
     return parser
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
@@ -15,6 +16,10 @@ from hudi_ds.errors import ConfigError, HudiDsError
 from hudi_ds.files.naming import BaseFile, LogFile, parse_base_file, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.index.bucket import bucket_of_file_id
+from hudi_ds.metadata.layout import MAINTAINED
+from hudi_ds.metadata.listing import files_slice, listing_of, merged_records
+from hudi_ds.metadata.records import FILES
+from hudi_ds.metadata.sync import metadata_table_of
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.schema.meta import is_meta_column
 from hudi_ds.storage import Storage
@@ -272,3 +277,34 @@ def show(path: str | HudiTable, as_of: str | None, filters: Sequence[tuple[str, 
         "truncated": shown.num_rows < data.num_rows,
         "rows": jsonable(shown.to_pylist()),
     }
+
+
+def metadata(path: str | HudiTable) -> dict[str, Any]:
+    """The table's metadata table: its partitions (and which hudi_ds maintains), what its files partition lists
+    and the data instant it is synced to."""
+    table = path if isinstance(path, HudiTable) else HudiTable(path)
+    partitions = table.config.metadata_partitions
+    out: dict[str, Any] = {"command": "metadata", "path": table.path}
+    mdt = metadata_table_of(table.storage)
+    if mdt is None:
+        others = f" (its partitions {', '.join(partitions)} include no files partition)" if partitions else ""
+        out.update(message=f"the table has no metadata table in use{others}; hoodie.metadata.enable=true on a "
+                           "version 8/9 table creates one", result={})
+        return out
+    data_timeline = table.load_timeline()
+    mdt_timeline = mdt.timeline()
+    sl = files_slice(mdt, mdt_timeline, data_timeline)
+    listing = listing_of(merged_records(mdt, sl), mdt.storage.full(FILES))
+    out.update(message=f"metadata table of {table.path}", result={
+        "partitions": partitions,
+        "maintained by hudi_ds": [p for p in partitions if p in MAINTAINED],
+        "version": mdt.version,
+        "data partitions listed": len(listing),
+        "files listed": sum(len(f) for f in listing.values()),
+        "bytes listed": sum(size for f in listing.values() for size in f.values()),
+        "base file": posixpath.basename(sl.base) if sl.base else None,
+        "delta commits since": len(sl.logs),
+        "synced to": sl.logs[-1][1] if sl.logs else sl.base_instant,
+        "pending instants": [i.requested_time for i in mdt_timeline.pending()],
+    })
+    return out
