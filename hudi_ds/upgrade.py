@@ -162,11 +162,12 @@ def _change(storage: Storage, to_version: int, up: bool, timeout_s: float) -> Ta
 
 def _new_properties(storage: Storage, config: TableConfig, to_version: int) -> dict[str, str]:
     """The table's properties at `to_version`; refuses tables whose change hudi_ds cannot do exactly."""
-    check_timeline_writable(config)  # a version we write, no metadata table, a merge mode we keep
+    check_timeline_writable(config)  # a version we write, metadata partitions we keep, a merge mode we keep
     if storage.is_dir(f"{HOODIE_DIR}/metadata"):
         raise UnsupportedTableError(
-            f"{storage.uri} has a metadata table (.hoodie/metadata), which Apache Hudi changes with the table and "
-            "hudi_ds does not maintain; remove it with an Apache Hudi write with hoodie.metadata.enable=false first")
+            f"{storage.uri} has a metadata table (.hoodie/metadata), which hudi_ds does not convert between "
+            "versions; drop it first with a write with hoodie.metadata.enable=false (hudi-py or Apache Hudi), and "
+            "enable it again after the change of version")
     if config.raw.get("hoodie.bootstrap.base.path"):
         raise UnsupportedTableError(
             "the table is a bootstrap table (hoodie.bootstrap.base.path), whose bootstrap index hudi_ds does not "
