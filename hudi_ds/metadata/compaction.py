@@ -7,7 +7,8 @@ each of them belongs to a completed data instant (a pending one may still be rol
 file: a base file cannot forget it) and the metadata table has no pending instant. Data writes check for it (the
 table services' metadata updates do not), before their own deltacommit, so that one lands in the new slice (slicing by completion time). The clean then
 keeps the new slice and the one before it (readers that loaded the timeline a moment ago read that one) and
-deletes older base and log files, recorded as a clean instant of the metadata table.
+deletes older base and log files, recorded as a clean instant of the metadata table; the instants of the deleted
+slices then move into the metadata table's archived timeline (LSM history), as Hudi archives it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from hudi_ds.metadata import records as md
 from hudi_ds.metadata.hfiles import encode_base_file
 from hudi_ds.metadata.layout import FILES_FILE_ID, MetadataTable, base_name, is_init_instant
 from hudi_ds.metadata.listing import files_slice, merged_records
-from hudi_ds.timeline import Instant, Timeline, new_instant_time
+from hudi_ds.timeline import Instant, State, Timeline, new_instant_time
 from hudi_ds.timeline.avro_models import (
     COMPACTION_PLAN,
     clean_metadata,
@@ -28,6 +29,8 @@ from hudi_ds.timeline.avro_models import (
     encode_avro_instant,
 )
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
+from hudi_ds.timeline.instant import parse_instant_file_name
+from hudi_ds.timeline.lsm_history import append_history, history_row
 
 CLEAN_POLICY = "KEEP_LATEST_FILE_VERSIONS"
 KEPT_SLICES = 2
@@ -98,4 +101,34 @@ def clean(mdt: MetadataTable, mdt_timeline: Timeline) -> str | None:
     meta = clean_metadata(instant, "", {md.FILES: clean_partition_metadata(md.FILES, CLEAN_POLICY, names, names)},
                           oldest_kept)
     mdt.fmt.timeline_writer(mdt.storage).write_avro_completed(instant, "clean", plan, meta)
+    archive(mdt, mdt.timeline(), oldest_kept)
     return instant
+
+
+def archive(mdt: MetadataTable, mdt_timeline: Timeline, oldest_kept: str) -> list[str]:
+    """Move the instants of the cleaned slices into the metadata table's LSM history (its archived timeline),
+    so its active timeline stays a couple of compactions long. The boundary is the base instant of the oldest
+    kept slice, moved back before any delta commit that completed after it (a delta commit is requested at its
+    data instant's time, which may be much older) and before any pending instant: a prefix of the timeline,
+    without holes. Returns the archived instant times."""
+    later = [i.requested_time for i in mdt_timeline.instants
+             if not i.is_completed or (i.action == "deltacommit" and (i.completion_time or "") >= oldest_kept)]
+    boundary = min([oldest_kept, *later])
+    folder = mdt.fmt.timeline_dir
+    files = [(inst, e.name) for e in mdt.storage.list(folder)
+             if not e.is_dir and (inst := parse_instant_file_name(e.name, mdt.fmt.layout)) is not None
+             and inst.requested_time < boundary]
+    if not files:
+        return []
+    names = {(inst.requested_time, inst.state): name for inst, name in files}
+    rows = []
+    for inst, name in files:
+        if inst.is_completed and inst.completion_time is not None:
+            requested = names.get((inst.requested_time, State.REQUESTED))
+            plan = mdt.storage.read_bytes(f"{folder}/{requested}") if requested else b""
+            rows.append(history_row(inst.requested_time, inst.completion_time, inst.action,
+                                    mdt.storage.read_bytes(f"{folder}/{name}"), plan or None))
+    append_history(mdt.storage, mdt.fmt.archive_dir, rows)
+    for _, name in sorted(files, key=lambda f: f[0].is_completed):  # pending states first: no hole
+        mdt.storage.delete(f"{folder}/{name}")
+    return sorted({inst.requested_time for inst, _ in files})
