@@ -257,17 +257,32 @@ def test_a_version_6_table_cannot_have_one(tmp_path):
     assert not (tmp_path / "t" / ".hoodie" / "metadata").exists()
 
 
-def test_partitions_we_do_not_maintain_are_refused_with_the_way_to_drop_them(tmp_path):
+@pytest.mark.parametrize("reference", ["cow_v9_txns_simple_meta", "mor_avro_v9_txns_simple_meta"])
+def test_a_hudi_table_with_indexes_we_do_not_maintain_is_dropped_then_kept_by_us(tmp_path, reference):
+    """A table Apache Hudi 1.1 wrote with column statistics, record and secondary indexes: a write is refused
+    naming them and the drop; a write with hoodie.metadata.enable=false drops the metadata table (as Hudi's
+    writers do) and writes; with true we build the files partition and keep it, and hudi-rs reads through it
+    what our reader reads."""
     copy = tmp_path / "copy"
-    shutil.copytree(REFERENCE_DIR / "cow_v9_txns_simple_meta", copy, copy_function=shutil.copyfile)
+    shutil.copytree(REFERENCE_DIR / reference, copy, copy_function=shutil.copyfile)
+    table = HudiTable(str(copy))
+    row = table.to_arrow().slice(0, 1).drop_columns([c for c in table.to_arrow().column_names
+                                                     if c.startswith("_hoodie_")])
     with pytest.raises(UnsupportedTableError, match="column_stats.*hoodie.metadata.enable=false"):
-        HudiTable(str(copy)).write(pa.table({"txn_id": ["x"], "txn_ts": [1], "region": ["eu"]}))
-    # dropping it would make the table writable as far as the metadata table goes, but hudi_ds writes bucket
-    # index tables only: refused before anything changes
-    with pytest.raises(UnsupportedTableError, match="bucket index"):
-        HudiTable(str(copy), options={"hoodie.metadata.enable": "false"}).write(
-            pa.table({"txn_id": ["x"], "txn_ts": [1], "region": ["eu"]}))
+        table.write(row)
     assert (copy / ".hoodie" / "metadata" / "column_stats").is_dir()
+    HudiTable(str(copy), options={"hoodie.metadata.enable": "false"}).write(row)
+    assert not (copy / ".hoodie" / "metadata").exists()
+    assert HudiTable(str(copy)).config.metadata_partitions == []
+    HudiTable(str(copy), options={"hoodie.metadata.enable": "true"}).write(row)
+    HudiTable(str(copy)).write(row)
+    assert HudiTable(str(copy)).config.metadata_partitions == ["files"]
+    ours = HudiTable(str(copy)).to_arrow()
+    columns = ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_commit_time"]
+    assert rows(hudi_rs(str(copy)), columns) == rows(ours, columns)
+    assert non_empty(listing(copy)) == non_empty(committed_files(table.storage, HudiTable(str(copy)).load_timeline()))
+    report = validate(str(copy))
+    assert report["ok"], report["errors"]
 
 
 # ---------------------------------------------------------------------------------------- Hudi's layout
