@@ -98,7 +98,7 @@ def test_every_range_equals_the_model_or_is_refused(tmp_path_factory, seed):
         options["hoodie.table.cdc.enabled"] = "true"
     t = HudiTable.create(str(tmp_path_factory.mktemp("p") / "t"), table_name="p", record_key="id",
                          ordering_field="ts", partition_by="dt", buckets=2,
-                         table_type=rng.choice(["MERGE_ON_READ", "COPY_ON_WRITE"]), options=options)
+                         table_type=(table_type := rng.choice(["MERGE_ON_READ", "COPY_ON_WRITE"])), options=options)
     states: list[dict] = []
     commits: list[str] = []
     state: dict = {}
@@ -151,4 +151,6 @@ def test_every_range_equals_the_model_or_is_refused(tmp_path_factory, seed):
     assert outcomes[0] == outcomes[1], commit
     if options["hoodie.clean.automatic"] == "false":
         assert answered == 12  # nothing cleaned: archived or not, every range is answered
-        assert archived or len(commits) <= options["hoodie.keep.max.commits"]
+        # merge-on-read archiving keeps the delta commits the next compaction counts (Hudi's archiver)
+        waits_for_compaction = table_type == "MERGE_ON_READ" and options["compaction.delta_commits"] > len(commits)
+        assert archived or len(commits) <= options["hoodie.keep.max.commits"] or waits_for_compaction
