@@ -43,11 +43,19 @@ def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
         ordering_field=opts.ordering_field, partition_fields=parts, key_generator=key_generator_class(keys, parts),
         hive_style=opts.hive_style, url_encode=opts.url_encode, num_buckets=opts.num_buckets, index_type="BUCKET",
         timezone="UTC", database="default", cdc_enabled=opts.cdc_enabled, cdc_mode=opts.cdc_mode,
+        merge_mode=opts.requested_merge_mode() or "",
     )
 
 
 def _show(value: Any) -> Any:
     return ",".join(value) if isinstance(value, list) else value
+
+
+def _merge_settings(opts: HudiOptions) -> str:
+    keys = {s.name: s.key for s in OPTION_SPECS}
+    return ", ".join(f"{keys[name]}={getattr(opts, name)}" for name in ("merge_mode", "payload_class",
+                                                                       "merge_strategy_id")
+                     if getattr(opts, name) is not None)
 
 
 def check_against_table(opts: HudiOptions, config: TableConfig, path: str) -> None:
@@ -57,6 +65,11 @@ def check_against_table(opts: HudiOptions, config: TableConfig, path: str) -> No
             f"hoodie.datasource.write.recordkey.field (record_key)={','.join(opts.record_key)!r} but the existing "
             f"table at {path} has no record key (its rows get generated keys; the key is fixed when a table is "
             "created); drop the option, or write to a new table to get one with a record key")
+    requested = opts.requested_merge_mode()
+    if requested is not None and requested != config.merge_mode:
+        raise TableExistsError(
+            f"the merge settings ({_merge_settings(opts)}) ask for {requested} but the existing table at {path} "
+            f"merges with {config.merge_mode} (fixed when a table is created); drop them or choose another path")
     keys = {s.name: s.key for s in OPTION_SPECS}
     for field, keyword, attribute in TABLE_SETTINGS:
         given, have = getattr(opts, field), getattr(config, attribute)

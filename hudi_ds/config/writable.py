@@ -16,13 +16,7 @@ def check_timeline_writable(config: TableConfig) -> None:
             f"{','.join(config.metadata_partitions)}), which hudi_ds does not update yet; writing would make readers "
             "that list files through it (Apache Hudi, hudi-rs on versions 8 and 9) miss the new files. Disable it "
             "from Apache Hudi (a write with hoodie.metadata.enable=false deletes it) first")
-    mode = config.merge_mode
-    if mode == "CUSTOM" or (mode == "COMMIT_TIME_ORDERING" and config.ordering_field):
-        raise UnsupportedTableError(
-            f"the table merges records with hoodie.record.merge.mode={mode}"
-            + (f" though it has the ordering field {config.ordering_field!r}" if config.ordering_field else "")
-            + "; hudi_ds writes with event-time ordering (the highest ordering value wins) only, so its writes "
-            "would read back differently in Apache Hudi. Read it, or write it with Apache Hudi")
+    config.merge_ordering_field()  # a merger hudi_ds does not have (CUSTOM) is refused by name
 
 
 def check_writable(config: TableConfig) -> None:

@@ -56,9 +56,8 @@ class TableSnapshot:
         return with_meta(data if data is not None else pa.schema([]))
 
     def ordering_field(self) -> str | None:
-        if (self.config.raw.get("hoodie.record.merge.mode") or "").upper() == "COMMIT_TIME_ORDERING":
-            return None
-        return self.config.ordering_field
+        """The field merging compares (none under commit-time ordering); a custom merger is refused."""
+        return self.config.merge_ordering_field()
 
     def read_schema(self, schema: pa.Schema, columns: Sequence[str] | None, filters: Sequence[flt.Filter],
                     merges: bool, incremental: bool = False) -> pa.Schema:

@@ -144,7 +144,7 @@ class WriteClient:
         if data_schema is None:
             return PreparedWrite(operation, current if current is not None else pa.schema([]))
         c = self.config
-        require_columns(data_schema, key_columns(c.record_key_fields, c.partition_fields, c.ordering_field,
+        require_columns(data_schema, key_columns(c.record_key_fields, c.partition_fields, c.merge_ordering_field(),
                                                  operation), operation)
         if operation == "delete":
             return PreparedWrite(operation, current if current is not None else _first_delete_schema(c, data_schema))

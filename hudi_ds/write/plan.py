@@ -87,7 +87,8 @@ class WritePlan:
 
     @property
     def ordering_field(self) -> str | None:
-        return self.config.ordering_field
+        """The field merges compare (none under commit-time ordering: the later write wins)."""
+        return self.config.merge_ordering_field()
 
     @property
     def num_buckets(self) -> int:

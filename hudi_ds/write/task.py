@@ -137,14 +137,14 @@ class TaskWriter:
         if deleting and not len(self.plan.schema):
             return  # the table has no schema: no rows were ever written, so there is nothing to delete
         if deleting:
-            ordering = [config.ordering_field] if config.ordering_field in table.column_names else []
+            ordering = [self.plan.ordering_field] if self.plan.ordering_field in table.column_names else []
             cols = dict.fromkeys(config.record_key_fields + config.partition_fields + ordering)
             schema = pa.schema([self.plan.schema.field(c) for c in cols])
             table = cast_to(table, schema)
             table = table.append_column(DELETE, pa.array(np.ones(table.num_rows, dtype=bool)))
         else:
             table = cast_to(table, self.plan.schema, keep=[DELETE])
-            _require_ordering_values(table, config.ordering_field)
+            _require_ordering_values(table, self.plan.ordering_field)
         for key, part in self._by_group(table):
             self.buffers.add(key, part)
 
