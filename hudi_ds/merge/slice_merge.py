@@ -8,7 +8,8 @@ it. Folding "replace unless higher" is a maximum over (ordering, position) among
 the last natural delete, the natural delete itself counting as the lowest ordering value.
 The folded log version then meets the base file's row: a delete removes it; a data version replaces it
 unless the base row has a strictly higher ordering value. Without an ordering field the later version
-always wins. Java Hudi and hudi-rs give the same answers on tables written this way.
+always wins: that is COMMIT_TIME_ORDERING, whose callers pass none (TableConfig.merge_ordering_field). Java Hudi
+and hudi-rs give the same answers on event-time tables written this way.
 """
 
 from __future__ import annotations
