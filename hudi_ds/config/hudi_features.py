@@ -270,13 +270,13 @@ NOT_IMPLEMENTED_YET: tuple[HudiFeature, ...] = (
         prefixes=("hoodie.bucket.index.partition.",)),
     # they decide which version of a record wins a merge
     HudiFeature(
-        "custom mergers and partial updates (not implemented yet)", "error",
-        "hudi-py merges by hoodie.record.merge.mode (EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING) and writes whole "
-        "records; remove these options",
+        "custom mergers and Spark SQL's partial-update switches (not implemented yet)", "error",
+        "hudi-py merges by hoodie.record.merge.mode (EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING) and "
+        "hoodie.table.partial.update.mode (a write's missing columns follow it); remove these options",
         keys=_keys("hoodie.datasource.write.record.merger.impls",
                    "hoodie.write.record.merge.custom.implementation.classes",
-                   "record.merger.impls", "hoodie.table.partial.update.mode",
-                   "hoodie.write.partial.update.schema", "hoodie.spark.sql.merge.into.partial.updates",
+                   "record.merger.impls", "hoodie.write.partial.update.schema",
+                   "hoodie.spark.sql.merge.into.partial.updates",
                    "hoodie.datasource.write.payload.type", "hoodie.compaction.payload.type"),
         prefixes=("hoodie.record.merge.property.",)),
 )

@@ -26,12 +26,17 @@ _MODEL = "org.apache.hudi.common.model."
 DEFAULT_PAYLOAD = _MODEL + "DefaultHoodieRecordPayload"
 EVENT_TIME_PAYLOAD = _MODEL + "EventTimeAvroPayload"
 OVERWRITE_PAYLOAD = _MODEL + "OverwriteWithLatestAvroPayload"
+# version 6's partial updates: null does not overwrite (RFC-97 maps both to IGNORE_DEFAULTS)
+PARTIAL_UPDATE_PAYLOAD = _MODEL + "PartialUpdateAvroPayload"
+OVERWRITE_NON_DEFAULTS_PAYLOAD = _MODEL + "OverwriteNonDefaultsWithLatestAvroPayload"
+PARTIAL_PAYLOADS = frozenset({PARTIAL_UPDATE_PAYLOAD, OVERWRITE_NON_DEFAULTS_PAYLOAD})
 EVENT_TIME_MERGER_ID = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 COMMIT_TIME_MERGER_ID = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
 
 # payload class -> the merge mode it means (HoodieTableConfig.inferRecordMergeModeFromPayloadClass)
 _PAYLOAD_MODES: dict[str, MergeMode] = {DEFAULT_PAYLOAD: EVENT_TIME, EVENT_TIME_PAYLOAD: EVENT_TIME,
-                                        OVERWRITE_PAYLOAD: COMMIT_TIME}
+                                        OVERWRITE_PAYLOAD: COMMIT_TIME, PARTIAL_UPDATE_PAYLOAD: EVENT_TIME,
+                                        OVERWRITE_NON_DEFAULTS_PAYLOAD: COMMIT_TIME}
 _STRATEGY_MODES: dict[str, MergeMode] = {EVENT_TIME_MERGER_ID: EVENT_TIME, COMMIT_TIME_MERGER_ID: COMMIT_TIME}
 
 
@@ -42,6 +47,8 @@ def payload_class_name(name: str) -> str:
 
 
 def mode_of_payload(payload: str | None) -> str | None:
+    """The merge mode of a payload class; Hudi 1.x reads the version 6 partial-update payloads as their merge
+    mode plus IGNORE_DEFAULTS (RFC-97), a version 8 table with one as CUSTOM (its strategy id decides there)."""
     if not payload:
         return None
     return _PAYLOAD_MODES.get(payload_class_name(payload), CUSTOM)
@@ -85,8 +92,11 @@ def require_known(mode: str, payload: str | None, strategy_id: str | None) -> Me
         "merging by another rule would return other rows than Apache Hudi does. Read and write it with Apache Hudi")
 
 
-def payload_of(mode: str) -> str:
-    """The payload class of a built-in mode (HoodieRecordPayload.getAvroPayloadForMergeMode)."""
+def payload_of(mode: str, ignore_defaults: bool = False) -> str:
+    """The payload class of a built-in mode (HoodieRecordPayload.getAvroPayloadForMergeMode); with
+    `ignore_defaults`, the version 6 partial-update payload of the mode."""
+    if ignore_defaults:
+        return PARTIAL_UPDATE_PAYLOAD if mode == EVENT_TIME else OVERWRITE_NON_DEFAULTS_PAYLOAD
     return DEFAULT_PAYLOAD if mode == EVENT_TIME else OVERWRITE_PAYLOAD
 
 

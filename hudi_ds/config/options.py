@@ -32,6 +32,7 @@ from hudi_ds.config.merge_mode import (
     COMMIT_TIME_MERGER_ID,
     CUSTOM,
     EVENT_TIME_MERGER_ID,
+    PARTIAL_PAYLOADS,
     infer_merge_mode,
     mode_of_payload,
     mode_of_strategy,
@@ -147,8 +148,9 @@ class HudiOptions(BaseModel):
     payload_class: str | None = opt(
         "hoodie.datasource.write.payload.class", None,
         "The merge rule of a new table as a payload class (as on version 6 tables): DefaultHoodieRecordPayload or "
-        "EventTimeAvroPayload (event-time ordering), OverwriteWithLatestAvroPayload (commit-time ordering). On an "
-        "existing table it must agree with the table's merge mode.",
+        "EventTimeAvroPayload (event-time ordering), OverwriteWithLatestAvroPayload (commit-time ordering), "
+        "PartialUpdateAvroPayload / OverwriteNonDefaultsWithLatestAvroPayload (the same with IGNORE_DEFAULTS partial "
+        "updates). On an existing table it must agree with the table's merge mode.",
         "payload.class", "write.payload.class", "hoodie.compaction.payload.class", scope="table")
     merge_mode: Literal["EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"] | None = opt(
         "hoodie.record.merge.mode", None,
@@ -156,6 +158,17 @@ class HudiOptions(BaseModel):
         "later write) or COMMIT_TIME_ORDERING (the later write wins; no ordering field needed). Unset: event-time "
         "with an ordering field, else commit-time. Version 6 tables record it as their payload class.",
         "hoodie.write.record.merge.mode", scope="table")
+    partial_update_mode: Literal["NONE", "KEEP_VALUES", "FILL_DEFAULTS", "IGNORE_DEFAULTS", "IGNORE_MARKERS"] | None = (
+        opt("hoodie.table.partial.update.mode", None,
+            "Partial updates (version 9 tables): KEEP_VALUES (a write carrying some columns keeps the others), "
+            "IGNORE_DEFAULTS (a null does not overwrite), IGNORE_MARKERS (a value equal to "
+            "hoodie.write.partial.update.custom.marker does not overwrite), FILL_DEFAULTS or NONE (missing columns "
+            "become null). Version 6 tables take IGNORE_DEFAULTS as PartialUpdateAvroPayload (event time) or "
+            "OverwriteNonDefaultsWithLatestAvroPayload (commit time).", scope="table"))
+    partial_update_marker: str | None = opt(
+        "hoodie.write.partial.update.custom.marker", None,
+        "IGNORE_MARKERS: the string that marks a cell the write does not change (Debezium's "
+        "__debezium_unavailable_value); string columns only.", scope="table")
     merge_strategy_id: str | None = opt(
         "hoodie.record.merge.strategy.id", None,
         "The merge mode as Apache Hudi's merge strategy id (eeb8d96f-...: event time, ce9acb64-...: commit time); "
@@ -401,9 +414,15 @@ class HudiOptions(BaseModel):
         if v and mode_of_payload(v) == CUSTOM:
             raise ValueError(
                 f"hudi-py does not have the merge rule of {payload_class_name(v)} (Java code it cannot run); use "
-                "DefaultHoodieRecordPayload (event-time ordering) or OverwriteWithLatestAvroPayload (commit-time "
-                "ordering), or hoodie.record.merge.mode")
+                "DefaultHoodieRecordPayload (event-time ordering), OverwriteWithLatestAvroPayload (commit-time "
+                "ordering), PartialUpdateAvroPayload or OverwriteNonDefaultsWithLatestAvroPayload, or "
+                "hoodie.record.merge.mode")
         return payload_class_name(v) if v else v
+
+    @field_validator("partial_update_mode", mode="before")
+    @classmethod
+    def _partial_mode(cls, v: Any) -> Any:
+        return v.strip().upper() if isinstance(v, str) else v
 
     @field_validator("merge_mode", mode="before")
     @classmethod
@@ -477,6 +496,14 @@ class HudiOptions(BaseModel):
             return None
         return infer_merge_mode(self.merge_mode, self.payload_class, self.merge_strategy_id, self.ordering_field,
                                 self.table_version)
+
+    def requested_partial_update_mode(self) -> str | None:
+        """The partial update mode the options ask for (the mode, or a version 6 partial-update payload)."""
+        if self.partial_update_mode is not None:
+            return self.partial_update_mode
+        if self.payload_class in PARTIAL_PAYLOADS:
+            return "IGNORE_DEFAULTS"
+        return None
 
     def cleaning_policy(self) -> CleanPolicyName:
         """hoodie.clean.policy, or the policy whose retained count alone is set (Apache Hudi's inference)."""

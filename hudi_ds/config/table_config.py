@@ -8,8 +8,18 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hudi_ds.config import properties
-from hudi_ds.config.merge_mode import EVENT_TIME, infer_merge_mode, payload_of, require_known, strategy_of
+from hudi_ds.config.merge_mode import (
+    EVENT_TIME,
+    PARTIAL_PAYLOADS,
+    infer_merge_mode,
+    payload_class_name,
+    payload_of,
+    require_known,
+    strategy_of,
+)
 from hudi_ds.errors import CorruptTableError, TableNotFoundError
+from hudi_ds.merge.partial import FILL_DEFAULTS, IGNORE_DEFAULTS, PARTIAL_UPDATE_MODES, PartialUpdate
+from hudi_ds.schema.meta import META_COLUMNS
 from hudi_ds.storage.layout import HOODIE_DIR, PROPS_PATH
 from hudi_ds.timeline.instant import parse_instant_file_name
 
@@ -18,6 +28,9 @@ if TYPE_CHECKING:
     from hudi_ds.table_format import TableFormat
 
 TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
+PARTIAL_UPDATE_MODE = "hoodie.table.partial.update.mode"
+# the marker is a merge property of the table (HoodieTableConfig.MERGE_CUSTOM_PROPERTY_PREFIX + the write key)
+PARTIAL_UPDATE_MARKER = "hoodie.record.merge.property.hoodie.write.partial.update.custom.marker"
 
 
 def _split(value: str | None) -> list[str]:
@@ -83,6 +96,9 @@ class TableConfig(BaseModel):
     # hoodie.record.merge.mode, or what the payload class / strategy id mean (hudi_ds.config.merge_mode); CUSTOM
     # is kept so that reads and writes can refuse it by name. Unset: by the ordering field
     merge_mode: str = ""
+    # hoodie.table.partial.update.mode (version 9), IGNORE_DEFAULTS for a version 6 partial-update payload
+    partial_update_mode: str = "NONE"
+    partial_update_marker: str | None = None  # hoodie.write.partial.update.custom.marker (IGNORE_MARKERS)
     raw: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="before")
@@ -109,6 +125,13 @@ class TableConfig(BaseModel):
         mode = require_known(self.merge_mode, self.payload_class, self.raw.get("hoodie.record.merge.strategy.id"))
         return self.ordering_field if mode == EVENT_TIME else None
 
+    def partial_update(self) -> PartialUpdate | None:
+        """How versions of this table give cells, when they may give only some (hudi_ds.merge.partial)."""
+        if self.partial_update_mode in ("NONE", FILL_DEFAULTS):
+            return None
+        fixed = [*META_COLUMNS, *self.record_key_fields, *self.partition_fields, *filter(None, [self.ordering_field])]
+        return PartialUpdate(self.partial_update_mode, self.partial_update_marker, frozenset(fixed))
+
     @property
     def payload_class(self) -> str | None:
         return self.raw.get("hoodie.compaction.payload.class") or self.raw.get("hoodie.legacy.payload.class")
@@ -134,6 +157,11 @@ class TableConfig(BaseModel):
             version = int(props.get("hoodie.table.version", "0"))
             strategy = props.get("hoodie.record.merge.strategy.id") or props.get("hoodie.compaction.record.merger.strategy")
             payload = props.get("hoodie.compaction.payload.class") or props.get("hoodie.legacy.payload.class")
+            partial = (props.get(PARTIAL_UPDATE_MODE) or "NONE").strip().upper() if version >= 9 else "NONE"
+            if version < 8 and payload and payload_class_name(payload) in PARTIAL_PAYLOADS:
+                partial = IGNORE_DEFAULTS
+            if partial not in PARTIAL_UPDATE_MODES:
+                raise ValueError(f"unknown {PARTIAL_UPDATE_MODE} {partial!r}")
             return cls(
                 name=name,
                 table_type=props.get("hoodie.table.type", "COPY_ON_WRITE").upper(),  # type: ignore[arg-type]
@@ -160,6 +188,7 @@ class TableConfig(BaseModel):
                 cdc_mode=_cdc_mode(props.get("hoodie.table.cdc.supplemental.logging.mode")),
                 merge_mode=infer_merge_mode(props.get("hoodie.record.merge.mode"), payload, strategy,
                                             next(iter(_split(ordering)), None), version),
+                partial_update_mode=partial, partial_update_marker=props.get(PARTIAL_UPDATE_MARKER),
                 raw=dict(props),
             )
         except (KeyError, ValueError) as exc:
@@ -219,8 +248,12 @@ class TableConfig(BaseModel):
                 props["hoodie.compaction.payload.class"] = payload_of(mode)
             else:
                 props["hoodie.table.format"] = "native"
+            if self.version == 9 and self.partial_update_mode != "NONE":
+                props[PARTIAL_UPDATE_MODE] = self.partial_update_mode
+                if self.partial_update_marker is not None:
+                    props[PARTIAL_UPDATE_MARKER] = self.partial_update_marker
         else:
-            props["hoodie.compaction.payload.class"] = payload_of(mode)
+            props["hoodie.compaction.payload.class"] = payload_of(mode, self.partial_update_mode == IGNORE_DEFAULTS)
             props["hoodie.compaction.record.merger.strategy"] = strategy_of(mode)
         if self.key_generator:
             if self.version >= 8:

@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import ConfigError
+from hudi_ds.merge.partial import KEEP_VALUES, PartialUpdate
 from hudi_ds.storage import Storage
 from hudi_ds.timeline.instant import Action
 
@@ -76,6 +77,8 @@ class WritePlan:
     parquet_compression: str = "snappy"
     max_buffer_bytes: int = 256 * 1024 * 1024
     max_base_file_rows: int = 0  # 0: no limit
+    # the data columns a KEEP_VALUES partial update carries (empty: every column): its log blocks carry only these
+    written_columns: tuple[str, ...] = ()
 
     @property
     def action(self) -> str:
@@ -89,6 +92,18 @@ class WritePlan:
     def ordering_field(self) -> str | None:
         """The field merges compare (none under commit-time ordering: the later write wins)."""
         return self.config.merge_ordering_field()
+
+    def partial_columns(self) -> tuple[str, ...]:
+        """The data columns this write's log blocks carry when it is a KEEP_VALUES partial update (empty: all)."""
+        partial = self.partial
+        if partial is None or partial.mode != KEEP_VALUES or self.operation == "delete":
+            return ()
+        return self.written_columns if set(self.schema.names) - set(self.written_columns) else ()
+
+    @property
+    def partial(self) -> PartialUpdate | None:
+        """The table's partial update mode (hudi_ds.merge.partial)."""
+        return self.config.partial_update()
 
     @property
     def num_buckets(self) -> int:

@@ -24,7 +24,7 @@ from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.log.blocks import natural_deletes
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.recovery.heartbeat import touch_heartbeat
-from hudi_ds.schema.meta import RECORD_KEY
+from hudi_ds.schema.meta import META_COLUMNS, RECORD_KEY
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import claim_path
 from hudi_ds.write.change_data import task_change_data, writes_change_data
@@ -204,8 +204,7 @@ class TaskWriter:
             ensure_partition_metadata(self.storage, partition, plan.instant)
         keys = plan.config.record_key_fields
         if keys:  # generated keys are unique: nothing to combine
-            ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
-            rows = latest_per_key(rows, ordering, keys[0] if len(keys) == 1 else RECORD_KEY)
+            rows = self._combine(rows, keys[0] if len(keys) == 1 else RECORD_KEY)
         if DELETE in rows.column_names:
             is_del = pc.fill_null(rows[DELETE], False)
             deletes = rows.filter(is_del)
@@ -219,7 +218,7 @@ class TaskWriter:
             records = self._records(data, target.file_id, partition)
             self.files.append(self.ctx.write_log(
                 partition, target.file_id, bucket, target.base_instant, target.base_file or "",
-                target.next_log_version, records, deletes,
+                target.next_log_version, records, deletes, plan.partial_columns(),
             ))
             return
         if target is None and data.num_rows == 0:
@@ -234,10 +233,24 @@ class TaskWriter:
         elif owner:
             self.files.append(self.ctx.write_base(partition, file_id, bucket, records, "null", data.num_rows, 0))
         elif plan.config.is_mor:  # a new bucket another task created: logs in its first slice
-            self.files.append(self.ctx.write_log(partition, file_id, bucket, plan.instant, "", 1, records, None))
+            self.files.append(self.ctx.write_log(partition, file_id, bucket, plan.instant, "", 1, records, None,
+                                                 plan.partial_columns()))
         else:  # copy-on-write: one base file per group and instant, so the coordinator merges these rows
             self.deferred.append(stage_rows(self.ctx, partition, file_id, bucket, records,
                                             deletes if target is not None else None))
+
+    def _combine(self, rows: pa.Table, key_field: str) -> pa.Table:
+        """One row per record key (Hudi's precombine): the winner under the table's merge mode, its cells filled
+        from the key's other rows where a partial update mode says it gives none (a batch that also deletes a
+        key keeps the winning row only)."""
+        plan = self.plan
+        ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
+        partial = plan.partial
+        if partial is None or DELETE in rows.column_names or plan.partial_columns():
+            return latest_per_key(rows, ordering, key_field)
+        n = rows.num_rows
+        return merge_slice(None, LogVersions(rows, np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64)),
+                           None, ordering, rows.schema, key_field=key_field, partial=partial)
 
     def _report_deletes(self, partition: str, file_id: str, deletes: pa.Table) -> None:
         """Keep the keys (and ordering values) this task deletes in a group, for the coordinator to settle
@@ -284,9 +297,12 @@ class TaskWriter:
             natural = np.full(n, self.ctx.natural_deletes) | natural_deletes(ordv)
             dels = LogDeletes(deletes[RECORD_KEY].combine_chunks(), ordv, natural,
                               np.ones(n, dtype=np.int64), np.arange(n_data, n_data + n, dtype=np.int64))
+        absent = {c: np.ones(n_data, dtype=bool) for c in full.names
+                  if c not in META_COLUMNS and c not in self.plan.partial_columns()} \
+            if self.plan.partial_columns() else None
         merged = merge_slice(
-            base, LogVersions(records, np.ones(n_data, dtype=np.int64), np.arange(n_data, dtype=np.int64)),
-            dels, self.plan.ordering_field, full,
+            base, LogVersions(records, np.ones(n_data, dtype=np.int64), np.arange(n_data, dtype=np.int64), absent),
+            dels, self.plan.ordering_field, full, partial=self.plan.partial,
         )
         if base is not None and self.plan.operation != "delete":
             self._report_outranked(partition, target.file_id, base, records)
