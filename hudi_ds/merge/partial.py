@@ -62,9 +62,12 @@ class FoldedVersions:
     gives: dict[str, np.ndarray]
 
 
-def fold_partial(versions: pa.Table, data_gives: dict[str, np.ndarray], ordered: bool) -> FoldedVersions:
+def fold_partial(versions: pa.Table, data_gives: dict[str, np.ndarray], ordered: bool,
+                 latest: frozenset[str] = frozenset()) -> FoldedVersions:
     """The folded version of every key of `versions` (slice_merge's table of log versions: key, ord, natural,
-    is_delete, rank, pos, row), `data_gives[c]` telling which data rows give column c."""
+    is_delete, rank, pos, row), `data_gives[c]` telling which data rows give column c. The `latest` columns (the
+    meta columns: the commit that wrote the record) come from the last version that gave the folded version a
+    cell, so that a version that changed a record shows as its writer even where an earlier one won."""
     n = versions.num_rows
     encoded = pc.dictionary_encode(versions["key"].combine_chunks(), null_encoding="encode")
     group = np.asarray(encoded.indices, dtype=np.int64)
@@ -93,7 +96,10 @@ def fold_partial(versions: pa.Table, data_gives: dict[str, np.ndarray], ordered:
         wins = ~exists[g] | natural[at] | ~(state_rank[g] > ord_rank[at])
         current_data = exists[g] & ~deleted[g]
         after_delete = exists[g] & deleted[g]
+        contributed = np.zeros(len(at), dtype=bool)
         for c, column_gives in data_gives.items():
+            if c in latest:
+                continue
             new_gives = np.zeros(len(at), dtype=bool)
             new_gives[is_data] = column_gives[new_row[is_data]]
             cur_gives = gives[c][g] & current_data
@@ -103,6 +109,11 @@ def fold_partial(versions: pa.Table, data_gives: dict[str, np.ndarray], ordered:
             source[c][g] = np.where(take_new, new_row, np.where(keep_current, source[c][g], -1))
             gives[c][g] = np.where(wins, is_data & (new_gives | cur_gives | after_delete),
                                    cur_gives | (current_data & new_gives))
+            contributed |= take_new
+        for c in latest & data_gives.keys():
+            by_new = is_data & (wins | contributed)
+            source[c][g] = np.where(by_new, new_row, np.where(wins, -1, source[c][g]))
+            gives[c][g] = np.where(by_new, True, gives[c][g] & ~wins)
         winners = at[wins]
         gw = g[wins]
         exists[gw] = True

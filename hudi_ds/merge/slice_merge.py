@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.merge.partial import PartialUpdate, fold_partial
-from hudi_ds.schema.meta import RECORD_KEY
+from hudi_ds.schema.meta import META_COLUMNS, RECORD_KEY
 from hudi_ds.schema.strings import encode_dictionaries, expand_dictionaries
 
 
@@ -241,7 +241,7 @@ def _merge_partial(base: pa.Table | None, data: LogVersions, versions: pa.Table,
     version of each key meets its base row cell by cell, the winner's cells where it gives them, else the loser's."""
     table = data.table
     gives = {c: partial.gives(table, c, (data.absent or {}).get(c)) for c in table.column_names}
-    folded = fold_partial(versions, gives, ordering_field is not None)
+    folded = fold_partial(versions, gives, ordering_field is not None, frozenset(META_COLUMNS))
     is_data = folded.row >= 0
     log_rows = is_data.copy()
 
@@ -266,12 +266,15 @@ def _merge_partial(base: pa.Table | None, data: LogVersions, versions: pa.Table,
             base_wins = np.asarray(pc.fill_null(pc.greater(pc.cast(pc.take(base[ordering_field], pa.array(rows)),
                                                                    ord_type), ords), False), dtype=bool)
         met_base = base.take(pa.array(rows))
-        columns = []
-        for name in table.column_names:
-            log_gives = folded.gives[name][picks]
-            base_gives = partial.gives(met_base, name, None)
-            use_log = np.where(base_wins, ~base_gives & log_gives, log_gives)
-            columns.append(pc.if_else(pa.array(use_log), log_cells(name, picks), met_base[name].combine_chunks()))
+        use_log = {name: np.where(base_wins, ~partial.gives(met_base, name, None) & folded.gives[name][picks],
+                                  folded.gives[name][picks]) for name in table.column_names}
+        # a base row that outranks the log version but takes cells from it changed in the log's commit
+        filled = np.zeros(len(rows), dtype=bool)
+        for name in use_log.keys() - set(META_COLUMNS):
+            filled |= use_log[name]
+        columns = [pc.if_else(pa.array(~base_wins | filled if name in META_COLUMNS else use_log[name]),
+                              log_cells(name, picks), met_base[name].combine_chunks())
+                   for name in table.column_names]
         out.append(base.filter(pa.array(base_keep)))
         out.append(pa.Table.from_arrays(columns, schema=table.schema))
         log_rows[version] = False
