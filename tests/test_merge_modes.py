@@ -10,8 +10,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from hudi_ds import ConfigError, HudiTable, UnsupportedTableError
+from hudi_ds import ConfigError, HudiTable, SchemaError, UnsupportedTableError
 from hudi_ds.config.properties import dumps, loads
+from hudi_ds.log.format import HeaderKey, read_blocks
 
 COMMIT_TIME = {"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"}
 MODEL = "org.apache.hudi.common.model."
@@ -123,3 +124,59 @@ def test_version_6_tables_of_apache_hudi_merge_by_their_payload(tmp_path):
     path.write_text(dumps({**props(t), "hoodie.compaction.payload.class": MODEL + "OverwriteWithLatestAvroPayload",
                            "hoodie.compaction.record.merger.strategy": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"}, "x"))
     assert HudiTable(t.path).config.merge_mode == "COMMIT_TIME_ORDERING"
+
+
+def wide(t: HudiTable) -> dict[int, tuple]:
+    return {r["id"]: (r["name"], r["price"], r["stock"])
+            for r in t.to_arrow(columns=["id", "name", "price", "stock"]).to_pylist()}
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_a_write_carrying_some_columns_keeps_the_others(tmp_path, table_type):
+    """The issue's example: t.write(pa.table({"id": ..., "ts": ..., "price": ...})) on a wider table."""
+    t = create(tmp_path / "t", 9, table_type, **{"hoodie.table.partial.update.mode": "KEEP_VALUES"})
+    t.write(pa.table({"id": [1, 2], "ts": [1, 1], "name": ["a", "b"], "price": [1.0, 2.0], "stock": [5, 6]}))
+    t.write(pa.table({"id": [1, 3], "ts": [2, 2], "price": [1.5, 3.0]}))
+    t.write(pa.table({"id": [1], "ts": [3], "stock": [None]}, schema=pa.schema([("id", pa.int64()),
+                                                                               ("ts", pa.int64()),
+                                                                               ("stock", pa.int64())])))
+    assert wide(t) == {1: ("a", 1.5, None), 2: ("b", 2.0, 6), 3: (None, 3.0, None)}
+    assert props(t)["hoodie.table.partial.update.mode"] == "KEEP_VALUES"
+    if table_type == "MERGE_ON_READ":
+        logs = [p for p in Path(t.path).rglob("*.log.*")]
+        headers = [b.header for p in logs for b in read_blocks(p.read_bytes(), str(p))]
+        assert headers and all(h.get(HeaderKey.IS_PARTIAL) == "true" for h in headers)
+        t.compact()
+        assert wide(t) == {1: ("a", 1.5, None), 2: ("b", 2.0, 6), 3: (None, 3.0, None)}
+
+
+def test_null_does_not_overwrite_under_ignore_defaults_and_the_version_6_payload(tmp_path):
+    for version, options in [(9, {"hoodie.table.partial.update.mode": "IGNORE_DEFAULTS"}),
+                             (6, {"hoodie.datasource.write.payload.class": MODEL + "PartialUpdateAvroPayload"})]:
+        t = create(tmp_path / f"v{version}", version, **options)
+        t.write(pa.table({"id": [1], "ts": [1], "name": ["a"], "price": [1.0], "stock": [5]}))
+        t.write(pa.table({"id": [1, 1], "ts": [2, 3], "name": [None, "b"], "price": [2.0, None],
+                          "stock": pa.array([None, None], pa.int64())}))
+        assert wide(t) == {1: ("b", 2.0, 5)}
+    assert props(t)["hoodie.compaction.payload.class"] == MODEL + "PartialUpdateAvroPayload"
+
+
+@pytest.mark.parametrize("version,options,message", [
+    (8, {"hoodie.table.partial.update.mode": "KEEP_VALUES"}, "needs table version 9"),
+    (6, {"hoodie.table.partial.update.mode": "IGNORE_DEFAULTS"}, "PartialUpdateAvroPayload"),
+    (9, {"hoodie.table.partial.update.mode": "IGNORE_MARKERS"}, "set both or neither"),
+    (9, {"hoodie.write.partial.update.custom.marker": "?"}, "set both or neither"),
+])
+def test_partial_update_settings_a_table_cannot_record_are_refused(tmp_path, version, options, message):
+    with pytest.raises(ConfigError, match=message):
+        create(tmp_path / "t", version, **options)
+    assert not (tmp_path / "t").exists()
+
+
+def test_a_partial_write_without_the_ordering_field_is_refused(tmp_path):
+    t = create(tmp_path / "t", 9, **{"hoodie.table.partial.update.mode": "KEEP_VALUES"})
+    t.write(pa.table({"id": [1], "ts": [1], "name": ["a"]}))
+    before = sorted(p for p in Path(t.path).rglob("*") if p.is_file())
+    with pytest.raises(SchemaError, match="ordering \\(precombine\\) column 'ts' is missing"):
+        t.write(pa.table({"id": [1], "name": ["b"]}))
+    assert sorted(p for p in Path(t.path).rglob("*") if p.is_file()) == before

@@ -42,3 +42,28 @@ def test_commit_time_ordering_through_batch_writes_and_the_streaming_sink(spark,
     read = spark.read.format("hudi-py").load(path).select("id", "ts", "v").orderBy("id").collect()
     assert [tuple(r) for r in read] == [(1, 1, "b1"), (2, 5, "d2"), (3, 0, "d3")]
     assert HudiTable(path).config.merge_mode == "COMMIT_TIME_ORDERING"
+
+
+def test_partial_updates_of_different_columns_through_batch_writes_and_the_streaming_sink(spark, tmp_path):
+    """Two writers of one wide table, each carrying some columns (a batch job the prices, a stream the stock):
+    under KEEP_VALUES each updates its columns and keeps the other's; merge-on-read logs hold partial blocks."""
+    path, src = str(tmp_path / "t"), tmp_path / "src"
+    options = {**COMMIT_TIME, "hoodie.table.partial.update.mode": "KEEP_VALUES"}
+    full = pa.table({"id": [1, 2], "ts": [1, 1], "name": ["a", "b"], "price": [10.0, 20.0], "stock": [5, 6]})
+    spark.createDataFrame(full.to_pandas()).write.format("hudi-py").options(**options).mode("append").save(path)
+    prices = pa.table({"id": [1, 2], "ts": [2, 2], "price": [11.0, 21.0]})
+    spark.createDataFrame(prices.to_pandas()).write.format("hudi-py").options(**options).mode("append").save(path)
+    src.mkdir()
+    pq.write_table(pa.table({"id": [2], "ts": [3], "stock": [0]}), src / "0.parquet")
+    stream = spark.readStream.schema("id long, ts long, stock long").parquet(str(src))
+    q = (stream.writeStream.format("hudi-py").options(**options)
+         .option("checkpointLocation", str(tmp_path / "ck")).trigger(availableNow=True).start(path))
+    q.awaitTermination()
+    assert q.exception() is None
+    read = spark.read.format("hudi-py").load(path).select("id", "name", "price", "stock").orderBy("id").collect()
+    assert [tuple(r) for r in read] == [(1, "a", 11.0, 5), (2, "b", 21.0, 0)]
+    t = HudiTable(path)
+    assert t.config.partial_update_mode == "KEEP_VALUES"
+    t.compact()  # whole rows in the new base files
+    assert sorted(tuple(r.values()) for r in t.to_arrow(columns=["id", "name", "price", "stock"]).to_pylist()) == [
+        (1, "a", 11.0, 5), (2, "b", 21.0, 0)]
