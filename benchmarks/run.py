@@ -41,6 +41,7 @@ SUITE: dict[str, tuple[str, list[str], list[str]]] = {
                     ["--commits", "10", "--rows", "200000"]),
     "object_store": ("bench_object_store.py", ["--rows", "1000000"], ["--rows", "200000"]),
     "lazy": ("bench_lazy.py", ["--rows", "2000000", "--repeat", "5"], ["--rows", "200000", "--repeat", "3"]),
+    "timeline": ("bench_timeline.py", ["--commits", "1000"], ["--commits", "150", "--repeat", "2"]),
 }
 
 # goal: (benchmark, figure or ratio expression, comparison, target, description)
@@ -65,6 +66,8 @@ GOALS = [
     ("lakes", "v9_upsert_cost", "<=", 1.05, "upsert into a version 9 table vs version 6"),
     ("lakes", "v9_delete_cost", "<=", 1.05, "delete from a version 9 table vs version 6"),
     ("lakes", "v9_read_cost", "<=", 1.05, "merge-on-read snapshot of a version 9 table vs version 6"),
+    ("timeline", "v9_travel_early_cost", "<=", 1.0, "time travel to an archived commit: version 9 history vs 6 archive"),
+    ("timeline", "v9_travel_middle_cost", "<=", 1.0, "... to a commit half way through 1,000"),
     ("lakes", "hudi_load_rss_growth_mib / delta_load_rss_growth_mib", "<=", 1.0, "load: RSS growth vs deltalake"),
     ("lakes", "hudi_read_data_rss_growth_mib / delta_read_data_rss_growth_mib", "<=", 1.0,
      "read of the data columns deltalake returns: RSS growth vs deltalake"),

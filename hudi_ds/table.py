@@ -84,7 +84,8 @@ class HudiTable:
         options: Mapping[str, Any] | None = None,
         storage_options: Mapping[str, Any] | None = None,
     ) -> HudiTable:
-        """Create a version-6 table with the bucket index, or open it if it exists with the same settings.
+        """Create a table (version 6 and the bucket index unless the options say otherwise: hoodie.write.table.version,
+        hoodie.index.type), or open it if it exists with the same settings.
 
         The keyword arguments are the friendly spelling of the table options (`table_type` MERGE_ON_READ by
         default, `buckets` 4, both partitioning flags off); `options` takes any registry key besides, and a
@@ -105,7 +106,8 @@ class HudiTable:
                     f"{name}={value!r} and the option {key_of(name)}={getattr(given, name)!r} set the same table "
                     "setting to different values; keep one")
         # every table setting counts as declared: create() over an existing table checks them all
-        table_settings = {name: getattr(given, name) for name, _, _ in TABLE_SETTINGS}
+        table_settings = {name: getattr(given, name) for name, _, _ in TABLE_SETTINGS
+                          if name != "num_buckets" or given.index_type == "BUCKET" or buckets is not None}
         table_settings.update({k: v for k, v in declared.items() if v is not None})
         opts = given.with_values(**table_settings)
         create_table(open_storage(str(path), storage_options), opts)
@@ -337,7 +339,8 @@ class HudiTable:
         check_writable(self.config)
         low = self.options.archive_min_commits if min_commits is None else min_commits
         high = self.options.archive_max_commits if max_commits is None else max_commits
-        return archiving.archive(self, min_commits=low, max_commits=high)
+        return archiving.archive(self, min_commits=low, max_commits=high,
+                                 compaction_delta_commits=self.options.compaction_delta_commits)
 
     def rollback(self, instant: str, *, force: bool = False) -> str | None:
         """Roll back a pending instant, or the latest completed commit. A pending instant whose heartbeat is

@@ -185,10 +185,6 @@ def _prepare(storage: Storage, config: TableConfig, timeout_s: float) -> None:
     _refuse_live_writes(storage, timeline, timeout_s)
     if not config.is_mor or not (pending_compactions(timeline) or _slices_with_logs(storage, config, timeline)):
         return
-    if not config.num_buckets:
-        raise UnsupportedTableError(
-            "Apache Hudi compacts a merge-on-read table before changing its version, and hudi_ds compacts "
-            "bucket-index tables only; compact this one with Apache Hudi first")
     target = TableFiles(storage, config)
     compaction.schedule_compaction(target, min_delta_commits=1, wait_s=0)
     compaction.run_compaction(target, wait_s=0, heartbeat_timeout_s=timeout_s, owner=VERSION_CHANGE_OWNER)
@@ -307,8 +303,12 @@ def _reads_otherwise(storage: Storage, config: TableConfig, timeline: Timeline, 
     file (the rows it merges with)."""
     ours = Visibility.of(timeline, None, timeline.layout)
     if timeline.layout == 1:
-        completion = {m.instant.requested_time: m.instant.completion_time or m.instant.requested_time
-                      for m in moved if m.instant.is_completed}
+        # the archived commits' completion times as the history will hold them (a log of an archived commit
+        # is sliced by it)
+        completion = {str(r["instantTime"]): str(r["completionTime"])
+                      for r in rows_from_archived(read_archived(storage, config.format.archive_dir))}
+        completion.update({m.instant.requested_time: m.instant.completion_time or m.instant.requested_time
+                           for m in moved if m.instant.is_completed})
         theirs = replace(ours, completion=completion, uses_completion_time=True)
     else:
         completion = {i.requested_time: i.completion_time or i.requested_time for i in with_history(timeline).commits()}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 import uuid
 
 import numpy as np
@@ -377,16 +376,11 @@ def test_file_id_details() -> None:
         bucket_file_id_prefix(-1)
 
 
-def test_speed_report() -> None:
-    """Prints timings for 2M keys; deliberately not an assertion (shared CI machines are noisy)."""
-    n = 2_000_000
-    for label, arr in (
-        ("str(int)", pa.array([str(i) for i in range(n)])),
-        ("uuid", pa.array([str(uuid.uuid4()) for _ in range(n)])),
-    ):
-        bucket_ids(arr[:10], 256)
-        start = time.perf_counter()
+def test_bucket_ids_of_many_keys_match_the_reference() -> None:
+    """The vectorised hash over a large array (several chunks of work) agrees with the reference rule; its
+    speed is measured end to end by benchmarks/bench_core.py (the insert and upsert rates)."""
+    n = 200_000
+    for arr in (pa.array([str(i) for i in range(n)]), pa.array([str(uuid.uuid4()) for _ in range(n)])):
         out = bucket_ids(arr, 256)
-        print(f"bucket_ids 2M {label}: {time.perf_counter() - start:.3f}s")
         sample = [0, 1, n // 2, n - 1]
         assert [int(out[i]) for i in sample] == [ref_bucket([arr[i].as_py()], 256) for i in sample]

@@ -92,7 +92,7 @@ def test_changes_of_an_archived_commit_are_read_from_the_archive(tmp_path):
 
     t = HudiTable.create(str(tmp_path / "c"), table_name="c", record_key="id", ordering_field="ts",
                          partition_by="dt", buckets=1, options={"archive.min_commits": 2, "archive.max_commits": 3,
-                                                            "clean.retain_commits": 1})
+                                                            "clean.retain_commits": 1, "hoodie.clean.automatic": False})
     first = t.write(pa.Table.from_pylist([{"id": "a", "dt": "x", "ts": 0, "v": 0}], schema=SCHEMA))
     planned = t.snapshot()
     before = commit_changes(planned, first)

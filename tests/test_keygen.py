@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import re
-import time
 
 import numpy as np
 import pyarrow as pa
@@ -395,17 +394,14 @@ def test_partition_value_matches_date_and_others() -> None:
     assert matches("x", "=", 1, pa.timestamp("us"))
 
 
-def test_partition_speed_report() -> None:
-    """2M rows, 8 distinct values: printed, not asserted (CI machines are noisy)."""
-    n = 2_000_000
+def test_partition_paths_of_many_rows_with_few_values() -> None:
+    """Few distinct values over many rows (the path is rendered once per value); its speed is measured end to
+    end by benchmarks/bench_core.py."""
+    n = 200_000
     cities = np.array([f"city_{i}" for i in range(8)], dtype=object)
     table = pa.table({"city": pa.array(cities[np.arange(n) % 8]), "n": pa.array(np.arange(n) % 8)})
-    start = time.perf_counter()
     out = partition_path_strings(table, ["city"], True, False)
-    mid = time.perf_counter()
     out2 = partition_path_strings(table, ["city", "n"], False, True)
-    end = time.perf_counter()
-    print(f"partition_path_strings 2M rows: 1 field {mid - start:.3f}s, 2 fields {end - mid:.3f}s")
     assert out[9].as_py() == "city=city_1" and out2[10].as_py() == "city_2/2"
     assert re.fullmatch(r"city_\d/\d", out2[n - 1].as_py())
 

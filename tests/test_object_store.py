@@ -367,3 +367,35 @@ def test_the_commit_lock_of_a_crashed_holder_is_taken_over_once_it_expired(s3_ta
     table.write(data(range(5), 1))
     assert rows(table.to_arrow(), COLS) == rows(data(range(5), 1), COLS)
     assert not table.storage.exists(COMMIT_LOCK_PATH)  # released by its new holder
+
+
+def test_a_holder_longer_than_the_lease_keeps_the_commit_lock(s3_table, monkeypatch):
+    """A clean or upgrade of a large table holds the commit lock longer than the lease lasts: the holder
+    renews it, so no other writer takes it over meanwhile; it is released at the end."""
+    import time
+
+    from hudi_ds.storage import object_store
+    from hudi_ds.storage.layout import COMMIT_LOCK_PATH
+
+    monkeypatch.setattr(object_store, "LEASE_S", 0.6)
+    uri, opts = s3_table
+    table = create(uri, "MERGE_ON_READ", opts)
+    other = HudiTable(uri, storage_options=opts).storage
+    outcome: list[str] = []
+
+    def contend() -> None:
+        try:
+            with other.lock(COMMIT_LOCK_PATH, 1.5):
+                outcome.append("taken")
+        except StorageError:
+            outcome.append("refused")
+
+    with table.storage.lock(COMMIT_LOCK_PATH, 1.0):
+        contender = threading.Thread(target=contend)
+        contender.start()
+        time.sleep(2.0)  # more than three leases
+        contender.join()
+    assert outcome == ["refused"]
+    assert not table.storage.exists(COMMIT_LOCK_PATH)
+    with other.lock(COMMIT_LOCK_PATH, 1.0):  # free again
+        pass

@@ -39,7 +39,7 @@ SAMPLES = {"path": "/t", "table_name": "t1", "record_key": "a,b", "partition_fie
            "merge_strategy_id": "ce9acb64-bde0-424c-9b91-f6ebba25356d",
            "drop_partition_columns": "false", "as_of": "20240101000000000", "begin_instant": "earliest",
            "end_instant": "20240102000000000", "heartbeat_timeout_s": "12.5", "clean_retain_commits": "11",
-           "archive_min_commits": "21", "archive_max_commits": "31"}
+           "archive_min_commits": "21", "archive_max_commits": "31", "record_size_threshold": "0.5"}
 
 
 def sample(spec: OptionSpec) -> str:
@@ -214,12 +214,13 @@ def test_a_typical_hudi_job_writes_with_warnings_naming_the_features(tmp_path):
     job = {"hoodie.datasource.hive_sync.enable": "true", "hoodie.datasource.hive_sync.database": "lake",
            "hoodie.datasource.hive_sync.partition_fields": "dt", "hoodie.clustering.inline": "true",
            "hoodie.clustering.inline.max.commits": "4", "hoodie.metrics.on": "true",
-           "hoodie.parquet.small.file.limit": "104857600", "hoodie.upsert.shuffle.parallelism": "200",
+           "hoodie.parquet.small.file.limit": "104857600", "hoodie.parquet.block.size": "134217728",
+           "hoodie.upsert.shuffle.parallelism": "200",
            "hoodie.cleaner.policy.failed.writes": "LAZY", "hoodie.cleaner.commits.retained": "3"}
     with pytest.warns(IgnoredOptionWarning) as seen:
         t = create(tmp_path / "t", **job)
     said = " ".join(str(w.message) for w in seen)
-    for name in ("catalog sync", "clustering", "metrics reporting", "file sizing"):
+    for name in ("catalog sync", "clustering", "metrics reporting", "file and log block sizing"):
         assert name in said
     assert "parallelism" not in said and "failed-writes" not in said  # tuning, and what hudi-py does (LAZY)
     t.write(rows(4))

@@ -173,3 +173,43 @@ def test_a_completion_time_before_its_instant_is_refused(tmp_path):
         HudiTable(t.path).write(trips([3], 3))
     report = validate(HudiTable(t.path))
     assert not report["ok"] and bad.name in str(report)
+
+
+def test_a_pending_compaction_reads_the_logs_of_archived_delta_commits(tmp_path):
+    """Archiving may move delta commits a pending compaction plans to read (beyond
+    hoodie.compact.inline.max.delta.commits of them): on version 9 the executor places their logs by their
+    commits' completion times, read from the LSM history; none is dropped."""
+    t = make(tmp_path, 9, **{"compaction.schedule.enabled": "false", "hoodie.archive.automatic": "false",
+                             "hoodie.clean.automatic": "false"})
+    model = {}
+    for n in range(4):
+        rows_ = trips(range(n * 3, n * 3 + 5), n, fare=n + 1.0)
+        t.write(rows_)
+        model.update({r["uuid"]: r["fare"] for r in rows_.to_pylist()})
+    planned = t.schedule_compaction()
+    assert planned is not None
+    for n in range(4, 7):
+        rows_ = trips(range(n, n + 2), n, fare=n + 1.0)
+        t.write(rows_)
+        model.update({r["uuid"]: r["fare"] for r in rows_.to_pylist()})
+    archiving = HudiTable(t.path, options={"compaction.delta_commits": 1})
+    archived = archiving.archive(min_commits=2, max_commits=3)
+    assert archived and max(archived) < planned  # the delta commits the plan reads are in the history now
+    assert t.run_compaction(planned) == [planned]
+    got = {r["uuid"]: r["fare"] for r in t.to_arrow(columns=["uuid", "fare"]).to_pylist()}
+    assert got == model
+    assert rows(hudi_rs(t.path), ["uuid", "fare"]) == rows(t.to_arrow(), ["uuid", "fare"])
+
+
+def test_archiving_keeps_the_delta_commits_the_next_compaction_counts(tmp_path):
+    """As Hudi's archiver does for merge-on-read tables: the delta commits since the latest compaction stay
+    active until there are hoodie.compact.inline.max.delta.commits of them, so archiving never starves the
+    compaction trigger."""
+    t = make(tmp_path, 9, **{"compaction.delta_commits": "5", "hoodie.keep.min.commits": "2",
+                             "hoodie.keep.max.commits": "3", "hoodie.clean.automatic": "false",
+                             "clean.retain_commits": "1"})
+    for n in range(6):
+        t.write(trips(range(2), n))
+    actions = [i.action for i in t.timeline()]
+    assert "commit" in actions  # the fifth delta commit triggered a compaction: none was archived before
+    assert actions.count("deltacommit") >= 1

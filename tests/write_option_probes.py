@@ -159,3 +159,94 @@ def _heartbeat_timeout(write: Write, path: str) -> None:
     assert [i.requested_time for i in t.timeline() if not i.is_completed] == []
     assert not [p for p in Path(path).rglob("*") if plan.instant in p.name and ".hoodie" not in p.parts]
     assert values(t) == {"a": "a@1", "b": "b@2", "c": "c@2"}
+
+
+# ---- the lookup indexes (hoodie.index.type SIMPLE / GLOBAL_SIMPLE): partition moves and file sizing -------------
+
+def lookup_table(path: str, index: str = "SIMPLE") -> HudiTable:
+    """A copy-on-write table of keys a, b, c (ts 1) in partition d1 with a lookup index: one small base file."""
+    t = HudiTable.create(path, table_name="probe", record_key="id", ordering_field="ts", partition_by="dt",
+                         table_type="COPY_ON_WRITE", options={key_of("index_type"): index})
+    t.write(rows(["a", "b", "c"], 1))
+    return t
+
+
+def file_groups(path: str, partition: str = "d1") -> set[str]:
+    return {p.name.split("_")[0] for p in (Path(path) / partition).glob("*.parquet")}
+
+
+def new_groups_for_five_keys(write: Write, path: str, options: dict[str, str]) -> int:
+    """How many file groups five new keys of partition d1 went to (a small file limit of 1 byte: no file is small,
+    and the record size threshold, a multiple of it, is then the number of bytes)."""
+    lookup_table(path)
+    before = file_groups(path)
+    write(path, rows(["k1", "k2", "k3", "k4", "k5"], 2), options)
+    assert values(HudiTable(path))["k5"] == "k5@2"
+    return len(file_groups(path) - before)
+
+
+def _moves(field: str, index: str) -> Probe:
+    def check(write: Write, path: str) -> None:
+        _update_partition_path(write, path, field, index)
+
+    return check
+
+
+def _update_partition_path(write: Write, path: str, field: str, index: str) -> None:
+    t = lookup_table(path, index)
+    write(path, rows(["a"], 2, dt="d2"), {key_of(field): "false"})
+    held = t.to_arrow(columns=["id", "v", "_hoodie_partition_path"]).to_pylist()
+    assert [(r["v"], r["_hoodie_partition_path"]) for r in held if r["id"] == "a"] == [("a@2", "d1")]
+    write(path, rows(["b"], 2, dt="d2"), {})  # the default moves the key
+    moved = t.to_arrow(columns=["id", "_hoodie_partition_path"]).to_pylist()
+    assert [r["_hoodie_partition_path"] for r in moved if r["id"] == "b"] == ["d2"]
+
+
+probe("update_partition_path")(_moves("update_partition_path", "GLOBAL_SIMPLE"))
+probe("bloom_update_partition_path")(_moves("bloom_update_partition_path", "GLOBAL_BLOOM"))
+
+
+@probe("small_file_limit")
+def _small_file_limit(write: Write, path: str) -> None:
+    assert new_groups_for_five_keys(write, path, {key_of("small_file_limit"): "0"}) == 1
+    assert new_groups_for_five_keys(write, path + "_default", {}) == 0  # they fill the small file
+
+
+@probe("max_file_size")
+def _max_file_size(write: Write, path: str) -> None:
+    # 1024-byte records (the estimate: no commit was large enough to measure), two per file group
+    assert new_groups_for_five_keys(write, path, {key_of("max_file_size"): "2048", key_of("small_file_limit"): "1",
+                                                  key_of("record_size_threshold"): "1e30"}) == 3
+
+
+@probe("insert_split_size")
+def _insert_split_size(write: Write, path: str) -> None:
+    assert new_groups_for_five_keys(write, path, {key_of("insert_split_size"): "2", key_of("small_file_limit"): "0",
+                                                  key_of("auto_split_inserts"): "false"}) == 3
+
+
+@probe("auto_split_inserts")
+def _auto_split_inserts(write: Write, path: str) -> None:
+    # the split size (500000), not max file size / record size (two), counts new keys per file group
+    assert new_groups_for_five_keys(write, path, {key_of("auto_split_inserts"): "false",
+                                                  key_of("small_file_limit"): "1",
+                                                  key_of("max_file_size"): "2048",
+                                                  key_of("record_size_threshold"): "1e30"}) == 1
+
+
+@probe("record_size_estimate")
+def _record_size_estimate(write: Write, path: str) -> None:
+    # no commit measures records (the threshold is beyond every commit): the estimate counts, two per file group
+    assert new_groups_for_five_keys(write, path, {key_of("record_size_estimate"): "4096",
+                                                  key_of("max_file_size"): "8192", key_of("small_file_limit"): "1",
+                                                  key_of("record_size_threshold"): "1e30"}) == 3
+
+
+@probe("record_size_threshold")
+def _record_size_threshold(write: Write, path: str) -> None:
+    # a 1-byte small file limit makes the first commit large enough to measure records by (a few hundred bytes
+    # each: one new file group); a threshold beyond its size leaves the estimate (two records per file group)
+    sizing = {key_of("small_file_limit"): "1", key_of("record_size_estimate"): "100000",
+              key_of("max_file_size"): "200000"}
+    assert new_groups_for_five_keys(write, path, sizing) == 1
+    assert new_groups_for_five_keys(write, path + "_2", {**sizing, key_of("record_size_threshold"): "1e9"}) == 3

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["FEATURES", "NOT_IMPLEMENTED_YET", "TUNING_KEYS", "HudiFeature", "IgnoredOptionWarning", "feature_of"]
+__all__ = ["FEATURES", "NOT_IMPLEMENTED_YET", "TUNING_KEYS", "UNWRITTEN_INDEXES", "HudiFeature", "IgnoredOptionWarning",
+           "feature_of"]
 
 
 class IgnoredOptionWarning(UserWarning):
@@ -89,16 +90,14 @@ FEATURES: tuple[HudiFeature, ...] = (
         "write commit callbacks", "warning", "hudi-py calls no callback; poll HudiTable.timeline() or read the "
         "table incrementally to learn of new commits",
         prefixes=("hoodie.write.commit.callback.",), switches={"hoodie.write.commit.callback.on": _FALSE}),
-    # the bucket index fixes the file groups; these limits only change how rows are spread over files
+    # these limits only change how rows are spread over files (small files: hoodie.parquet.small.file.limit)
     HudiFeature(
-        "file sizing and small-file handling", "warning",
-        "the bucket index fixes the file groups (hoodie.bucket.index.num.buckets per partition); file sizes follow "
-        "from the data",
-        keys=_keys("hoodie.parquet.max.file.size", "hoodie.parquet.small.file.limit", "hoodie.parquet.block.size",
+        "file and log block sizing", "warning",
+        "the bucket index fixes the file groups (hoodie.bucket.index.num.buckets per partition); the SIMPLE indexes "
+        "size new file groups by hoodie.parquet.max.file.size; other sizes follow from the data",
+        keys=_keys("hoodie.parquet.block.size",
                    "hoodie.parquet.page.size", "hoodie.parquet.compression.ratio", "hoodie.logfile.max.size",
                    "hoodie.logfile.data.block.max.size", "hoodie.logfile.to.parquet.compression.ratio",
-                   "hoodie.copyonwrite.record.size.estimate", "hoodie.copyonwrite.insert.split.size",
-                   "hoodie.copyonwrite.insert.auto.split", "hoodie.record.size.estimation.threshold",
                    "hoodie.merge.small.file.group.candidates.limit", "write.parquet.max.file.size",
                    "write.parquet.block.size", "write.parquet.page.size", "write.log.max.size",
                    "write.log_block.size", "write.task.max.size", "write.batch.size")),
@@ -251,10 +250,12 @@ NOT_IMPLEMENTED_YET: tuple[HudiFeature, ...] = (
         "hudi-py does not maintain a metadata table yet (hoodie.metadata.enable must be false); readers list the "
         "files",
         prefixes=("hoodie.metadata.", "metadata.")),
-    # with hoodie.index.type=BUCKET, the only index hudi-py writes, the other indexes' settings are inert
+    # the indexes hudi-py writes with (BUCKET, SIMPLE, BLOOM, GLOBAL_*) have no use for these settings: its lookups
+    # read the keys, and its bloom filters take Hudi's default sizes
     HudiFeature(
-        "bloom, simple, global, record-level and HBase indexes (not implemented yet)", "warning",
-        "hudi-py writes the simple bucket index only (hoodie.index.type=BUCKET), which these settings do not touch",
+        "record-level and HBase indexes, index tuning (not implemented yet)", "warning",
+        "hudi-py writes with the BUCKET, SIMPLE, BLOOM, GLOBAL_SIMPLE and GLOBAL_BLOOM indexes (hoodie.index.type), "
+        "looks keys up by reading them and sizes bloom filters as Hudi's defaults do; these settings change neither",
         keys=_keys("hoodie.index.class", "hoodie.bucket.index.query.pruning"),
         prefixes=("hoodie.bloom.index.", "hoodie.index.bloom.", "hoodie.simple.index.", "hoodie.global.simple.index.",
                   "hoodie.global.index.", "hoodie.record.index.", "hoodie.index.hbase.", "hoodie.hbase.index.",
@@ -280,6 +281,14 @@ NOT_IMPLEMENTED_YET: tuple[HudiFeature, ...] = (
                    "hoodie.datasource.write.payload.type", "hoodie.compaction.payload.type"),
         prefixes=("hoodie.record.merge.property.",)),
 )
+
+# Apache Hudi's other index types, and why hudi-py does not write with them yet
+UNWRITTEN_INDEXES = {
+    "RECORD_INDEX": "it lives in the metadata table, which hudi-py does not maintain yet; use SIMPLE or BLOOM",
+    "HBASE": "it lives in an external HBase table; use GLOBAL_SIMPLE or GLOBAL_BLOOM",
+    "INMEMORY": "it is Flink's and Java's in-memory index; use SIMPLE or BLOOM",
+    "FLINK_STATE": "it is Flink's state index; use SIMPLE or BLOOM",
+}
 
 # Accepted and ignored: parallelism and task counts of Apache Hudi's own Spark/Flink writers, which hudi-py does
 # not run, schema reconciliation (hudi-py always reconciles a batch with the table's schema: it keeps the table's

@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic.types import PositiveFloat, PositiveInt
 
 from hudi_ds.config.hudi_features import (
     FEATURES,
     NOT_IMPLEMENTED_YET,
     TUNING_KEYS,
+    UNWRITTEN_INDEXES,
     HudiFeature,
     IgnoredOptionWarning,
     feature_of,
@@ -45,6 +47,7 @@ TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
 Operation = Literal["upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"]
 QueryType = Literal["snapshot", "read_optimized", "incremental"]
 CdcMode = Literal["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]
+WriteIndex = Literal["BUCKET", "SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM"]
 CleanPolicyName = Literal["KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"]
 # Apache Hudi 0.13's names of the same modes, still accepted by Hudi
 LEGACY_CDC_MODES = {"CDC_OP_KEY": "OP_KEY_ONLY", "CDC_DATA_BEFORE": "DATA_BEFORE",
@@ -108,8 +111,11 @@ class HudiOptions(BaseModel):
         "hoodie.write.auto.upgrade", True,
         "Upgrade an older table to hoodie.write.table.version before writing (as Apache Hudi's writers do); false "
         "keeps the table at its version.")
-    index_type: Literal["BUCKET"] = opt(
-        "hoodie.index.type", "BUCKET", "Index type; hudi-py writes the simple BUCKET index only.", "index.type", scope="table")
+    index_type: WriteIndex = opt(
+        "hoodie.index.type", "BUCKET", "How writes find a key's file group: BUCKET (hash; the default of new tables), "
+        "SIMPLE / BLOOM (read the keys of the partitions written), GLOBAL_SIMPLE / GLOBAL_BLOOM (of all partitions). "
+        "Tables that record none (Apache Hudi's) default to SIMPLE (docs/compatibility.md#indexes).", "index.type",
+        scope="table")
     bucket_engine: Literal["SIMPLE"] = opt(
         "hoodie.index.bucket.engine", "SIMPLE", "Bucket index engine; only SIMPLE.", "hoodie.bucket.index.engine", scope="table")
     num_buckets: int = opt(
@@ -139,6 +145,25 @@ class HudiOptions(BaseModel):
         "metadata.enabled", scope="table")
 
     # ---- write ---------------------------------------------------------------------------------------
+    update_partition_path: bool = opt(
+        "hoodie.simple.index.update.partition.path", True, "GLOBAL_SIMPLE: a key written with another partition "
+        "than the one holding it moves there (deleted from the old one); false updates it where it is.")
+    bloom_update_partition_path: bool = opt(
+        "hoodie.bloom.index.update.partition.path", True, "The same for GLOBAL_BLOOM.")
+    small_file_limit: int = opt(
+        "hoodie.parquet.small.file.limit", 104857600, "Lookup indexes (all but BUCKET): base files under this many "
+        "bytes take new keys before new file groups are made (<= 0: none).")
+    max_file_size: PositiveInt = opt(
+        "hoodie.parquet.max.file.size", 125829120, "Lookup indexes: bytes small files fill up to and new ones aim at.")
+    insert_split_size: PositiveInt = opt(
+        "hoodie.copyonwrite.insert.split.size", 500000, "Lookup indexes: new keys per new file group when "
+        "hoodie.copyonwrite.insert.auto.split is false (else max file size / record size).")
+    auto_split_inserts: bool = opt("hoodie.copyonwrite.insert.auto.split", True, "See the split size.")
+    record_size_estimate: PositiveInt = opt(
+        "hoodie.copyonwrite.record.size.estimate", 1024, "Bytes per record until a commit wrote more than "
+        "hoodie.record.size.estimation.threshold x the small file limit (then its bytes per record count).")
+    record_size_threshold: PositiveFloat = opt(
+        "hoodie.record.size.estimation.threshold", 1.0, "See the record size estimate.")
     operation: Operation = opt(
         "hoodie.datasource.write.operation", "upsert",
         "upsert, insert, bulk_insert, delete, insert_overwrite or insert_overwrite_table (mode('append')); "
@@ -367,7 +392,11 @@ class HudiOptions(BaseModel):
     @field_validator("index_type", "bucket_engine", mode="before")
     @classmethod
     def _upper(cls, v: Any) -> Any:
-        return v.strip().upper() if isinstance(v, str) else v
+        """Upper case; an index hudi-py does not write with is refused with the reason."""
+        v = v.strip().upper() if isinstance(v, str) else v
+        if v in UNWRITTEN_INDEXES:
+            raise ValueError(f"hudi-py does not write with the {v} index: {UNWRITTEN_INDEXES[v]}")
+        return v
 
     @field_validator("operation", "query_type", "log_block_format", "parquet_compression", "filter_pushdown",
                      "incremental_format", "read_slices", mode="before")

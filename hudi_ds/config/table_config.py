@@ -268,6 +268,8 @@ class TableConfig(BaseModel):
         if self.num_buckets:
             props["hoodie.index.type"] = "BUCKET"
             props["hoodie.bucket.index.num.buckets"] = str(self.num_buckets)
+        elif self.index_type:
+            props["hoodie.index.type"] = self.index_type
         if not self.record_key_fields:
             del props["hoodie.table.recordkey.fields"]
         if self.cdc_enabled:

@@ -10,6 +10,7 @@ from hudi_ds.config.merge_mode import PARTIAL_PAYLOADS
 from hudi_ds.config.options import OPTION_SPECS, HudiOptions, default_table_name
 from hudi_ds.config.table_config import TableConfig
 from hudi_ds.errors import ConfigError, TableExistsError
+from hudi_ds.index.choice import write_index
 from hudi_ds.keys.keygen import key_generator_class
 from hudi_ds.table_format import format_for
 
@@ -29,14 +30,19 @@ TABLE_SETTINGS: tuple[tuple[str, str, str], ...] = (
 
 
 def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
-    """The hoodie.properties of a new bucket-index table at hoodie.write.table.version; key-less without a
-    record key."""
+    """The hoodie.properties of a new table (its index: hoodie.index.type) at hoodie.write.table.version; key-less
+    without a record key."""
     keys, parts = list(opts.record_key), list(opts.partition_fields)
     if opts.ordering_field and not keys:
         raise ConfigError(
             f"ordering_field {opts.ordering_field!r} needs a record key (hoodie.datasource.write.precombine.field "
             "without hoodie.datasource.write.recordkey.field): rows of a table without one are never merged; drop "
             "the ordering field or set a record key")
+    bucket = opts.index_type == "BUCKET"
+    if not bucket and opts.is_set("num_buckets"):
+        raise ConfigError(
+            f"hoodie.bucket.index.num.buckets={opts.num_buckets} is a setting of the bucket index, but "
+            f"hoodie.index.type={opts.index_type}; drop one of them")
     fmt = format_for(opts.table_version)
     partial = opts.requested_partial_update_mode() or "NONE"
     _check_partial_updates(partial, opts, fmt.version)
@@ -44,7 +50,8 @@ def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
         version=fmt.version, layout_version=fmt.layout,
         name=opts.table_name or default_table_name(path), table_type=opts.table_type, record_key_fields=keys,
         ordering_field=opts.ordering_field, partition_fields=parts, key_generator=key_generator_class(keys, parts),
-        hive_style=opts.hive_style, url_encode=opts.url_encode, num_buckets=opts.num_buckets, index_type="BUCKET",
+        hive_style=opts.hive_style, url_encode=opts.url_encode, num_buckets=opts.num_buckets if bucket else None,
+        index_type=opts.index_type,
         timezone="UTC", database="default", cdc_enabled=opts.cdc_enabled, cdc_mode=opts.cdc_mode,
         merge_mode=opts.requested_merge_mode() or "", partial_update_mode=partial,
         partial_update_marker=opts.partial_update_marker,
@@ -100,6 +107,7 @@ def check_against_table(opts: HudiOptions, config: TableConfig, path: str) -> No
             f"the merge settings ({_merge_settings(opts)}) ask for {requested} but the existing table at {path} "
             f"merges with {config.merge_mode} (fixed when a table is created); drop them or choose another path")
     keys = {s.name: s.key for s in OPTION_SPECS}
+    write_index(config, opts)  # the index named must be the one the table records
     for field, keyword, attribute in TABLE_SETTINGS:
         given, have = getattr(opts, field), getattr(config, attribute)
         if field == "cdc_mode" and not config.cdc_enabled:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hudi_ds.config.table_config import TableConfig
 from hudi_ds.errors import UnsupportedTableError
+from hudi_ds.index.choice import check_index_writable
 from hudi_ds.table_format import table_format
 
 
@@ -22,8 +23,4 @@ def check_timeline_writable(config: TableConfig) -> None:
 def check_writable(config: TableConfig) -> None:
     """Refuse tables this version cannot write data into without corrupting them for other engines."""
     check_timeline_writable(config)
-    if not config.num_buckets:
-        raise UnsupportedTableError(
-            "the table has no bucket index (hoodie.bucket.index.num.buckets is not in hoodie.properties); "
-            "hudi_ds writes bucket-index tables only"
-        )
+    check_index_writable(config)

@@ -22,6 +22,7 @@ from hudi_ds.errors import CorruptTableError, MissingFileError
 from hudi_ds.files.encoding import statistics_columns
 from hudi_ds.files.markers import write_marker
 from hudi_ds.files.naming import join
+from hudi_ds.hfile.bloom import BloomFilter
 from hudi_ds.schema.meta import FILE_NAME, META_COLUMNS, RECORD_KEY
 from hudi_ds.schema.strings import constant_dictionary
 from hudi_ds.storage import Storage
@@ -29,9 +30,10 @@ from hudi_ds.storage import Storage
 
 def write_base_file(storage: Storage, instant: str, partition: str, name: str, records: pa.Table,
                     avro_schema: dict[str, Any], *, compression: str, dictionary: list[str], merge: bool,
-                    row_group_rows: int | None = None) -> int:
+                    row_group_rows: int | None = None, bloom_filter: bool = False) -> int:
     """Write `records` (meta columns included; the file name column is filled here) as the base file `name`
-    of `partition`; returns its size. `merge`: the file replaces an older version of its group."""
+    of `partition`; returns its size. `merge`: the file replaces an older version of its group. `bloom_filter`:
+    the footer carries the bloom filter of the file's keys, as Apache Hudi's bloom index reads it."""
     write_marker(storage, instant, join(partition, name), "MERGE" if merge else "CREATE")
     n = records.num_rows
     records = records.set_column(META_COLUMNS.index(FILE_NAME), FILE_NAME, constant_dictionary(name, n))
@@ -40,6 +42,8 @@ def write_base_file(storage: Storage, instant: str, partition: str, name: str, r
         mm = pc.min_max(records[RECORD_KEY])
         kv["hoodie_min_record_key"] = mm["min"].as_py()
         kv["hoodie_max_record_key"] = mm["max"].as_py()
+    if bloom_filter:
+        kv.update(bloom_footer(records[RECORD_KEY]))
     sink = io.BytesIO()
     # store_schema=False keeps Arrow's own schema out of the footer (hudi-rs types come from parquet);
     # Hudi's footer keys are added explicitly, as that option also drops schema metadata
@@ -72,6 +76,21 @@ def open_base_file(storage: Storage, rel: str, few_valued_as_dictionary: bool = 
     except (OSError, pa.ArrowException) as exc:
         raise CorruptTableError(f"base file {rel} is unreadable (damaged or truncated: {exc}); restore it, or "
                                 "roll back the commit that wrote it") from exc
+
+
+# Apache Hudi's defaults: hoodie.index.bloom.num_entries, hoodie.index.bloom.fpp,
+# hoodie.bloom.index.filter.dynamic.max.entries (the filter type: DYNAMIC_V0)
+BLOOM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES = 60000, 1e-9, 100000
+BLOOM_FILTER_KEY = "org.apache.hudi.bloomfilter"
+BLOOM_TYPE_KEY = "hoodie_bloom_filter_type_code"
+
+
+def bloom_footer(keys: pa.ChunkedArray | pa.Array) -> dict[str, str]:
+    """The footer keys of Hudi's parquet writer (HoodieBloomFilterWriteSupport): the filter of the record keys,
+    added in file order, and its type."""
+    bloom = BloomFilter(BLOOM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES)
+    bloom.add_all(key.encode() for key in keys.to_pylist())
+    return {BLOOM_FILTER_KEY: bloom.serialize().decode("ascii"), BLOOM_TYPE_KEY: bloom.type_code}
 
 
 def few_valued_strings(metadata: pq.FileMetaData) -> list[str]:

@@ -2,8 +2,9 @@
 
 A base file counts only if its instant is a completed commit visible to the query; a log file is
 attached to the slice with the largest visible base instant not after it (v6: the log's base
-instant; v8+: the completion time of the delta commit that wrote it). Replaced file groups
-(insert overwrite, clustering) disappear.
+instant; v8+: the completion time of the delta commit that wrote it, read from the archived timeline
+when that commit was archived, as Hudi's CompletionTimeQueryView does; a log whose completion time is
+unknown belongs to the latest slice). Replaced file groups (insert overwrite, clustering) disappear.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from hudi_ds.errors import CorruptTableError, MissingFileError
 from hudi_ds.files.naming import BaseFile, LogFile, parse_base_file, parse_cdc_file, parse_log_file
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
+from hudi_ds.timeline.archived import with_history
+
+AFTER_ALL = "9" * 17  # sorts after every instant time: where a log of a pending (or unknown) commit belongs
 
 
 @dataclass
@@ -49,6 +53,7 @@ class Visibility:
     earliest_active: str | None
     as_of: str | None
     uses_completion_time: bool
+    archived: _ArchivedCompletionTimes | None = None
 
     def sees(self, instant: str | None) -> bool:
         """A file or block instant is visible: committed, or older than the timeline this visibility was built
@@ -66,6 +71,17 @@ class Visibility:
             and (self.as_of is None or instant <= self.as_of)
         )
 
+    def slice_time(self, log_instant: str) -> str:
+        """Where a log file sorts against base instants (the slice it belongs to is the latest one whose base
+        instant is not after this): v6 the log's instant; v8+ the completion time of the commit that wrote it,
+        AFTER_ALL while it is pending (it completes after every base instant there is)."""
+        if not self.uses_completion_time:
+            return log_instant
+        known = self.completion.get(log_instant)
+        if known is None and self.archived is not None and self.sees(log_instant):
+            known = self.archived.of(log_instant)
+        return known or AFTER_ALL
+
     def order_key(self, instant: str) -> int:
         return self.rank.get(instant, -1)
 
@@ -73,7 +89,7 @@ class Visibility:
         """What readers will see once `instant`, still being written, completes (as the latest commit): for a
         writer that derives the commit's change data before publishing it."""
         return replace(self, committed=self.committed | {instant}, rank={**self.rank, instant: len(self.rank)},
-                       completion={**self.completion, instant: "9" * 17})
+                       completion={**self.completion, instant: AFTER_ALL})
 
     @classmethod
     def of(cls, timeline: Timeline, as_of: str | None, layout: int) -> Visibility:
@@ -89,7 +105,25 @@ class Visibility:
             earliest_active=earliest if timeline.has_archived_instants() else None,
             as_of=as_of,
             uses_completion_time=layout >= 2,
+            archived=_ArchivedCompletionTimes(timeline) if layout >= 2 and timeline.has_archived_instants() else None,
         )
+
+
+class _ArchivedCompletionTimes:
+    """Completion times of archived commits, read from the archived timeline on first need: a log file whose
+    commit was archived can still be in a live file slice (archiving keeps the delta commits a compaction
+    needs, but not beyond hoodie.compact.inline.max.delta.commits of them), and which slice it belongs to
+    depends on when that commit completed."""
+
+    def __init__(self, timeline: Timeline) -> None:
+        self._timeline = timeline
+        self._times: dict[str, str] | None = None
+
+    def of(self, instant: str) -> str | None:
+        if self._times is None:
+            self._times = {i.requested_time: i.completion_time for i in with_history(self._timeline).commits()
+                           if i.completion_time}
+        return self._times.get(instant)
 
 
 def earliest_data_instant(timeline: Timeline) -> str | None:
@@ -181,15 +215,11 @@ class FileSystemView:
             by_instant[b.instant] = FileSlice(partition, file_id, b.instant, b)
         base_instants = sorted(by_instant)
         for log in sorted(logs, key=LogFile.sort_key):
-            if vis.uses_completion_time:
-                if not vis.sees(log.instant):
-                    continue
-                anchor = vis.completion.get(log.instant, log.instant)
-            else:
-                if vis.as_of is not None and log.instant > vis.as_of:
-                    continue
-                anchor = log.instant
-            pos = bisect.bisect_right(base_instants, anchor) - 1
+            if vis.uses_completion_time and not vis.sees(log.instant):
+                continue
+            if not vis.uses_completion_time and vis.as_of is not None and log.instant > vis.as_of:
+                continue
+            pos = bisect.bisect_right(base_instants, vis.slice_time(log.instant)) - 1
             if pos >= 0:
                 by_instant[base_instants[pos]].log_files.append(log)
             else:  # log-only slice (Spark MOR bucket tables write inserts into logs)

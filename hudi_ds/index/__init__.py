@@ -1,4 +1,5 @@
-"""Record-to-file-group indexes; only the SIMPLE bucket index is implemented."""
+"""Record-to-file-group indexes: the bucket index (`bucket`), the key lookup of the SIMPLE indexes (`lookup`),
+and which one a write uses (`choice`)."""
 
 from hudi_ds.index.bucket import (
     bucket_file_id_prefix,

@@ -17,6 +17,7 @@ from hudi_ds.read import query
 from hudi_ds.read.lazy import SliceStream
 from hudi_ds.schema.meta import META_COLUMNS
 from hudi_ds.storage import Storage
+from hudi_ds.storage.local import LocalStorage
 
 EXTRAS = {"pandas": "pandas", "duckdb": "duckdb"}  # optional module -> the hudi-ds extra that installs it
 
@@ -90,7 +91,16 @@ def base_file_dataset(plan: query.ReadPlan) -> ds.FileSystemDataset:
         schema = pa.schema([f for f in schema if f.name not in META_COLUMNS], metadata=schema.metadata)
     paths = [sl.base_file.path for sl in plan.slices if sl.base_file is not None]
     return ds.FileSystemDataset.from_paths(paths, schema=schema, format=ds.ParquetFileFormat(),
-                                           filesystem=pafs.PyFileSystem(StorageFiles(plan.reader.storage)))
+                                           filesystem=dataset_filesystem(plan.reader.storage))
+
+
+def dataset_filesystem(storage: Storage) -> pafs.FileSystem:
+    """The file system a Dataset reads the table's files through, paths relative to the table: pyarrow's own
+    local file system for a table on disk (its reads never enter Python, so engines scan files in parallel);
+    the table's Storage, credentials and all, for an object store."""
+    if isinstance(storage, LocalStorage):
+        return pafs.SubTreeFileSystem(storage.base, storage.fs)
+    return pafs.PyFileSystem(StorageFiles(storage))
 
 
 def batch_reader(stream: SliceStream) -> pa.RecordBatchReader:

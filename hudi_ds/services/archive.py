@@ -9,7 +9,8 @@ per block. Storage without append gets a new version per archival, as here.
 
 What moves: when more than `max_commits` completed commits are active, every instant (any action, any
 state) older than a boundary, which keeps at least `min_commits` commits active and never passes the
-earliest pending instant (a write, a compaction plan, a clean), the earliest commit the latest clean
+earliest pending instant (a write, a compaction plan, a clean), the delta commits the next compaction of a
+merge-on-read table needs (Hudi's earliest instant to retain for compaction), the earliest commit the latest clean
 retains (time travel inside the retained window keeps working), a replacecommit whose replaced file
 groups still have files (without it readers would see them again), or an action hudi_ds cannot convert.
 Archiving a prefix of the timeline leaves no holes: hudi_ds readers treat data of instants older than the
@@ -89,12 +90,31 @@ def _live_file_groups(storage: Storage) -> set[tuple[str, str]]:
     return out
 
 
-def archive_boundary(storage: Storage, timeline: Timeline, min_commits: int, max_commits: int) -> str | None:
-    """Requested time of the oldest instant that stays active, or None when nothing is to be archived."""
+def _compaction_boundary(timeline: Timeline, delta_commits: int) -> str | None:
+    """Hudi's earliest instant to retain for compaction (merge-on-read): the delta commits that completed after
+    the latest completed compaction stay active until there are `delta_commits` of them (the next plan takes
+    their logs, and on version 8+ which slice a log belongs to depends on its commit's completion time), then
+    the last `delta_commits` of them."""
+    compactions = [i for i in timeline.commits() if i.action == "commit"]
+    after = compactions[-1].requested_time if compactions else ""
+    deltas = [i for i in timeline.commits() if i.action == "deltacommit"
+              and (i.completion_time or i.requested_time) > after]
+    if len(deltas) < delta_commits:
+        return compactions[-1].requested_time if compactions else (deltas[0].requested_time if deltas else None)
+    return deltas[len(deltas) - delta_commits].requested_time
+
+
+def archive_boundary(storage: Storage, timeline: Timeline, min_commits: int, max_commits: int,
+                     compaction_delta_commits: int | None = None) -> str | None:
+    """Requested time of the oldest instant that stays active, or None when nothing is to be archived.
+    `compaction_delta_commits` (merge-on-read tables: hoodie.compact.inline.max.delta.commits) keeps the delta
+    commits the next compaction needs."""
     commits = timeline.commits()
     if len(commits) <= max_commits:
         return None
     limits = [commits[len(commits) - min_commits].requested_time]
+    if compaction_delta_commits is not None:
+        limits += [t for t in [_compaction_boundary(timeline, compaction_delta_commits)] if t]
     limits += [i.requested_time for i in timeline.pending()[:1]]
     limits += [i.requested_time for i in timeline.instants if i.action not in SUPPORTED][:1]
     cleaned = _clean_boundary(timeline)
@@ -200,19 +220,23 @@ def _write_archive_file(storage: Storage, content: bytes) -> str:
 # --- archive -----------------------------------------------------------------------------------------------
 
 
-def archive(table: ServiceTarget, *, min_commits: int = 20, max_commits: int = 30) -> list[str]:
+def archive(table: ServiceTarget, *, min_commits: int = 20, max_commits: int = 30,
+            compaction_delta_commits: int = 5) -> list[str]:
     """Archive the oldest instants when more than `max_commits` completed commits are active, keeping at
-    least `min_commits`; returns the requested times of the archived instants (oldest first)."""
+    least `min_commits` (and, merge-on-read, the delta commits the next compaction of every
+    `compaction_delta_commits` needs); returns the requested times of the archived instants (oldest first)."""
     check_archive_window(min_commits, max_commits)
     storage = table.storage
     check_writable(table.config)
+    retain = compaction_delta_commits if table.config.is_mor else None
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):  # one archiver at a time, among all writers
-        return _archive(storage, table.config.format, min_commits, max_commits)
+        return _archive(storage, table.config.format, min_commits, max_commits, retain)
 
 
-def _archive(storage: Storage, fmt: TableFormat, min_commits: int, max_commits: int) -> list[str]:
+def _archive(storage: Storage, fmt: TableFormat, min_commits: int, max_commits: int,
+             compaction_delta_commits: int | None) -> list[str]:
     timeline = fmt.load_timeline(storage)
-    boundary = archive_boundary(storage, timeline, min_commits, max_commits)
+    boundary = archive_boundary(storage, timeline, min_commits, max_commits, compaction_delta_commits)
     if boundary is None:
         return []
     files: list[tuple[Instant, str]] = []

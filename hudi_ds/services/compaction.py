@@ -43,6 +43,7 @@ from hudi_ds.files.compaction_plan import (
     read_plan,
 )
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
+from hudi_ds.index.choice import writes_bloom_filters
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.recovery.heartbeat import (
     DEFAULT_HEARTBEAT_TIMEOUT_S,
@@ -336,7 +337,7 @@ def run_compaction(table: ServiceTarget, instant: str | None = None, *, row_grou
     """
     storage = table.storage
     _check_mor(table.config)
-    options = ExecOptions(row_group_rows, row_group_bytes, compression)
+    options = ExecOptions(row_group_rows, row_group_bytes, compression, writes_bloom_filters(table.config))
     done: list[str] = []
     with _run_lock(storage):
         timeline = table.config.format.load_timeline(storage)

@@ -18,7 +18,7 @@ from hudi_ds.errors import CorruptTableError
 from hudi_ds.files.base_file import write_base_file
 from hudi_ds.files.compaction_plan import CompactionOperation
 from hudi_ds.files.encoding import dictionary_columns
-from hudi_ds.files.naming import LogFile, base_file_name, join, parse_log_file
+from hudi_ds.files.naming import base_file_name, join, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.log.format import BlockType, read_blocks
 from hudi_ds.merge import merge_slice_counted
@@ -44,6 +44,7 @@ class ExecOptions:
     row_group_rows: int | None
     row_group_bytes: int
     compression: str
+    bloom_filters: bool = False  # base files carry Hudi's bloom filter footer (hudi_ds.index.choice)
 
 
 def input_slice(view: FileSystemView, op: CompactionOperation) -> FileSlice | None:
@@ -55,7 +56,7 @@ def input_slice(view: FileSystemView, op: CompactionOperation) -> FileSlice | No
     vis = view.visibility
     for sl in slices:
         if (sl.base_instant or (sl.log_files[0].instant if sl.log_files else "")) == op.base_instant:
-            logs = [lf for lf in sl.log_files if _log_time(vis.completion, vis.uses_completion_time, lf) < op.instant]
+            logs = [lf for lf in sl.log_files if vis.slice_time(lf.instant) < op.instant]
             return FileSlice(sl.partition, sl.file_id, sl.base_instant, sl.base_file, logs)
     raise CorruptTableError(
         f"compaction {op.instant}: the file slice {op.base_instant} of file group {op.file_id} "
@@ -84,7 +85,8 @@ def _write_base(storage: Storage, instant: str, partition: str, name: str, recor
         n = records.num_rows
         rows = max(1, options.row_group_bytes * n // max(1, records.nbytes)) if n else 1
     size = write_base_file(storage, instant, partition, name, records, avro, compression=options.compression,
-                           dictionary=dictionary_columns(records), merge=merge, row_group_rows=rows)
+                           dictionary=dictionary_columns(records), merge=merge, row_group_rows=rows,
+                           bloom_filter=options.bloom_filters)
     faults.pause_point("compaction_file_written")
     return size
 
@@ -126,20 +128,10 @@ def compact_slice(storage: Storage, reader: SliceReader, op: CompactionOperation
     return stat, SliceInputs(op.key, op.base_instant, logs, frozenset(unseen))
 
 
-def _log_time(completion: dict[str, str], by_completion: bool, lf: LogFile) -> str:
-    """Where a log file sorts against a compaction instant: its name's instant (v6: the slice's base instant),
-    or on v8+ the completion time of the commit that wrote it (a pending commit's logs sort last: it will
-    complete after the plan exists, so they belong to the plan's new slice)."""
-    if not by_completion:
-        return lf.instant
-    return completion.get(lf.instant, "9" * 17)
-
-
 def inputs_changed(storage: Storage, timeline: Timeline, instant: str, inputs: list[SliceInputs]) -> bool:
     """Whether a write changed a compacted slice while we read it: a log file added or grown there, or a
     block we skipped as uncommitted that has committed since."""
-    by_completion = timeline.layout >= 2
-    completion = {i.requested_time: i.completion_time or "" for i in timeline.commits()}
+    vis = Visibility.of(timeline, None, timeline.layout)  # a pending commit's logs belong to the new slice
     listings: dict[str, list[tuple[str, int]]] = {}
     for inp in inputs:
         partition, file_id = inp.key
@@ -147,7 +139,7 @@ def inputs_changed(storage: Storage, timeline: Timeline, instant: str, inputs: l
             listings[partition] = [(e.name, e.size) for e in storage.list(partition) if not e.is_dir]
         now = {(name, size) for name, size in listings[partition]
                if (lf := parse_log_file(partition, name)) is not None and lf.file_id == file_id
-               and inp.base_instant <= _log_time(completion, by_completion, lf) < instant}
+               and inp.base_instant <= vis.slice_time(lf.instant) < instant}
         if now != set(inp.logs) or any(timeline.contains_completed(t) for t in inp.unseen_instants):
             return True
     return False

@@ -40,7 +40,8 @@ class TableServices:
         if opts.clean_enabled:
             clean.clean(table, clean.CleanPolicy.of(opts), sweep_staged=False)
         if opts.archive_enabled:
-            archive.archive(table, min_commits=opts.archive_min_commits, max_commits=opts.archive_max_commits)
+            archive.archive(table, min_commits=opts.archive_min_commits, max_commits=opts.archive_max_commits,
+                            compaction_delta_commits=opts.compaction_delta_commits)
 
     def _compact(self, table: TableFiles) -> None:
         # never wait on other writers here: a plan that cannot run now runs after a later commit

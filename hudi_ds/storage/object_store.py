@@ -18,6 +18,7 @@ import json
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -213,48 +214,53 @@ class ObjectStorage(Storage):
     @contextmanager
     def lock(self, rel: str, timeout_s: float) -> Iterator[None]:
         """A lease object created with a conditional create; an expired lease is taken over with a conditional
-        update on its ETag, so of two writers taking it over only one succeeds."""
+        update on its ETag, so of two writers taking it over only one succeeds. While held, the lease is renewed
+        (a conditional update on our own ETag) so a long holder (a clean or an upgrade of a large table) keeps
+        it: only a holder that stopped renewing (crashed, or stalled for LEASE_S) loses it."""
         key, owner = _key(rel), uuid.uuid4().hex
         deadline = time.monotonic() + timeout_s
-        while not self._take_lease(key, owner):
+        while (version := self._take_lease(key, owner)) is None:
             if time.monotonic() > deadline:
                 raise StorageError(f"the lock {self.full(rel)} stayed held by another writer for {timeout_s:.0f} s; "
                                    "retry later")
             time.sleep(0.02)
+        renewal = _LeaseRenewal(self, key, owner, version)
+        renewal.start()
         try:
             yield
         finally:
+            renewal.stop()
             with contextlib.suppress(StorageError, FileNotFoundError):
                 held = self._call("GET", key, lambda: bytes(obstore.get(self.store, key).bytes()))
                 if json.loads(held).get("owner") == owner:
                     self._call("DELETE", key, lambda: obstore.delete(self.store, key))
 
-    def _take_lease(self, key: str, owner: str) -> bool:
-        lease = json.dumps({"owner": owner, "expires": time.time() + LEASE_S}).encode()
+    def _take_lease(self, key: str, owner: str) -> Any:
+        """Our lease's update version (its ETag or version id; empty when the store gives neither), or None
+        while another holder's lease is live."""
+        lease = _lease(owner)
         try:
-            self._call("PUT", key, lambda: obstore.put(self.store, key, lease, mode="create"))
-            return True
+            return _update_version(self._call("PUT", key, lambda: obstore.put(self.store, key, lease, mode="create")))
         except (AlreadyExistsError, PreconditionError):
             pass
         try:
             current = self._call("GET", key, lambda: obstore.get(self.store, key))
             held = json.loads(bytes(current.bytes()))
         except FileNotFoundError:
-            return False  # released meanwhile: try again
+            return None  # released meanwhile: try again
         except ValueError:
             held = {"expires": 0}  # a torn or foreign lease: treat as expired
         if float(held.get("expires", 0)) > time.time():
-            return False
+            return None
         # obstore's UpdateVersion: the fields the store gave (moto and S3 give an ETag, no version id)
-        version: Any = {k: current.meta.get(k) for k in ("e_tag", "version") if current.meta.get(k) is not None}
+        version = _update_version(current.meta)
         if not version:
             raise StorageError(f"the lock {self.full(key)} expired, but the store gave no ETag or version to take it "
                                "over safely; delete it by hand once no writer is running")
         try:
-            self._call("PUT", key, lambda: obstore.put(self.store, key, lease, mode=version))
-            return True
+            return _update_version(self._call("PUT", key, lambda: obstore.put(self.store, key, lease, mode=version)))
         except (AlreadyExistsError, PreconditionError):
-            return False
+            return None
 
     def list(self, rel: str = "") -> list[FileEntry]:
         prefix = _folder(rel)
@@ -270,6 +276,52 @@ class ObjectStorage(Storage):
 
 
 LEASE_S = 60.0  # a crashed holder's lease expires after this; commits hold the lock for well under a second
+
+
+def _lease(owner: str) -> bytes:
+    return json.dumps({"owner": owner, "expires": time.time() + LEASE_S}).encode()
+
+
+def _update_version(meta: Any) -> Any:
+    """obstore's UpdateVersion from a PUT result or an object's metadata: the ETag and version id it has."""
+    return {k: meta.get(k) for k in ("e_tag", "version") if meta.get(k) is not None}
+
+
+class _LeaseRenewal:
+    """Renews a held lease every third of LEASE_S with a conditional update on our own last ETag. A renewal
+    that finds the lease changed means another writer took it over (we stalled past LEASE_S): it stops and
+    warns, since the holder's work may now overlap another's. Transient store errors are retried at the next
+    tick (the lease still has two thirds of its time)."""
+
+    def __init__(self, storage: ObjectStorage, key: str, owner: str, version: Any) -> None:
+        self.storage, self.key, self.owner, self.version = storage, key, owner, version
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"hudi-ds-lease-{key}", daemon=True)
+
+    def start(self) -> None:
+        if self.version:  # a store without ETags: the lease cannot be renewed safely, it lasts LEASE_S
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        st = self.storage
+        while not self._stopped.wait(LEASE_S / 3):
+            lease = _lease(self.owner)
+            try:
+                put = st._call("PUT", self.key, functools.partial(obstore.put, st.store, self.key, lease,
+                                                                  mode=self.version))
+            except (AlreadyExistsError, PreconditionError, FileNotFoundError):
+                warnings.warn(f"the lock {st.full(self.key)} was taken over by another writer while this one held "
+                              f"it (it stalled for more than {LEASE_S:.0f} s); check the table with hudi-py validate",
+                              RuntimeWarning, stacklevel=1)
+                return
+            except StorageError:
+                continue
+            self.version = _update_version(put) or self.version
 
 
 def _key(rel: str) -> str:

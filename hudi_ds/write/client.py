@@ -163,7 +163,7 @@ class WriteClient:
         if max_buffer_bytes is not None:
             plan_options["max_buffer_bytes"] = max_buffer_bytes
         return Coordinator(self.storage, self.config).begin(prepared.operation, prepared.schema, extra=extra,
-                                                         **plan_options)
+                                                         options=self.options, **plan_options)
 
     def commit(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None = None) -> str:
         """Publish the write, then run the post-commit hooks; returns the instant."""

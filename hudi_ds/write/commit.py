@@ -9,19 +9,29 @@ atomically (put-if-absent), the single point at which the write becomes visible.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 import pyarrow as pa
 
 from hudi_ds import faults
 from hudi_ds.config import TableConfig
+from hudi_ds.config.options import HudiOptions
+from hudi_ds.config.table_config import key_generator_type_name
 from hudi_ds.config.writable import check_writable
-from hudi_ds.errors import CommitConflictError, CommitStateUnknownError, ConfigError, CorruptTableError
+from hudi_ds.errors import (
+    CommitConflictError,
+    CommitStateUnknownError,
+    ConfigError,
+    CorruptTableError,
+    InvalidDataError,
+)
 from hudi_ds.files.compaction_plan import log_targets
 from hudi_ds.files.markers import marked_files
-from hudi_ds.files.view import FileSystemView, Visibility
+from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.index.bucket import bucket_of_file_id, check_bucket_file_ids
+from hudi_ds.index.choice import BUCKET, is_global, write_index, writes_bloom_filters
+from hudi_ds.index.lookup import KeyLookup, holds_prefixed_keys
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
 from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
 from hudi_ds.recovery.rollback import ownership, rollback_pending
@@ -35,7 +45,8 @@ from hudi_ds.timeline.moving import on_latest_timeline
 from hudi_ds.upgrade import require_version
 from hudi_ds.write.change_data import write_change_data
 from hudi_ds.write.cross_task import settle_cross_task_deletes
-from hudi_ds.write.messages import TaskResult
+from hudi_ds.write.file_sizing import InsertPlacement, InsertSizing
+from hudi_ds.write.messages import TaskResult, WrittenFile
 from hudi_ds.write.plan import (
     OPERATION_TYPES,
     OPERATIONS,
@@ -45,8 +56,10 @@ from hudi_ds.write.plan import (
     write_action,
 )
 from hudi_ds.write.shared_groups import merge_shared_groups
+from hudi_ds.write.tagging import keys_new_in_several_tasks
 
 BUCKETS_KEY = "hoodie.bucket.index.num.buckets"  # recorded in each commit's extra metadata
+_INSERTS = "<inserts>"  # a write placed new keys (lookup indexes: see _touched)
 
 def _check_bucket_count(config: TableConfig, timeline: Timeline) -> None:
     """The bucket count routes every key; hoodie.properties saying another count than the table was written with
@@ -69,17 +82,27 @@ def _check_bucket_count(config: TableConfig, timeline: Timeline) -> None:
             "keys. Restore hoodie.bucket.index.num.buckets (or the whole file from .hoodie/hoodie.properties.backup)")
 
 
-def _group_targets(view: FileSystemView) -> dict[tuple[str, int], GroupTarget]:
+def _slotted_slices(view: FileSystemView, lookup: bool) -> dict[tuple[str, int], FileSlice]:
+    """The latest slices by (partition, bucket), or with a lookup index by (partition, slot): their position
+    among the partition's slices in file id order."""
+    if not lookup:
+        return {(sl.partition, b): sl for sl in view.latest_slices()
+                if (b := bucket_of_file_id(sl.file_id)) is not None}
+    by_partition: dict[str, list[FileSlice]] = {}
+    for sl in sorted(view.latest_slices(), key=lambda s: (s.partition, s.file_id)):
+        by_partition.setdefault(sl.partition, []).append(sl)
+    return {(p, slot): sl for p, slices in by_partition.items() for slot, sl in enumerate(slices)}
+
+
+def _group_targets(view: FileSystemView,
+                   slices: dict[tuple[str, int], FileSlice]) -> dict[tuple[str, int], GroupTarget]:
     # Compaction plans are read from a fresh listing (taken after this write claimed its instant): a plan
     # scheduled before that is always seen, and its file groups get their logs in the plan's new slice
     # (base instant C), so the compaction, which reads only the previous slice, never loses them.
     fresh = view.config.format.load_timeline(view.timeline.storage)
     compacting = log_targets(fresh, view.visibility.committed)
     targets: dict[tuple[str, int], GroupTarget] = {}
-    for sl in view.latest_slices():
-        bucket = bucket_of_file_id(sl.file_id)
-        if bucket is None:
-            continue
+    for key, sl in slices.items():
         instant = sl.base_instant or (sl.log_files[0].instant if sl.log_files else None)
         if instant is None:
             continue
@@ -88,8 +111,68 @@ def _group_targets(view: FileSystemView) -> dict[tuple[str, int], GroupTarget]:
         if newer is not None and newer[0] > instant:
             instant, base = newer
         versions = [lf.version for lf in sl.log_files if lf.instant == instant]
-        targets[(sl.partition, bucket)] = GroupTarget(sl.file_id, instant, base, max(versions, default=0) + 1)
+        targets[key] = GroupTarget(sl.file_id, instant, base, max(versions, default=0) + 1)
     return targets
+
+
+def _key_lookup(config: TableConfig, index: str, options: HudiOptions, schema: pa.Schema, view: FileSystemView,
+                slices: dict[tuple[str, int], FileSlice]) -> KeyLookup:
+    by_partition: dict[str, list[FileSlice]] = {}
+    for (partition, _), sl in sorted(slices.items()):
+        by_partition.setdefault(partition, []).append(sl)
+    ordering = config.merge_ordering_field()  # commit-time ordering: none
+    moves = options.bloom_update_partition_path if index == "GLOBAL_BLOOM" else options.update_partition_path
+    return KeyLookup(is_global(index), moves,
+                     {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,
+                     schema.field(ordering) if ordering and ordering in schema.names else None)
+
+
+def _one_field_complex_key(config: TableConfig) -> bool:
+    """A ComplexKeyGenerator of one record key field, whose key form differs between Hudi releases."""
+    kind = key_generator_type_name(config.key_generator) if config.key_generator else None
+    return kind == "COMPLEX" and len(config.record_key_fields) == 1
+
+
+def _insert_placement(options: HudiOptions, timeline: Timeline, slices: dict[tuple[str, int], FileSlice],
+                      groups: dict[tuple[str, int], GroupTarget]) -> InsertPlacement:
+    """Small files: base files below the limit in slices without log files (Hudi's rule for lookup indexes, which
+    cannot find keys in logs; the rewrite merges the base file alone) that no pending compaction moved on."""
+    sizing = InsertSizing.of(options, timeline)
+    small: dict[str, list[tuple[int, int]]] = {}
+    for (partition, slot), sl in sorted(slices.items()):
+        base = sl.base_file
+        target = groups.get((partition, slot))
+        if (base is not None and not sl.log_files and base.size < sizing.small_file_limit and target is not None
+                and target.base_instant == sl.base_instant):
+            small.setdefault(partition, []).append((slot, base.size))
+    return InsertPlacement(sizing, {p: tuple(v) for p, v in small.items()})
+
+
+Group = tuple[str, int | str | None]
+
+
+def _touched(plan: WritePlan, files: Iterable[WrittenFile | WriteStat], inserts: bool = True) -> set[Group]:
+    """The file groups written files belong to, as two writers' conflict check compares them: (partition, bucket)
+    on bucket tables, where two writers creating one bucket make two file ids; (partition, file id) with a lookup
+    index, plus (partition, INSERTS) for a write that placed new keys: two writers inserting into one partition (any
+    partition, global indexes) might both insert one key, into two file groups."""
+    out: set[Group] = set()
+    for f in files:
+        partition = (f.partition if isinstance(f, WrittenFile) else f.partition_path) or ""
+        if plan.lookup is None:
+            out.add((partition, f.bucket if isinstance(f, WrittenFile) else bucket_of_file_id(f.file_id)))
+            continue
+        out.add((partition, f.file_id))
+        if inserts and f.num_inserts:
+            out.add(("" if plan.lookup.global_index else partition, _INSERTS))
+    return out
+
+
+def _targets_by_group(plan: WritePlan) -> dict[Group, GroupTarget]:
+    """The plan's targets under the keys `_touched` gives."""
+    if plan.lookup is None:
+        return dict(plan.groups)  # type: ignore[arg-type]
+    return {(p, t.file_id): t for (p, _), t in plan.groups.items()}
 
 
 def remove_unreported_files(storage: Storage, plan: WritePlan, results: Sequence[TaskResult]) -> list[str]:
@@ -123,11 +206,15 @@ class Coordinator:
         self.config = config
 
     def begin(self, operation: str, schema: pa.Schema, *, extra: dict[str, str] | None = None,
-              **plan_options: object) -> WritePlan:
+              options: HudiOptions | None = None, **plan_options: object) -> WritePlan:
+        """Claim an instant and plan the write. `options` name the index (when the table records none) and size
+        the file groups of a lookup index."""
         if operation not in OPERATIONS:
             raise ConfigError(f"unknown operation {operation!r}; use one of {', '.join(OPERATIONS)}")
         check_writable(self.config)
         check_operation(operation, self.config.record_key_fields)
+        options = options if options is not None else HudiOptions()
+        index = write_index(self.config, options)
         fmt = self.config.format
         timeline = fmt.load_timeline(self.storage)
         writer = timeline.writer()
@@ -143,31 +230,49 @@ class Coordinator:
         inflight = CommitMetadata(operation_type=OPERATION_TYPES[operation], extra_metadata=dict(extra or {}))
         writer.transition_to_inflight(instant, action, fmt.encode_commit_metadata(inflight, action))
         try:
-            timeline, groups = on_latest_timeline(lambda: fmt.load_timeline(self.storage),
-                                                  lambda tl: (tl, self._groups(tl)))
+            timeline, (view, slices, groups) = on_latest_timeline(lambda: fmt.load_timeline(self.storage),
+                                                                  lambda tl: (tl, self._groups(tl, index)))
         except CorruptTableError:
             self.abort_instant(instant)
             raise
         known = sorted(i.requested_time for i in timeline.commits())  # the commits `groups` reflect
+        lookup = placement = None
+        if index != BUCKET:
+            lookup = _key_lookup(self.config, index, options, schema, view, slices)
+            placement = _insert_placement(options, timeline, slices, groups)
         return WritePlan(
             storage=self.storage, instant=instant, operation=operation, config=self.config, schema=schema,
-            groups=groups, known_commits=tuple(known), **plan_options,  # type: ignore[arg-type]
+            groups=groups, known_commits=tuple(known), lookup=lookup, placement=placement,
+            bloom_filters=writes_bloom_filters(self.config, index),
+            prefixed_keys=lookup is not None and _one_field_complex_key(self.config) and holds_prefixed_keys(
+                self.storage, slices.values(), self.config.record_key_fields[0]),
+            **plan_options,  # type: ignore[arg-type]
         )
 
-    def _groups(self, timeline: Timeline) -> dict[tuple[str, int], GroupTarget]:
+    def _groups(self, timeline: Timeline, index: str) -> tuple[FileSystemView, dict[tuple[str, int], FileSlice],
+                                                                 dict[tuple[str, int], GroupTarget]]:
         """The file groups to write to; never over a committed file that is missing (the next write would hide
         the loss)."""
         view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, timeline.layout))
         if self.config.num_buckets is not None:
             check_bucket_file_ids(view.groups, self.config.num_buckets)
         _check_bucket_count(self.config, timeline)
-        groups = _group_targets(view)
+        slices = _slotted_slices(view, index != BUCKET)
+        groups = _group_targets(view, slices)
         view.check_committed_files(view.committed_paths())
-        return groups
+        return view, slices, groups
 
     def commit(self, plan: WritePlan, results: Sequence[TaskResult], extra: dict[str, str] | None = None) -> str:
         fmt = self.config.format
         timeline = _pending(self.storage, fmt, plan.instant)
+        repeated = keys_new_in_several_tasks(results, plan.lookup.global_index) if plan.lookup else []
+        if repeated:
+            self.abort(plan)
+            raise InvalidDataError(
+                f"{len(repeated)} new record key(s) (first: {repeated[:3]}) came in several Spark partitions of one "
+                "write; with a lookup index (hoodie.index.type SIMPLE, BLOOM or their GLOBAL_ forms) each task places "
+                "its new keys, so they would be written twice. Nothing was committed: drop the duplicates "
+                "(dropDuplicates on the key) or repartition the data by the record key, and write again")
         remove_unreported_files(self.storage, plan, results)
         shared = {(d.partition, d.file_id) for r in results for d in r.deferred}
         results = merge_shared_groups(self.storage, plan, list(results))
@@ -192,7 +297,7 @@ class Coordinator:
         with self.storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
             latest = _pending(self.storage, fmt, plan.instant)
             conflict = require_version(self.storage, self.config) or self._conflict(
-                plan, latest, {(f.partition, f.bucket) for f in files}, partitions)
+                plan, latest, _touched(plan, files), partitions)
             if conflict is None:
                 faults.pause_point("commit_publishing")
                 latest.writer().complete(plan.instant, plan.action, fmt.encode_commit_metadata(meta, plan.action))
@@ -238,7 +343,7 @@ class Coordinator:
             partition_to_replace_file_ids={} if plan.is_overwrite else None,
         )
 
-    def _conflict(self, plan: WritePlan, timeline: Timeline, touched: set[tuple[str, int]],
+    def _conflict(self, plan: WritePlan, timeline: Timeline, touched: set[Group],
                   partitions: list[str]) -> str | None:
         """Optimistic concurrency: a commit that completed since begin() and touched the same file groups (or,
         for overwrites, the same partitions) wins; this write must retry. The conflict, or None."""
@@ -247,19 +352,17 @@ class Coordinator:
             if inst.requested_time in known or inst.requested_time == plan.instant:
                 continue
             meta = timeline.commit_metadata(inst)
-            theirs = {
-                (s.partition_path or "", bucket_of_file_id(s.file_id))
-                for s in meta.write_stats()
-            }
+            theirs = _touched(plan, meta.write_stats(), inserts=not meta.compacted)  # a compaction adds no key
             overlap = touched & theirs
+            targets = _targets_by_group(plan)
             if meta.compacted and not plan.is_overwrite and all(
-                    (g := plan.groups.get(k)) is not None and g.base_instant == inst.requested_time for k in overlap):
+                    (g := targets.get(k)) is not None and g.base_instant == inst.requested_time for k in overlap):
                 continue  # this write put its logs into the new slice of that compaction: no conflict
             if plan.operation == "insert_overwrite_table" or inst.action == "replacecommit":
                 overlap |= {(p, -1) for p in partitions if any(t[0] == p for t in theirs)}
             if overlap or (plan.operation == "insert_overwrite_table" and theirs):
                 return (f"commit {inst.requested_time} completed while this write ({plan.instant}) was running and "
-                        f"touched the same file groups ({sorted(overlap)[:3]}...)")
+                        f"touched the same file groups ({sorted(overlap, key=str)[:3]}...)")
         return None
 
     def abort(self, plan: WritePlan) -> None:

@@ -82,6 +82,7 @@ class GroupWriteContext:
     log_block_format: str
     compression: str
     table_format: TableFormat
+    bloom_filters: bool = False
     _dictionary: dict[tuple[str, ...], list[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -92,7 +93,7 @@ class GroupWriteContext:
                    avro_schema=avro, ordering_field=plan.ordering_field,
                    ordering_avro_type=_avro_primitive(avro, plan.ordering_field),
                    log_block_format=plan.log_block_format, compression=plan.parquet_compression,
-                   table_format=plan.config.format)
+                   table_format=plan.config.format, bloom_filters=plan.bloom_filters)
 
     @property
     def natural_deletes(self) -> bool:
@@ -146,7 +147,7 @@ class GroupWriteContext:
         name = base_file_name(file_id, self.write_token, self.instant)
         size = write_base_file(self.storage, self.instant, partition, name, records, self.avro_schema,
                                compression=self.compression, dictionary=self.dictionary_columns(records),
-                               merge=is_merge)
+                               merge=is_merge, bloom_filter=self.bloom_filters)
         return WrittenFile(partition, file_id, bucket, join(partition, name), False, prev_commit, name, 0,
                            records.num_rows, inserts, updates, 0, size)
 

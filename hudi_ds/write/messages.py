@@ -71,3 +71,4 @@ class TaskResult:
     deletes: tuple[GroupKeys, ...] = ()  # writes that also write rows (a changelog)
     outranked: tuple[GroupKeys, ...] = ()  # copy-on-write: rows the base file's row beat
     change_data: tuple[ChangeDataFile, ...] = ()  # copy-on-write rewrites, with hoodie.table.cdc.enabled
+    inserted: tuple[GroupKeys, ...] = ()  # lookup indexes: the new keys placed, per partition (file id "")

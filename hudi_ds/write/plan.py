@@ -2,7 +2,8 @@
 
 The plan pins the instant, the operation, the schema and, per (partition, bucket), the file group
 that already holds that bucket, so every task routes a record to the same file group without
-talking to the others.
+talking to the others. Tables with a lookup index (SIMPLE, BLOOM, GLOBAL_*) number their file groups per partition
+instead (hudi_ds.index.lookup) and carry what tasks need to find keys and place inserts.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import pyarrow as pa
 
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import ConfigError
+from hudi_ds.index.lookup import KeyLookup
 from hudi_ds.merge.partial import KEEP_VALUES, PartialUpdate
 from hudi_ds.storage import Storage
 from hudi_ds.timeline.instant import Action
+from hudi_ds.write.file_sizing import InsertPlacement
 
 OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
 KEYED_OPERATIONS = ("upsert", "delete")  # they name existing records by key
@@ -77,6 +80,10 @@ class WritePlan:
     parquet_compression: str = "snappy"
     max_buffer_bytes: int = 256 * 1024 * 1024
     max_base_file_rows: int = 0  # 0: no limit
+    lookup: KeyLookup | None = None  # SIMPLE / GLOBAL_SIMPLE: `groups` are keyed by (partition, slot)
+    placement: InsertPlacement | None = None  # with `lookup`: where inserts go
+    bloom_filters: bool = False  # base files carry Hudi's bloom filter footer (hudi_ds.index.choice)
+    prefixed_keys: bool = False  # one-field ComplexKeyGenerator keys as `field:value` (the form the table holds)
     # the data columns a KEEP_VALUES partial update carries (empty: every column): its log blocks carry only these
     written_columns: tuple[str, ...] = ()
 

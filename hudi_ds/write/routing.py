@@ -9,6 +9,7 @@ import pyarrow.compute as pc
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import SchemaError
 from hudi_ds.index.bucket import bucket_ids_for_table
+from hudi_ds.index.lookup import PENDING
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.keys.keygen import record_key_strings
 from hudi_ds.keys.partition_path import partition_path_strings
@@ -33,16 +34,21 @@ def require_columns(table: pa.Table, config: TableConfig, operation: str, orderi
             )
 
 
-def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | None = None) -> pa.Table:
+def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | None = None,
+          prefixed_key: bool = False) -> pa.Table:
     """The table with record key, partition path and bucket columns appended; a table without a record key
-    takes its keys (and their bucket) from the task's `auto_keys`."""
+    takes its keys (and their bucket) from the task's `auto_keys`. Without a bucket index the bucket column
+    says PENDING: tagging (hudi_ds.write.tagging) finds each row's file group later. `prefixed_key`: a one-field
+    key is written `field:value` (hudi_ds.keys.keygen.record_key_strings)."""
     partitions = partition_path_strings(table, config.partition_fields, config.hive_style, config.url_encode)
-    if auto_keys is not None:
-        keys = auto_keys.take(table.num_rows)
+    keys = (auto_keys.take(table.num_rows) if auto_keys is not None
+            else record_key_strings(table, config.record_key_fields, single_field_prefixed=prefixed_key))
+    if not config.num_buckets:
+        buckets = np.full(table.num_rows, PENDING, dtype=np.int32)
+    elif auto_keys is not None:
         buckets = np.full(table.num_rows, auto_keys.bucket, dtype=np.int32)
     else:
-        keys = record_key_strings(table, config.record_key_fields)
-        buckets = np.asarray(bucket_ids_for_table(table, config.record_key_fields, config.num_buckets or 1,
+        buckets = np.asarray(bucket_ids_for_table(table, config.record_key_fields, config.num_buckets,
                                                   record_keys=keys), dtype=np.int32)
     out = table.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, partitions)
     return out.append_column(BUCKET, pa.array(buckets))
@@ -56,11 +62,12 @@ def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
     parts = pc.dictionary_encode(table[PARTITION_PATH]).combine_chunks()
     codes = parts.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     buckets = table[BUCKET].to_numpy().astype(np.int64)
-    group = codes * (int(buckets.max()) + 1) + buckets
+    lowest = int(buckets.min())  # PENDING (-1) when tagging is still to place rows
+    group = codes * (int(buckets.max()) - lowest + 1) + buckets - lowest
     if group.min() == group.max():
         return {(parts.dictionary[int(codes[0])].as_py(), int(buckets[0])): table.drop_columns([PARTITION_PATH, BUCKET])}
     # a stable sort of small integers is a radix sort in numpy: far cheaper than a comparison sort
-    narrow = np.int16 if group.max() < 2**15 else np.int32
+    narrow = np.int16 if group.max() < 2**15 else np.int32 if group.max() < 2**31 else np.int64
     order = np.argsort(group.astype(narrow), kind="stable")
     sorted_groups = group[order]
     bounds = np.flatnonzero(np.diff(sorted_groups)) + 1

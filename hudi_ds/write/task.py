@@ -11,6 +11,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -20,11 +21,13 @@ import pyarrow.compute as pc
 
 from hudi_ds.errors import InvalidDataError
 from hudi_ds.index.bucket import new_bucket_file_id
+from hudi_ds.index.lookup import PENDING, SLOT, new_file_id
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.log.blocks import natural_deletes
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.recovery.heartbeat import touch_heartbeat
-from hudi_ds.schema.meta import META_COLUMNS, RECORD_KEY
+from hudi_ds.schema.meta import META_COLUMNS, PARTITION_PATH, RECORD_KEY
+from hudi_ds.schema.strings import constant_strings
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import claim_path
 from hudi_ds.write.change_data import task_change_data, writes_change_data
@@ -32,10 +35,12 @@ from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metad
 from hudi_ds.write.input import cast_to
 from hudi_ds.write.messages import ChangeDataFile, DeferredRows, GroupKeys, TaskResult, WrittenFile
 from hudi_ds.write.plan import GroupTarget, WritePlan
-from hudi_ds.write.routing import DELETE, latest_per_key, require_columns, route, split_by_group
+from hudi_ds.write.routing import BUCKET, DELETE, latest_per_key, require_columns, route, split_by_group
 from hudi_ds.write.shared_groups import stage_rows
+from hudi_ds.write.tagging import tag
 
 _WRITER_THREADS = 2
+_ARRIVAL = "__arrival"  # global indexes: each row's place in the task's input
 _PARALLEL_ROUTE_ROWS = 200_000
 
 
@@ -123,6 +128,9 @@ class TaskWriter:
         self.deletes: list[GroupKeys] = []
         self.outranked: list[GroupKeys] = []
         self.change_data: list[ChangeDataFile] = []
+        self.inserted: list[GroupKeys] = []
+        self.arrived = 0  # rows written so far
+        self.filled: set[tuple[str, int]] = set()  # merge-on-read small files taking inserts: rewritten as base files
         self.seq = 0
         self._lock = threading.Lock()
         self._last_beat = time.monotonic()  # begin() wrote the first heartbeat
@@ -145,6 +153,10 @@ class TaskWriter:
         else:
             table = cast_to(table, self.plan.schema, keep=[DELETE])
             _require_ordering_values(table, self.plan.ordering_field)
+        if self.plan.lookup is not None and self.plan.lookup.global_index:  # the order the rows came in, to
+            arrival = np.arange(self.arrived, self.arrived + table.num_rows, dtype=np.int64)  # combine them
+            self.arrived += table.num_rows  # across partitions as within one (ties to the later row)
+            table = table.append_column(_ARRIVAL, pa.array(arrival))
         for key, part in self._by_group(table):
             self.buffers.add(key, part)
 
@@ -152,8 +164,9 @@ class TaskWriter:
         """The rows routed and split by file group. A big chunk is routed in parts on the writer threads
         (key strings, hashing and the split release the GIL); a group's rows stay in input order."""
         config = self.plan.config
-        if self.auto_keys is not None or table.num_rows < _PARALLEL_ROUTE_ROWS:  # generated keys are sequential
-            return list(split_by_group(route(table, config, self.auto_keys)).items())
+        if (self.auto_keys is not None or table.num_rows < _PARALLEL_ROUTE_ROWS  # generated keys are sequential
+                or self.plan.lookup is not None):  # then routing is the cheap part: tagging comes at finish()
+            return list(split_by_group(route(table, config, self.auto_keys, self.plan.prefixed_keys)).items())
         step = -(-table.num_rows // _WRITER_THREADS)
         chunks = [table.slice(s, step) for s in range(0, table.num_rows, step)]
         with ThreadPoolExecutor(_WRITER_THREADS) as pool:
@@ -163,13 +176,13 @@ class TaskWriter:
     def finish(self) -> TaskResult:
         """Write every buffered file group: two at a time (parquet encoding releases the GIL), taking
         each group's rows out of the buffers only when its turn comes, so memory stays bounded."""
+        groups = self._buffered() if self.plan.lookup is None else self._tagged()
         try:
             with ThreadPoolExecutor(_WRITER_THREADS) as pool:
                 pending: list[Future[None]] = []
-                for key in self.buffers.keys():
+                for key, rows in groups:
                     if len(pending) >= _WRITER_THREADS:
                         pending.pop(0).result()
-                    rows = self.buffers.take(key)
                     self._heartbeat()
                     pending.append(pool.submit(self._write_group, key, rows))
                 for fut in pending:
@@ -182,10 +195,64 @@ class TaskWriter:
         outranked = sorted(self.outranked, key=lambda d: (d.partition, d.file_id))
         change_data = sorted(self.change_data, key=lambda c: c.path)
         return TaskResult(self.task_id, tuple(files), tuple(sorted(self.partitions)), tuple(deferred), tuple(deletes),
-                          tuple(outranked), tuple(change_data))
+                          tuple(outranked), tuple(change_data), tuple(self.inserted))
 
     def abort(self) -> None:
         self.buffers.close()
+
+    def _buffered(self) -> Iterator[tuple[tuple[str, int], pa.Table]]:
+        """Each file group's rows, taken out of the buffers only when its turn comes."""
+        for key in self.buffers.keys():
+            yield key, self.buffers.take(key)
+
+    def _tagged(self) -> Iterator[tuple[tuple[str, int], pa.Table]]:
+        """Lookup indexes: the rows of each partition (global ones: of all of them, as a key is one
+        record in the table) tagged with the file groups holding their keys, the inserts placed."""
+        lookup = self.plan.lookup
+        assert lookup is not None
+        partitions = [p for p, _ in self.buffers.keys()]
+        batches = [[p] for p in partitions] if not lookup.global_index else [partitions] if partitions else []
+        for batch in batches:
+            rows = pa.concat_tables([self._partition_rows(p) for p in batch])
+            if _ARRIVAL in rows.column_names:
+                rows = rows.take(pc.sort_indices(rows[_ARRIVAL])).drop_columns([_ARRIVAL])
+            self._heartbeat()
+            yield from self._placed(rows, batch)
+
+    def _partition_rows(self, partition: str) -> pa.Table:
+        rows = self.buffers.take((partition, PENDING))
+        return rows.append_column(PARTITION_PATH, constant_strings(partition, rows.num_rows))
+
+    def _placed(self, rows: pa.Table, partitions: list[str]) -> Iterator[tuple[tuple[str, int], pa.Table]]:
+        """The rows of `partitions` by file group (partition, slot): each key's latest row tagged, then the
+        inserts of each partition placed into its small files and new file groups (hudi_ds.write.file_sizing)."""
+        plan, lookup, placement = self.plan, self.plan.lookup, self.plan.placement
+        assert lookup is not None and placement is not None
+        keys = plan.config.record_key_fields
+        if keys and not plan.is_overwrite:  # an overwrite replaces the file groups; generated keys are all new
+            ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
+            rows = latest_per_key(rows, ordering)  # one version of a key (global indexes: in the table)
+            where = lookup.slices if lookup.global_index else partitions
+            rows = tag(rows, lookup.located(self.storage, where), lookup)
+        else:
+            rows = rows.append_column(SLOT, pa.array(np.full(rows.num_rows, PENDING, dtype=np.int32)))
+        groups = split_by_group(rows.rename_columns([BUCKET if c == SLOT else c for c in rows.column_names]))
+        for (partition, slot), inserts in sorted(groups.items()):
+            if slot != PENDING:
+                continue
+            del groups[(partition, slot)]
+            if keys:  # for the coordinator: another task may have placed one of these keys elsewhere
+                self.inserted.append(GroupKeys(partition, "", inserts.select([RECORD_KEY]).combine_chunks()))
+            existing = lookup.slot_count(partition)
+            offset = 0
+            for target, count in placement.place(partition, inserts.num_rows, existing, not plan.is_overwrite):
+                part = inserts.slice(offset, count)
+                offset += count
+                if target < existing:
+                    self.filled.add((partition, target))
+                held = groups.get((partition, target))
+                groups[(partition, target)] = part if held is None else pa.concat_tables([held, part])
+        yield from sorted(groups.items())
 
     def _heartbeat(self, every_s: float = 10.0) -> None:
         """Tell other writers this instant is alive (at most every `every_s` seconds)."""
@@ -212,7 +279,7 @@ class TaskWriter:
         else:
             deletes, data = None, rows
         target = None if plan.is_overwrite else plan.groups.get(key)
-        if target is not None and plan.config.is_mor:
+        if target is not None and plan.config.is_mor and key not in self.filled:
             if deletes is not None and deletes.num_rows and plan.operation != "delete":
                 self._report_deletes(partition, target.file_id, deletes)
             records = self._records(data, target.file_id, partition)
@@ -223,8 +290,9 @@ class TaskWriter:
             return
         if target is None and data.num_rows == 0:
             return  # deletes of keys in a bucket that does not exist yet: nothing to delete
+        new_id = new_bucket_file_id(bucket) if plan.lookup is None else new_file_id()
         file_id, owner = claim_group(self.storage, plan.instant, partition, bucket,
-                                     target.file_id if target else new_bucket_file_id(bucket), self.task_id)
+                                     target.file_id if target else new_id, self.task_id)
         if target is not None and deletes is not None and deletes.num_rows and plan.operation != "delete":
             self._report_deletes(partition, file_id, deletes)  # for the coordinator, should the group be shared
         records = self._records(data, file_id, partition, new_base=owner and target is None)

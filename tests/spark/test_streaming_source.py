@@ -63,9 +63,13 @@ def test_latest_state_stream_from_earliest_and_latest(spark, tmp_path):
     assert none == []
 
 
-def test_pipeline_copies_a_table_through_the_change_feed(spark, tmp_path):
+@pytest.mark.parametrize("version", [6, 9])
+def test_pipeline_copies_a_table_through_the_change_feed(spark, tmp_path, version):
+    """The streaming source reads table A's change feed into the streaming sink writing table B (both at the
+    table version under test: timeline layout 2 and completion-time order on version 9)."""
     src, dst = str(tmp_path / "a"), str(tmp_path / "b")
-    a = HudiTable.create(src, table_name="a", record_key="id", ordering_field="ts", partition_by="p", buckets=2)
+    a = HudiTable.create(src, table_name="a", record_key="id", ordering_field="ts", partition_by="p", buckets=2,
+                         options={"hoodie.write.table.version": str(version)})
     a.write(pa.table({"id": [f"k{i}" for i in range(20)], "ts": [1] * 20, "p": [str(i % 3) for i in range(20)],
                       "v": [float(i) for i in range(20)]}))
     feed = spark.readStream.format("hudi-py").options(**CDC).load(src)
@@ -75,6 +79,7 @@ def test_pipeline_copies_a_table_through_the_change_feed(spark, tmp_path):
              .option("hoodie.datasource.write.precombine.field", "ts")
              .option("hoodie.datasource.write.partitionpath.field", "p")
              .option("hoodie.datasource.write.changelog.column", "_change_type")
+             .option("hoodie.write.table.version", str(version))
              .option("checkpointLocation", str(tmp_path / "ck")).trigger(processingTime="300 milliseconds")
              .start(dst))
     try:
@@ -92,6 +97,7 @@ def test_pipeline_copies_a_table_through_the_change_feed(spark, tmp_path):
     want = sorted(tuple(r[c] for c in cols) for r in a.to_arrow(columns=cols).to_pylist())
     got = sorted(tuple(r[c] for c in cols) for r in HudiTable(dst).to_arrow(columns=cols).to_pylist())
     assert got == want
+    assert HudiTable(dst).config.version == version == HudiTable(src).config.version
 
 
 def test_cleaned_instants_fail_with_the_option_to_change_and_fall_back(spark, tmp_path):

@@ -1,0 +1,121 @@
+"""Hudi's SIMPLE and GLOBAL_SIMPLE indexes (and the tagging of BLOOM and GLOBAL_BLOOM, which finds the same file
+groups): a key's file group is the one whose latest file slice holds it.
+
+Tagging (Apache Hudi's HoodieSimpleIndex / HoodieGlobalSimpleIndex) reads the record keys of the latest file slices
+of the partitions a write touches (global indexes: of every partition, so a key is unique in the table) and joins
+them with the incoming keys (hudi_ds.write.tagging): a key found is an update of its file group, a key not found an
+insert (placed by hudi_ds.write.file_sizing), a delete of a key not found nothing at all. The keys of a slice are
+those of its base file and of its logs' data blocks; a key a log deleted still counts, as in Hudi's tagging.
+
+File groups are numbered per partition by their position in `KeyLookup.slices` (the "slot"), the way bucket
+tables number them by bucket: the write path keys its buffers, claims and targets by (partition, slot).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_ds.files.base_file import open_base_file
+from hudi_ds.files.view import FileSlice, Visibility
+from hudi_ds.merge import merge_slice
+from hudi_ds.read.slice_reader import SliceReader
+from hudi_ds.schema.meta import RECORD_KEY, with_meta
+from hudi_ds.schema.strings import constant_strings
+from hudi_ds.storage import Storage
+
+PENDING = -1  # the slot of a row not placed yet (an insert, until hudi_ds.write.file_sizing places it)
+SLOT = "__slot"
+PARTITION = "__partition"  # the partition of a located key
+LIVE = "__live"  # whether the latest slice holds the located key (not deleted by a log)
+
+
+def new_file_id() -> str:
+    """A new file group id as Apache Hudi names those of its lookup indexes: a random UUID and the part "-0"."""
+    return f"{uuid.uuid4()}-0"
+
+
+@dataclass(frozen=True)
+class KeyLookup:
+    """What every task of a write needs to find the file groups of keys; made on the driver, pickled to tasks."""
+
+    global_index: bool
+    update_partition_path: bool
+    slices: dict[str, tuple[FileSlice, ...]]  # partition -> latest slices; a group's slot is its position
+    visibility: Visibility
+    ordering: pa.Field | None  # the table's ordering field (log merging, partition moves)
+
+    def slot_count(self, partition: str) -> int:
+        return len(self.slices.get(partition, ()))
+
+    def located(self, storage: Storage, partitions: Iterable[str]) -> pa.Table:
+        """The keys the latest slices of `partitions` hold: key, (with an ordering field) the ordering value, LIVE,
+        partition and slot; the keys the slices hold live first (a key a log deleted may be live elsewhere)."""
+        parts = []
+        for partition in sorted(set(partitions)):
+            for slot, sl in enumerate(self.slices.get(partition, ())):
+                rows = self._slice_keys(storage, sl)
+                n = rows.num_rows
+                parts.append(rows.append_column(PARTITION, constant_strings(partition, n))
+                             .append_column(SLOT, pa.array(np.full(n, slot, dtype=np.int32))))
+        if not parts:
+            return self._schema().empty_table()
+        located = pa.concat_tables(parts)
+        return located.take(pc.sort_indices(located, [(LIVE, "descending")])).combine_chunks()
+
+    def _key_columns(self) -> pa.Schema:
+        fields = [pa.field(RECORD_KEY, pa.string())]
+        return pa.schema(fields + ([self.ordering] if self.ordering is not None else []))
+
+    def _schema(self) -> pa.Schema:
+        return pa.schema(list(self._key_columns()) + [pa.field(LIVE, pa.bool_()), pa.field(PARTITION, pa.string()),
+                                                      pa.field(SLOT, pa.int32())])
+
+    def _slice_keys(self, storage: Storage, sl: FileSlice) -> pa.Table:
+        """The keys of the slice's base file and of the data blocks of its log files, one row per key (the
+        highest ordering value), and whether the merged slice holds the key (LIVE). A key a log deleted still
+        counts, as Apache Hudi's tagging reads base files: the next version of it goes to this file group, where
+        the merge rule weighs it against the base row."""
+        columns = self._key_columns()
+        if not sl.log_files:
+            assert sl.base_file is not None
+            with open_base_file(storage, sl.base_file.path) as pf:
+                present = [c for c in columns.names if c in pf.schema_arrow.names]
+                table = pf.read(columns=present)
+            for f in columns:
+                if f.name not in table.column_names:
+                    table = table.append_column(f, pa.nulls(table.num_rows, f.type))
+            keys = table.select(columns.names).cast(columns)
+            return keys.append_column(LIVE, pa.array(np.ones(keys.num_rows, dtype=bool)))
+        ordering = self.ordering.name if self.ordering is not None else None
+        schema = with_meta(pa.schema(list(columns)[1:]))
+        reader = SliceReader(storage, schema, ordering, self.visibility)
+        base = reader.read_base(sl)
+        data, deletes = reader.read_logs(sl)
+        merged = merge_slice(base, data, deletes, ordering, schema)
+        parts = [t.select(columns.names).cast(columns) for t in (base, data.table if data else None) if t is not None]
+        versions = pa.concat_tables(parts) if parts else columns.empty_table()
+        if self.ordering is None:
+            keys = versions.group_by(RECORD_KEY).aggregate([]).select(columns.names)
+        else:
+            top = versions.group_by(RECORD_KEY).aggregate([(self.ordering.name, "max")])
+            keys = pa.table({RECORD_KEY: top[RECORD_KEY], self.ordering.name: top[f"{self.ordering.name}_max"]})
+        return keys.append_column(LIVE, pc.is_in(keys[RECORD_KEY], value_set=merged[RECORD_KEY]))
+
+
+def holds_prefixed_keys(storage: Storage, slices: Iterable[FileSlice], field: str) -> bool:
+    """Whether a table of one-field ComplexKeyGenerator keys holds them as `field:value`, the form Apache Hudi
+    0.14.0 and 1.1+ write (0.14.1-1.0.2 write the bare value: HUDI-7001): every key of its first base file says.
+    A table without base files takes the bare value, as hudi_ds writes it."""
+    for sl in slices:
+        if sl.base_file is not None:
+            with open_base_file(storage, sl.base_file.path) as pf:
+                keys = pf.read_row_group(0, columns=[RECORD_KEY])[RECORD_KEY] if pf.num_row_groups else None
+            if keys is not None and len(keys):
+                return bool(pc.all(pc.starts_with(keys, f"{field}:")).as_py())
+    return False

@@ -1,0 +1,75 @@
+"""Spark writes with Apache Hudi's lookup indexes: `option("hoodie.index.type", ...)` creates and writes such a
+table across several tasks, in batch writes and the streaming sink; one new key in two tasks of a write is
+refused, nothing committed."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from tables import hudi_rs, rows
+
+from hudi_ds import HudiTable
+from hudi_ds.spark import cluster_by_bucket
+
+pytestmark = [pytest.mark.spark]
+
+
+def write(spark: Any, path: str, data: list[tuple[str, int, str, str]], partitions: int, clustered: bool = False,
+          **options: str) -> None:
+    df = spark.createDataFrame(data, "id string, ts long, dt string, v string").repartition(partitions)
+    if clustered:  # one task per partition: a lookup-index table has one "bucket"
+        df = cluster_by_bucket(df, path)
+    (df.write.format("hudi-py").option("hoodie.datasource.write.recordkey.field", "id")
+     .option("hoodie.datasource.write.precombine.field", "ts")
+     .option("hoodie.datasource.write.partitionpath.field", "dt")
+     .options(**options).mode("append").save(path))
+
+
+@pytest.mark.parametrize("table_type,index", [("COPY_ON_WRITE", "SIMPLE"), ("MERGE_ON_READ", "GLOBAL_SIMPLE")])
+def test_spark_writes_a_lookup_index_table_from_several_tasks(spark, tmp_path, table_type, index):
+    path = str(tmp_path / "t")
+    opts = {"hoodie.index.type": index, "hoodie.datasource.write.table.type": table_type}
+    write(spark, path, [(f"k{i}", 1, f"d{i % 2}", "a") for i in range(20)], 3, **opts)
+    write(spark, path, [(f"k{i}", 2, f"d{i % 2}", "b") for i in range(10, 30)] * 2, 3, clustered=True, **opts)
+    t = HudiTable(path)
+    assert t.config.index_type == index and t.config.num_buckets is None
+    expected = sorted([(f"k{i}", "a") for i in range(10)] + [(f"k{i}", "b") for i in range(10, 30)], key=repr)
+    assert rows(t.to_arrow(), ["id", "v"]) == expected
+    assert rows(hudi_rs(path), ["id", "v"]) == expected
+    read = spark.read.format("hudi-py").load(path).select("id", "v").collect()
+    assert sorted(((r.id, r.v) for r in read), key=repr) == expected
+
+
+def test_a_new_key_in_two_spark_partitions_is_refused(spark, tmp_path):
+    path = str(tmp_path / "t")
+    write(spark, path, [("a", 1, "d1", "x")], 1, **{"hoodie.index.type": "SIMPLE"})
+    with pytest.raises(Exception, match="several Spark partitions"):
+        write(spark, path, [("n", 2, "d1", "x"), ("n", 3, "d1", "y")] * 4, 2)
+    assert rows(HudiTable(path).to_arrow(), ["id"]) == [("a",)]
+
+
+def test_the_streaming_sink_creates_and_writes_a_lookup_index_table(spark, tmp_path):
+    """Micro-batches over two tasks, keys unique per batch: updates land in the file groups holding the keys."""
+    src, path = tmp_path / "src", str(tmp_path / "t")
+    src.mkdir()
+    batches = [pa.table({"id": [f"k{i}" for i in ids], "ts": [ts] * len(ids), "dt": [f"d{i % 2}" for i in ids],
+                         "v": [f"{ts}"] * len(ids)}) for ts, ids in [(1, range(0, 20)), (2, range(10, 30))]]
+    for i, b in enumerate(batches):
+        pq.write_table(b, src / f"{i:03d}.parquet")
+        os.utime(src / f"{i:03d}.parquet", (1_700_000_000 + i, 1_700_000_000 + i))  # Spark reads by mtime
+    df = spark.readStream.schema("id string, ts long, dt string, v string").option("maxFilesPerTrigger", 1) \
+        .parquet(str(src))
+    q = (df.repartition(2).writeStream.format("hudi-py").option("hoodie.datasource.write.recordkey.field", "id")
+         .option("hoodie.datasource.write.precombine.field", "ts")
+         .option("hoodie.datasource.write.partitionpath.field", "dt").option("hoodie.index.type", "GLOBAL_BLOOM")
+         .option("checkpointLocation", str(tmp_path / "ck")).trigger(availableNow=True).start(path))
+    q.awaitTermination()
+    assert q.exception() is None
+    t = HudiTable(path)
+    assert t.config.index_type == "GLOBAL_BLOOM"
+    expected = sorted([(f"k{i}", "1") for i in range(10)] + [(f"k{i}", "2") for i in range(10, 30)], key=repr)
+    assert rows(t.to_arrow(), ["id", "v"]) == expected == rows(hudi_rs(path), ["id", "v"])

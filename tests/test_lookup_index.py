@@ -1,0 +1,424 @@
+"""Writes with Apache Hudi's SIMPLE, BLOOM, GLOBAL_SIMPLE and GLOBAL_BLOOM indexes (hoodie.index.type), through
+HudiTable: random histories equal a dict model and hudi-rs, copies of the tables Apache Hudi wrote take upserts and
+deletes, small files fill up, the global index moves a key between partitions, and base files carry the bloom
+filters Hudi's bloom index reads."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tables import hudi_rs, rows
+
+from hudi_ds import (
+    CommitConflictError,
+    ConfigError,
+    HudiTable,
+    InvalidDataError,
+    TableExistsError,
+    UnsupportedTableError,
+)
+from hudi_ds.files.base_file import bloom_footer
+from hudi_ds.hfile.bloom import BloomFilter
+from hudi_ds.write.commit import Coordinator
+from hudi_ds.write.task import TaskWriter
+
+KEY, FILE, PART = "_hoodie_record_key", "_hoodie_file_name", "_hoodie_partition_path"
+
+
+def create(path: Path, table_type: str, version: int, index: str, **options: Any) -> HudiTable:
+    return HudiTable.create(str(path), table_name="t", record_key="id", ordering_field="ts", partition_by="dt",
+                            table_type=table_type, options={"hoodie.index.type": index,
+                                                            "hoodie.write.table.version": version,
+                                                            "compaction.schedule.enabled": "false", **options})
+
+
+def file_ids(t: HudiTable) -> dict[tuple[str, str], str]:
+    """(partition, key) -> the file group holding it."""
+    read = t.to_arrow(columns=[KEY, PART, FILE]).to_pylist()
+    return {(r[PART], r[KEY]): r[FILE].split("_")[0] for r in read}
+
+
+def group_count(path: Path) -> int:
+    return len({p.name.split("_")[0] for p in path.rglob("*.parquet") if ".hoodie" not in p.parts})
+
+
+# ---- random histories ----------------------------------------------------------------------------------------
+
+OP = st.tuples(st.sampled_from(["upsert", "delete"]),
+               st.lists(st.tuples(st.integers(0, 11), st.sampled_from(["d1", "d2"]), st.integers(0, 99)),
+                        min_size=1, max_size=8))
+# small sizes, so that writes fill small files and open new file groups
+SIZING = st.sampled_from([{}, {"hoodie.parquet.small.file.limit": "2500", "hoodie.parquet.max.file.size": "4000",
+                               "hoodie.copyonwrite.record.size.estimate": "400"},
+                          {"hoodie.parquet.small.file.limit": "0", "hoodie.copyonwrite.insert.split.size": "2",
+                           "hoodie.copyonwrite.insert.auto.split": "false"}])
+
+
+def apply(model: dict[Any, dict[str, Any]], op: str, batch: list[dict[str, Any]], global_index: bool) -> None:
+    """The latest version of each key wins (ordering values rise from batch to batch); a global index holds a key
+    once in the table, in the partition its latest version names."""
+    latest: dict[Any, dict[str, Any]] = {}
+    for r in batch:
+        ident = r["id"] if global_index else (r["dt"], r["id"])
+        if ident not in latest or r["ts"] >= latest[ident]["ts"]:
+            latest[ident] = r
+    for ident, r in latest.items():
+        if op == "delete":
+            model.pop(ident, None)
+        else:
+            model[ident] = r
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("version", [6, 9])
+@pytest.mark.parametrize("index", ["SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM"])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(history=st.lists(OP, min_size=1, max_size=5), sizing=SIZING)
+def test_any_history_reads_back_as_the_model_and_in_hudi_rs(tmp_path_factory, table_type, version, index, history,
+                                                             sizing):
+    path = tmp_path_factory.mktemp("t")
+    t = create(path, table_type, version, index, **sizing)
+    global_index = index.startswith("GLOBAL_")
+    model: dict[Any, dict[str, Any]] = {}
+    for n, (op, batch) in enumerate(history):
+        data = [{"id": f"k{k}", "dt": dt, "ts": n * 100 + ts, "v": f"{n}.{ts}"} for k, dt, ts in batch]
+        held = file_ids(t)
+        t.write(pa.Table.from_pylist(data), operation=op)
+        apply(model, op, data, global_index)
+        now = file_ids(t)
+        assert {k: g for k, g in now.items() if k in held} == {k: held[k] for k in now if k in held}, \
+            "an updated key left the file group that held it"
+    ours = t.to_arrow(columns=["id", "dt", "ts", "v"])
+    expected = sorted(((r["id"], r["dt"], r["ts"], r["v"]) for r in model.values()), key=repr)
+    assert rows(ours, ["id", "dt", "ts", "v"]) == expected
+    keys = ours["id"].to_pylist() if global_index else list(zip(ours["dt"].to_pylist(), ours["id"].to_pylist(),
+                                                                 strict=True))
+    assert len(keys) == len(set(keys))
+    if expected:
+        assert rows(hudi_rs(str(path)), ["id", "dt", "ts", "v"]) == expected
+
+
+# ---- tables Apache Hudi wrote ------------------------------------------------------------------------------------
+
+WRITABLE = ["cow_v6_simplekeygen_nonhivestyle", "cow_v6_complexkeygen_hivestyle", "cow_v6_nonpartitioned",
+            "cow_v8_simplekeygen_nonhivestyle", "cow_v8_complexkeygen_hivestyle", "cow_v8_nonpartitioned",
+            "mor_parquet_v6_simplekeygen_nonhivestyle", "mor_parquet_v6_complexkeygen_hivestyle",
+            "mor_parquet_v6_nonpartitioned", "quickstart_mor_avro_v6_trips_8i1u", "quickstart_mor_avro_v6_trips_8i3d"]
+
+
+@pytest.mark.parametrize("name", WRITABLE)
+def test_a_table_apache_hudi_wrote_takes_upserts_and_deletes(reference_dir, tmp_path, name):
+    """Upsert of an existing and a new key, then a delete: our reader and hudi-rs agree with the rows updated
+    by a model, no key is held twice, and the updated key stays in its file group."""
+    path = tmp_path / name
+    shutil.copytree(reference_dir / name, path)
+    t = HudiTable(str(path))
+    keys = t.config.record_key_fields
+    ordering = t.config.ordering_field
+    before = t.to_arrow()
+    data_columns = [c for c in before.column_names if not c.startswith("_hoodie")]
+    old = before.slice(0, 2).to_pylist()
+    changed, removed = old[0], old[1]
+    groups = file_ids(t)
+    update = {c: changed[c] for c in data_columns}
+    update[ordering] = update[ordering] + 1 if isinstance(update[ordering], int) else update[ordering]
+    fresh = dict(update)
+    for k in keys:
+        fresh[k] = fresh[k] + 1000 if isinstance(fresh[k], int) else f"new-{fresh[k]}"
+    t.write(pa.Table.from_pylist([update, fresh], schema=t.schema))
+    t.write(pa.Table.from_pylist([{c: removed[c] for c in data_columns}], schema=t.schema), operation="delete")
+
+    after = t.to_arrow()
+    ident = [PART, *keys]
+    expected = {tuple(r[c] for c in ident): {c: r[c] for c in data_columns} for r in before.to_pylist()}
+    del expected[tuple(removed[c] for c in ident)]
+    expected[tuple(changed[c] for c in ident)] = update
+    new_partition = next(r[PART] for r in after.to_pylist() if all(r[k] == fresh[k] for k in keys))
+    expected[(new_partition, *(fresh[k] for k in keys))] = fresh
+    want = sorted((tuple(r[c] for c in data_columns) for r in expected.values()), key=repr)
+    assert rows(after, data_columns) == want
+    assert rows(hudi_rs(str(path)), data_columns) == want
+    assert after.num_rows == len({tuple(r[c] for c in ident) for r in after.to_pylist()})
+    assert file_ids(t)[(changed[PART], changed[KEY])] == groups[(changed[PART], changed[KEY])]
+    if t.config.is_mor:  # the services work per file group, whatever placed the keys
+        t.compact()
+        assert rows(t.to_arrow(), data_columns) == want and rows(hudi_rs(str(path)), data_columns) == want
+
+
+def test_a_merge_on_read_table_apache_hudi_wrote_upgrades_to_9_with_a_write(reference_dir, tmp_path):
+    """The upgrade compacts the log files first (as Hudi's does), whatever index placed the keys."""
+    path = tmp_path / "t"
+    shutil.copytree(reference_dir / "mor_parquet_v6_simplekeygen_nonhivestyle", path)
+    before = HudiTable(str(path)).to_arrow()
+    data_columns = [c for c in before.column_names if not c.startswith("_hoodie")]
+    row = before.select(data_columns).slice(0, 1)
+    t = HudiTable(str(path), options={"hoodie.write.table.version": "9"})
+    t.write(row)
+    assert HudiTable(str(path)).config.version == 9
+    want = rows(before, data_columns)
+    assert rows(HudiTable(str(path)).to_arrow(), data_columns) == want == rows(hudi_rs(str(path)), data_columns)
+
+
+@pytest.mark.parametrize("name,reason", [
+    ("cow_v9_txns_simple_meta", "metadata table"),
+    ("cow_v6_timebasedkeygen_nonhivestyle", "key generator"),
+    ("cow_v9_timebasedkeygen_epochmillis", "metadata table"),
+    ("cow_v6_simplekeygen_hivestyle_no_metafields", "populate.meta.fields=false"),
+])
+def test_tables_whose_keys_a_write_could_not_keep_are_refused(reference_dir, tmp_path, name, reason):
+    path = tmp_path / name
+    shutil.copytree(reference_dir / name, path)
+    t = HudiTable(str(path))
+    before = t.to_arrow()
+    with pytest.raises(UnsupportedTableError, match=reason):
+        t.write(before.drop_columns([c for c in before.column_names if c.startswith("_hoodie")]).slice(0, 1))
+    assert t.to_arrow().num_rows == before.num_rows
+
+
+# ---- sizing, moves, settings -------------------------------------------------------------------------------------
+
+def batch(ids: list[str], ts: int, dt: str = "d1") -> pa.Table:
+    return pa.table({"id": ids, "ts": [ts] * len(ids), "dt": [dt] * len(ids), "v": [f"{i}@{ts}" for i in ids]})
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_new_keys_fill_small_files_before_new_file_groups(tmp_path, table_type):
+    # records of ~1 KB (the estimate: no commit is large enough to measure), 5 KB files: 5 records each
+    t = create(tmp_path / "t", table_type, 6, "SIMPLE", **{"hoodie.parquet.max.file.size": "5120",
+                                                           "hoodie.record.size.estimation.threshold": "1e9"})
+    t.write(batch([f"a{i}" for i in range(12)], 1))
+    assert group_count(tmp_path / "t") == 3  # 12 records: three file groups of 4 each (spread evenly)
+    t.write(batch(["b1", "b2", "b3"], 2))  # the first small file has room for 5 - (its bytes / 1 KB) records
+    assert group_count(tmp_path / "t") == 3
+    t.write(batch([f"c{i}" for i in range(40)], 3))
+    assert group_count(tmp_path / "t") > 3
+    assert t.to_arrow().num_rows == 55 and hudi_rs(str(tmp_path / "t")).num_rows == 55
+
+
+def test_compaction_cleaning_and_archiving_keep_a_lookup_index_table(tmp_path):
+    t = create(tmp_path / "t", "MERGE_ON_READ", 9, "SIMPLE", **{
+        "compaction.schedule.enabled": "true", "compaction.delta_commits": "2", "hoodie.parquet.small.file.limit": "0",
+        "hoodie.clean.commits.retained": "1", "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"})
+    for n in range(6):
+        t.write(batch(["a", "b", f"n{n}"], n))
+    actions = {i.action for i in t.timeline()}
+    assert "commit" in actions and "clean" in actions  # compacted and cleaned
+    expected = sorted([("a", "a@5"), ("b", "b@5")] + [(f"n{n}", f"n{n}@{n}") for n in range(6)], key=repr)
+    assert rows(t.to_arrow(), ["id", "v"]) == expected == rows(hudi_rs(str(tmp_path / "t")), ["id", "v"])
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_every_operation_on_a_lookup_index_table(tmp_path, table_type):
+    """insert and bulk_insert look keys up as upsert does (no key twice); the overwrites replace file groups;
+    a table without a record key appends."""
+    path = tmp_path / "t"
+    t = create(path, table_type, 6, "SIMPLE")
+    t.write(batch(["a", "b"], 1))
+    t.write(batch(["a", "c"], 2), operation="insert")
+    t.write(batch(["a", "d"], 3), operation="bulk_insert")
+    assert rows(t.to_arrow(), ["id", "v"]) == [("a", "a@3"), ("b", "b@1"), ("c", "c@2"), ("d", "d@3")]
+    t.write(batch(["x"], 4), operation="insert_overwrite")
+    t.write(batch(["y"], 5, "d2"))
+    assert rows(t.to_arrow(), ["id"]) == [("x",), ("y",)] == rows(hudi_rs(str(path)), ["id"])
+    t.write(batch(["z"], 6, "d3"), operation="insert_overwrite_table")
+    assert rows(t.to_arrow(), ["id"]) == [("z",)] == rows(hudi_rs(str(path)), ["id"])
+    keyless = HudiTable.create(str(tmp_path / "k"), table_name="k", partition_by="dt", table_type=table_type,
+                               options={"hoodie.index.type": "SIMPLE"})
+    keyless.write(batch(["a"], 1))
+    keyless.write(batch(["a"], 1))
+    assert rows(keyless.to_arrow(), ["id"]) == [("a",), ("a",)] == rows(hudi_rs(str(tmp_path / "k")), ["id"])
+
+
+def test_a_small_merge_on_read_file_with_log_files_takes_no_new_keys(tmp_path):
+    t = create(tmp_path / "t", "MERGE_ON_READ", 9, "SIMPLE")
+    t.write(batch(["a", "b"], 1))
+    t.write(batch(["a"], 2))  # a log file: the slice is no small file any more (Hudi's rule)
+    t.write(batch(["c"], 3))
+    assert group_count(tmp_path / "t") == 2
+    assert rows(t.to_arrow(), ["id", "v"]) == [("a", "a@2"), ("b", "b@1"), ("c", "c@3")]
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_the_global_index_moves_a_key_to_its_new_partition(tmp_path, table_type):
+    t = create(tmp_path / "t", table_type, 9, "GLOBAL_SIMPLE")
+    t.write(batch(["a", "b"], 5))
+    t.write(batch(["a"], 6, "d2"))
+    t.write(batch(["b"], 4, "d2"))  # older than the row held in d1: the merge keeps that one, where it is
+    read = sorted((r["id"], r[PART], r["v"]) for r in t.to_arrow(columns=["id", "v", PART]).to_pylist())
+    assert read == [("a", "d2", "a@6"), ("b", "d1", "b@5")]
+    t.write(batch(["a"], 7, "d1"), operation="delete")  # a global delete finds the key in d2
+    assert rows(t.to_arrow(), ["id"]) == [("b",)] and rows(hudi_rs(str(tmp_path / "t")), ["id"]) == [("b",)]
+
+
+def test_without_update_partition_path_a_key_stays_where_it_is(tmp_path):
+    t = create(tmp_path / "t", "COPY_ON_WRITE", 6, "GLOBAL_SIMPLE",
+               **{"hoodie.simple.index.update.partition.path": "false"})
+    t.write(batch(["a"], 1))
+    t.write(batch(["a"], 2, "d2"))
+    assert [(r["v"], r[PART]) for r in t.to_arrow(columns=["v", PART]).to_pylist()] == [("a@2", "d1")]
+
+
+def test_the_simple_index_keeps_a_key_per_partition(tmp_path):
+    t = create(tmp_path / "t", "COPY_ON_WRITE", 6, "SIMPLE")
+    t.write(batch(["a"], 1))
+    t.write(batch(["a"], 2, "d2"))
+    assert rows(t.to_arrow(), ["id", "dt"]) == [("a", "d1"), ("a", "d2")]
+
+
+def test_a_delete_of_keys_the_table_does_not_hold_writes_nothing(tmp_path):
+    t = create(tmp_path / "t", "MERGE_ON_READ", 6, "SIMPLE")
+    t.write(batch(["a"], 1))
+    files = {p for p in (tmp_path / "t").rglob("*") if ".hoodie" not in p.parts}
+    t.write(batch(["x"], 2), operation="delete")
+    assert {p for p in (tmp_path / "t").rglob("*") if ".hoodie" not in p.parts} == files
+    assert rows(t.to_arrow(), ["id"]) == [("a",)]
+
+
+def test_creation_records_the_index_and_checks_it(tmp_path):
+    create(tmp_path / "t", "COPY_ON_WRITE", 6, "SIMPLE")
+    props = (tmp_path / "t" / ".hoodie" / "hoodie.properties").read_text()
+    assert "hoodie.index.type=SIMPLE" in props and "num.buckets" not in props
+    with pytest.raises(TableExistsError, match="GLOBAL_SIMPLE.*records 'SIMPLE'"):
+        HudiTable(str(tmp_path / "t"), options={"hoodie.index.type": "GLOBAL_SIMPLE"}).write(batch(["a"], 1))
+    with pytest.raises(ConfigError, match="bucket index.*SIMPLE"):
+        HudiTable.create(str(tmp_path / "u"), table_name="u", record_key="id", buckets=4,
+                         options={"hoodie.index.type": "SIMPLE"})
+    with pytest.raises(ConfigError, match="HBASE index: it lives in an external HBase table"):
+        HudiTable.create(str(tmp_path / "v"), table_name="v", record_key="id", options={"hoodie.index.type": "hbase"})
+    with pytest.raises(ConfigError, match="RECORD_INDEX index: it lives in the metadata table"):
+        HudiTable(str(tmp_path / "t"), options={"hoodie.index.type": "RECORD_INDEX"})
+    with pytest.raises(ConfigError, match="not valid"):
+        HudiTable(str(tmp_path / "t"), options={"hoodie.index.type": "NO_SUCH_INDEX"})
+
+
+def test_a_table_that_records_no_index_is_written_with_the_named_one_else_simple(reference_dir, tmp_path):
+    path = tmp_path / "t"
+    shutil.copytree(reference_dir / "cow_v6_nonpartitioned", path)
+    t = HudiTable(str(path))
+    row = t.to_arrow().drop_columns([c for c in t.to_arrow().column_names if c.startswith("_hoodie")]).slice(0, 1)
+    plan = Coordinator(t.storage, t.config).begin("upsert", t.schema)
+    assert plan.lookup is not None and not plan.lookup.global_index  # SIMPLE, Hudi's Spark default
+    Coordinator(t.storage, t.config).abort(plan)
+    HudiTable(str(path), options={"hoodie.index.type": "GLOBAL_SIMPLE"}).write(row)
+    with pytest.raises(UnsupportedTableError, match="no bucket count"):
+        HudiTable(str(path), options={"hoodie.index.type": "BUCKET"}).write(row)
+
+
+@pytest.mark.parametrize("index,other_partition,conflicts", [("SIMPLE", "d2", False), ("SIMPLE", "d1", True),
+                                                              ("GLOBAL_BLOOM", "d2", True)])
+def test_two_writers_inserting_into_one_partition_conflict(tmp_path, index, other_partition, conflicts):
+    """Both might insert one key into two file groups: the later commit fails, safe to retry."""
+    t = create(tmp_path / "t", "COPY_ON_WRITE", 6, index)
+    t.write(batch(["a"], 1))
+    plans = [Coordinator(t.storage, t.config).begin("upsert", t.schema) for _ in range(2)]
+    results = []
+    for plan, dt in zip(plans, ["d1", other_partition], strict=True):
+        task = TaskWriter(plan)
+        task.write(batch(["n"], 2, dt))
+        results.append(task.finish())
+    Coordinator(t.storage, t.config).commit(plans[0], [results[0]])
+    if conflicts:
+        with pytest.raises(CommitConflictError, match="safe to retry"):
+            Coordinator(t.storage, t.config).commit(plans[1], [results[1]])
+    else:
+        Coordinator(t.storage, t.config).commit(plans[1], [results[1]])
+    ids = [r["id"] for r in t.to_arrow(columns=["id"]).to_pylist()]
+    assert sorted(ids) == (["a", "n"] if conflicts else ["a", "n", "n"])
+
+
+@pytest.mark.parametrize("prefixed", [False, True])
+def test_one_field_complex_keys_are_written_in_the_form_the_table_holds(tmp_path, prefixed):
+    """ComplexKeyGenerator with one key field (one key, two partition fields): Hudi 0.14.0 and 1.1 write
+    `id:value`, 0.14.1-1.0.2 the bare value; later writes follow the keys the table's files hold."""
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field="ts",
+                         partition_by=["dt", "h"], table_type="COPY_ON_WRITE", options={"hoodie.index.type": "SIMPLE"})
+    assert t.config.key_generator.endswith("ComplexKeyGenerator")
+    first = batch(["a", "b"], 1).append_column("h", pa.array(["0", "0"]))
+    plan = Coordinator(t.storage, t.config).begin("upsert", first.schema)
+    plan = replace(plan, prefixed_keys=prefixed)  # the first writer's key form (another engine's)
+    task = TaskWriter(plan)
+    task.write(first)
+    Coordinator(t.storage, t.config).commit(plan, [task.finish()])
+    t.write(batch(["a", "c"], 2).append_column("h", pa.array(["0", "0"])))
+    read = t.to_arrow(columns=["id", "v", KEY])
+    form = (lambda k: f"id:{k}") if prefixed else (lambda k: k)
+    assert rows(read, ["id", "v", KEY]) == [("a", "a@2", form("a")), ("b", "b@1", form("b")), ("c", "c@2", form("c"))]
+
+
+def test_a_new_key_in_two_tasks_of_one_write_is_refused(tmp_path):
+    """Spark hands a write its partitions as they are: each task places its own new keys, so one new key in two
+    tasks would land in two file groups; the commit refuses it and leaves nothing behind."""
+    t = create(tmp_path / "t", "COPY_ON_WRITE", 6, "SIMPLE")
+    t.write(batch(["a"], 1))
+    before = {p for p in (tmp_path / "t").rglob("*") if ".hoodie" not in p.parts}
+    coordinator = Coordinator(t.storage, t.config)
+    plan = coordinator.begin("upsert", t.schema)
+    results = []
+    for task_id in (0, 1):
+        task = TaskWriter(plan, task_id)
+        task.write(batch(["a", "n"], 2 + task_id))
+        results.append(task.finish())
+    with pytest.raises(InvalidDataError, match="1 new record key.*'n'.*several Spark partitions"):
+        coordinator.commit(plan, results)
+    assert {p for p in (tmp_path / "t").rglob("*") if ".hoodie" not in p.parts} == before
+    assert rows(t.to_arrow(), ["id", "v"]) == [("a", "a@1")]
+
+
+# ---- bloom filters -----------------------------------------------------------------------------------------------
+
+def footers(path: Path) -> dict[str, dict[bytes, bytes]]:
+    return {p.name: pq.read_metadata(p).metadata for p in path.rglob("*.parquet") if ".hoodie" not in p.parts}
+
+
+def test_our_bloom_footer_is_the_one_apache_hudi_writes_for_the_same_keys(reference_dir):
+    checked = 0
+    for name in ("cow_v6_simplekeygen_nonhivestyle", "cow_v8_complexkeygen_hivestyle", "mor_parquet_v6_nonpartitioned"):
+        for p in (reference_dir / name).rglob("*.parquet"):
+            theirs = pq.read_metadata(p).metadata
+            keys = pq.read_table(p, columns=[KEY])[KEY]
+            ours = bloom_footer(keys)
+            assert ours["org.apache.hudi.bloomfilter"].encode() == theirs[b"org.apache.hudi.bloomfilter"]
+            assert ours["hoodie_bloom_filter_type_code"].encode() == theirs[b"hoodie_bloom_filter_type_code"]
+            checked += 1
+    assert checked >= 5
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_bloom_index_base_files_carry_the_filter_of_their_keys(tmp_path, table_type):
+    path = tmp_path / "t"
+    t = create(path, table_type, 9, "GLOBAL_BLOOM", **{"compaction.schedule.enabled": "true",
+                                                      "compaction.delta_commits": "2"})
+    for n in range(4):
+        t.write(batch([f"k{i}" for i in range(n, n + 30)], n, f"d{n % 2}"))
+    assert rows(t.to_arrow(), ["id"]) == sorted((f"k{i}",) for i in range(33))
+    for name, meta in footers(path).items():
+        [file] = list(path.rglob(name))
+        keys = pq.read_table(file, columns=[KEY])[KEY].to_pylist()
+        bloom = BloomFilter.deserialize(meta[b"org.apache.hudi.bloomfilter"], name)
+        assert meta[b"hoodie_bloom_filter_type_code"] == b"DYNAMIC_V0"
+        assert all(bloom.might_contain(k.encode()) for k in keys)
+        assert (meta[b"hoodie_min_record_key"], meta[b"hoodie_max_record_key"]) == (min(keys).encode(),
+                                                                                    max(keys).encode())
+
+
+def test_bloom_filters_are_written_where_a_bloom_index_may_read_them(reference_dir, tmp_path):
+    """Into tables that record no index (Apache Hudi writes a filter into every base file, and a Hudi job may use
+    its bloom index on them); not into tables hudi-py created with SIMPLE (hashing every key costs time)."""
+    path = tmp_path / "hudi"
+    shutil.copytree(reference_dir / "cow_v6_nonpartitioned", path)
+    t = HudiTable(str(path))
+    before = set(footers(path))
+    t.write(t.to_arrow().drop_columns([c for c in t.to_arrow().column_names if c.startswith("_hoodie")]).slice(0, 1))
+    new = {n: m for n, m in footers(path).items() if n not in before}
+    assert new and all(b"org.apache.hudi.bloomfilter" in m for m in new.values())
+    simple = create(tmp_path / "simple", "COPY_ON_WRITE", 6, "SIMPLE")
+    simple.write(batch(["a"], 1))
+    assert not any(b"org.apache.hudi.bloomfilter" in m for m in footers(tmp_path / "simple").values())
