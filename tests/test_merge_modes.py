@@ -180,3 +180,17 @@ def test_a_partial_write_without_the_ordering_field_is_refused(tmp_path):
     with pytest.raises(SchemaError, match="ordering \\(precombine\\) column 'ts' is missing"):
         t.write(pa.table({"id": [1], "name": ["b"]}))
     assert sorted(p for p in Path(t.path).rglob("*") if p.is_file()) == before
+
+
+@pytest.mark.parametrize("index", ["SIMPLE", "GLOBAL_SIMPLE", "BLOOM"])
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_lookup_index_tables_merge_by_their_mode(tmp_path, index, table_type):
+    """Commit-time ordering and partial updates on tables whose write looks keys up in the file slices."""
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field="ts", partition_by="p",
+                         table_type=table_type, options={**COMMIT_TIME, "hoodie.index.type": index,
+                                                         "hoodie.table.partial.update.mode": "KEEP_VALUES",
+                                                         "hoodie.write.table.version": 9})
+    t.write(pa.table({"id": [1, 2], "ts": [5, 5], "p": ["a", "a"], "v": ["a", "b"], "w": [1, 2]}))
+    t.write(pa.table({"id": [1, 2, 2], "ts": [6, 9, 1], "p": ["a", "a", "a"], "w": [10, None, 20]}))
+    got = {r["id"]: (r["ts"], r["v"], r["w"]) for r in t.to_arrow(columns=["id", "ts", "v", "w"]).to_pylist()}
+    assert got == {1: (6, "a", 10), 2: (1, "b", 20)}
