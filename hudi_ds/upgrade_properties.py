@@ -11,17 +11,16 @@ before anything is written.
 
 from __future__ import annotations
 
-from hudi_ds.config.table_config import (
+from hudi_ds.config.merge_mode import (
     COMMIT_TIME_MERGER_ID,
     DEFAULT_PAYLOAD,
     EVENT_TIME_MERGER_ID,
-    key_generator_type_name,
+    EVENT_TIME_PAYLOAD,
+    OVERWRITE_PAYLOAD,
 )
+from hudi_ds.config.table_config import key_generator_type_name
 from hudi_ds.errors import UnsupportedTableError
 
-_MODEL = "org.apache.hudi.common.model."
-OVERWRITE_PAYLOAD = _MODEL + "OverwriteWithLatestAvroPayload"
-EVENT_TIME_PAYLOAD = _MODEL + "EventTimeAvroPayload"
 # payloads whose merge rule is event-time or commit-time ordering (RFC-97): the ones hudi_ds converts
 KNOWN_PAYLOADS = frozenset({DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, EVENT_TIME_PAYLOAD})
 PAYLOAD_BASED_MERGER_ID = "00000000-0000-0000-0000-000000000000"  # HoodieRecordMerger.PAYLOAD_BASED_MERGE_STRATEGY_UUID

@@ -8,6 +8,12 @@ replaces the current one unless that has a higher ordering value; a delete alway
 then meet the base row (a folded delete removes it; a folded data version replaces it unless the base
 row has a strictly higher ordering value). A COPY_ON_WRITE write merges straight into the base. A
 compaction folds the logs into the base rows, so the answers of a MERGE_ON_READ table depend on when it ran.
+
+Under commit-time ordering (no ordering field) the later version always wins. With a partial update mode a
+version gives some cells only (GIVEN): KEEP_VALUES the columns its write carried, IGNORE_DEFAULTS the non-null
+ones, IGNORE_MARKERS those not equal to the marker; whenever two versions meet, the winner's cells it does not give
+come from the loser; a version that follows a delete takes nothing from before it; a cell no version gives keeps
+the winner's own value.
 """
 
 from __future__ import annotations
@@ -16,11 +22,16 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 DELETED = object()
+GIVEN = "__given"  # a version's given columns, under a partial update mode
 
 
 class DictModel:
     def __init__(self, key: str | list[str], ordering: str | None, partition: str | list[str] | None = None,
-                 merge_on_read: bool = False, bucket_of: Callable[[tuple[Any, ...]], Any] | None = None) -> None:
+                 merge_on_read: bool = False, bucket_of: Callable[[tuple[Any, ...]], Any] | None = None,
+                 partial: str | None = None, marker: str | None = None) -> None:
+        self.partial = partial
+        self.marker = marker
+        self.columns: set[str] = set()  # every column written so far (a base file row holds them all)
         self.keys = [key] if isinstance(key, str) else list(key)
         self.ordering = ordering
         self.partition = [partition] if isinstance(partition, str) else list(partition or [])
@@ -39,18 +50,59 @@ class DictModel:
     def _ord(self, r: dict[str, Any]) -> Any:
         return r[self.ordering] if self.ordering else 0
 
-    def _precombine(self, rows: Iterable[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    def _given(self, r: dict[str, Any], columns: Iterable[str] | None = None) -> dict[str, Any]:
+        """`r` with the cells it gives (None for a full version), missing columns as null."""
+        if self.partial is None:
+            return r
+        out = dict(r)
+        names = set(out) if columns is None else set(columns)
+        fixed = {*self.keys, *self.partition, *([self.ordering] if self.ordering else [])}
+        if self.partial == "IGNORE_DEFAULTS":
+            names = {c for c in names if out.get(c) is not None}
+        elif self.partial == "IGNORE_MARKERS":
+            names = {c for c in names if out.get(c) != self.marker}
+        out[GIVEN] = frozenset((names | fixed) - {GIVEN})
+        return out
+
+    def _combine(self, winner: dict[str, Any], loser: Any) -> dict[str, Any]:
+        """The winner, its cells it does not give taken from the loser (a partial update mode)."""
+        if self.partial is None or loser is None or loser is DELETED:
+            return winner
+        out = dict(winner)
+        for c in loser[GIVEN] - winner[GIVEN]:
+            out[c] = loser.get(c)
+        out[GIVEN] = winner[GIVEN] | loser[GIVEN]
+        return out
+
+    def _after_delete(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A version following a delete: every cell is its own, nothing comes from before the delete."""
+        return row if self.partial is None else {**row, GIVEN: frozenset(self.columns | set(row)) - {GIVEN}}
+
+    def _as_base(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A row written to a base file: whole (the columns it lacked null), giving the cells its values give."""
+        row = {**dict.fromkeys(self.columns), **{k: v for k, v in row.items() if k != GIVEN}}
+        return self._given(row) if self.partial else row
+
+    def _precombine(self, rows: Iterable[dict[str, Any]],
+                    columns: Iterable[str] | None = None) -> dict[Any, dict[str, Any]]:
         out: dict[Any, dict[str, Any]] = {}
         for r in rows:
+            r = self._given(r, columns)
             old = out.get(self.ident(r))
             if old is None or self.ordering is None or self._ord(r) >= self._ord(old):
-                out[self.ident(r)] = r
+                out[self.ident(r)] = self._combine(r, old)
+            else:
+                out[self.ident(r)] = self._combine(old, r)
         return out
 
     def _fold(self, current: Any, new: Any) -> Any:
-        if new is DELETED or current is None or current is DELETED or self.ordering is None:
+        if new is DELETED or current is None:
             return new
-        return current if self._ord(current) > self._ord(new) else new
+        if current is DELETED:
+            return self._after_delete(new)
+        if self.ordering is None or not self._ord(current) > self._ord(new):
+            return self._combine(new, current)
+        return self._combine(current, new)
 
     def _meet(self, base: dict[str, Any] | None, log: Any) -> dict[str, Any] | None:
         if log is None:
@@ -58,8 +110,8 @@ class DictModel:
         if log is DELETED:
             return None
         if base is not None and self.ordering is not None and self._ord(base) > self._ord(log):
-            return base
-        return log
+            return self._combine(base, log)
+        return self._combine(log, base)
 
     def _write(self, versions: dict[Any, Any]) -> None:
         existing = set(self.groups)  # a write's rows for a new bucket all land in its new base file
@@ -69,7 +121,7 @@ class DictModel:
                 if v is DELETED:
                     continue  # nothing to delete in a bucket that does not exist yet
                 self.groups.add(group)
-                self.base[k] = dict(v)
+                self.base[k] = self._as_base(v)
             elif self.mor:
                 self.log[k] = self._fold(self.log.get(k), v)
             else:
@@ -77,14 +129,17 @@ class DictModel:
                 if merged is None:
                     self.base.pop(k, None)
                 else:
-                    self.base[k] = dict(merged)
+                    self.base[k] = self._as_base(merged)
 
-    def upsert(self, rows: Iterable[dict[str, Any]]) -> None:
-        self._write(self._precombine(rows))
+    def upsert(self, rows: Iterable[dict[str, Any]], columns: Iterable[str] | None = None) -> None:
+        """Rows written together; `columns`: the columns the write carried (a KEEP_VALUES partial update)."""
+        rows = list(rows)
+        self.columns |= set(columns) if columns is not None else {c for r in rows for c in r}
+        self._write(self._precombine(rows, columns))
 
     def compact(self) -> None:
         """A compaction: every log folds into its base row (a MERGE_ON_READ table's answers change with it)."""
-        self.base = {k: dict(v) for k, v in self.rows.items()}
+        self.base = {k: self._as_base(v) for k, v in self.rows.items()}
         self.log = {}
 
     def delete(self, rows: Iterable[dict[str, Any]]) -> None:
@@ -109,4 +164,4 @@ class DictModel:
         return out
 
     def sorted_rows(self, columns: list[str]) -> list[tuple[Any, ...]]:
-        return sorted((tuple(r[c] for c in columns) for r in self.rows.values()), key=repr)
+        return sorted((tuple(r.get(c) for c in columns) for r in self.rows.values()), key=repr)

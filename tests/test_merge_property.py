@@ -1,5 +1,5 @@
-"""Property: any sequence of upsert and delete batches reads back as the dict model, in our reader and in
-hudi-rs, for MERGE_ON_READ and COPY_ON_WRITE tables."""
+"""Property: any sequence of upsert and delete batches reads back as the dict model of the table's merge mode, in
+our reader and in hudi-rs, for MERGE_ON_READ and COPY_ON_WRITE tables."""
 
 from __future__ import annotations
 
@@ -37,23 +37,47 @@ row = st.fixed_dictionaries({
 batch = st.tuples(st.sampled_from(["upsert", "upsert", "delete", "insert"]), st.lists(row, min_size=1, max_size=25))
 
 
+# how a table is told its merge mode: (options, whether the ordering field decides)
+MERGE_MODES = {
+    "event time": ({}, True),
+    "commit time": ({"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"}, False),
+    "commit-time payload": ({"hoodie.datasource.write.payload.class": "OverwriteWithLatestAvroPayload"}, False),
+    "event-time payload": ({"hoodie.datasource.write.payload.class": "EventTimeAvroPayload"}, True),
+}
+
+
+def folded_changes(changes: pa.Table, columns: list[str]) -> list[tuple]:
+    """The table the change feed describes: each record's last change in commit order (a delete removes it)."""
+    latest: dict[tuple, dict] = {}
+    for r in changes.sort_by([("_commit_time", "ascending")]).to_pylist():
+        if r["_change_type"] != "update_preimage":
+            latest[(r["part"], r["key"])] = r
+    return sorted((tuple(r[c] for c in columns) for r in latest.values() if r["_change_type"] != "delete"), key=repr)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(table_type=st.sampled_from(["MERGE_ON_READ", "COPY_ON_WRITE"]),
        buckets=st.integers(min_value=1, max_value=4),
        batches=st.lists(batch, min_size=1, max_size=6),
        parallel_route=st.booleans(),
        int_keys=st.booleans(),
-       version=st.sampled_from([6, 8, 9]))
+       version=st.sampled_from([6, 8, 9]),
+       mode=st.sampled_from(sorted(MERGE_MODES)))
 def test_any_upsert_delete_sequence_matches_dict_model(table_type, buckets, batches, parallel_route, int_keys,
-                                                       version):
+                                                       version, mode):
+    """Under each merge mode: snapshot, incremental and change-feed reads of any history equal the model, before
+    and after the compactions the writes run; hudi-rs agrees where it merges by the mode (it always merges log
+    versions by the ordering field: event time, or copy-on-write tables, whose base files hold merged rows)."""
     # parallel_route: every batch is routed in parts on the writer threads, as big inputs are
     threshold = 2 if parallel_route else task._PARALLEL_ROUTE_ROWS
+    options, event_time = MERGE_MODES[mode]
     with tempfile.TemporaryDirectory() as tmp, mock.patch.object(task, "_PARALLEL_ROUTE_ROWS", threshold):
         t = HudiTable.create(tmp + "/t", table_name="prop", record_key="key", ordering_field="ts",
                              partition_by="part", table_type=table_type, buckets=buckets,
                              options={"compaction.delta_commits": 3,  # compactions run between writes too
-                                      "hoodie.write.table.version": str(version)})
-        model = DictModel("key", "ts", "part", merge_on_read=table_type == "MERGE_ON_READ",
+                                      "hoodie.write.table.version": str(version), **options})
+        assert t.config.merge_mode == ("EVENT_TIME_ORDERING" if event_time else "COMMIT_TIME_ORDERING")
+        model = DictModel("key", "ts" if event_time else None, "part", merge_on_read=table_type == "MERGE_ON_READ",
                           bucket_of=lambda key: bucket_for_hash_values([str(key[0])], buckets))
         schema = SCHEMA.set(0, pa.field("key", pa.int64())) if int_keys else SCHEMA
         for op, data in batches:
@@ -69,7 +93,14 @@ def test_any_upsert_delete_sequence_matches_dict_model(table_type, buckets, batc
                 model.compact()  # the write's table services compacted after its commit
         expected = model.sorted_rows(COLS)
         assert rows(t.to_arrow(), COLS) == expected
-        assert rows(hudi_rs(t.path), COLS) == expected
+        assert rows(t.incremental("earliest"), COLS) == expected
+        assert folded_changes(t.changes("earliest"), COLS) == expected
+        if event_time or table_type == "COPY_ON_WRITE":
+            assert rows(hudi_rs(t.path), COLS) == expected
+        else:  # commit time: hudi-rs reads the same once a compaction folded every log
+            t.compact()
+            assert rows(t.to_arrow(), COLS) == expected
+            assert rows(hudi_rs(t.path), COLS) == expected
         # a read naming its columns decodes only those (plus what merging needs), with the same result
         named = t.to_arrow(columns=["val", "key"], filters=[("ts", ">=", 3)])
         assert named.column_names == ["val", "key"]
@@ -169,3 +200,76 @@ def test_log_versions_fold_in_log_order_then_meet_the_base(base, versions, order
                                                    merged["val"].to_pylist(), strict=True)}
     assert got == expected
     assert merged.num_rows == len(got)
+
+
+MARKER = "__debezium_unavailable_value"
+# (table version, options, partial update mode, event time)
+PARTIAL_TABLES = {
+    "keep values": (9, {"hoodie.table.partial.update.mode": "KEEP_VALUES"}, "KEEP_VALUES", True),
+    "keep values, commit time": (9, {"hoodie.table.partial.update.mode": "KEEP_VALUES",
+                                     "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"}, "KEEP_VALUES", False),
+    "ignore defaults": (9, {"hoodie.table.partial.update.mode": "IGNORE_DEFAULTS"}, "IGNORE_DEFAULTS", True),
+    "ignore markers, commit time": (9, {"hoodie.table.partial.update.mode": "IGNORE_MARKERS",
+                                        "hoodie.write.partial.update.custom.marker": MARKER,
+                                        "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"}, "IGNORE_MARKERS", False),
+    "PartialUpdateAvroPayload": (6, {"hoodie.datasource.write.payload.class": "PartialUpdateAvroPayload"},
+                                 "IGNORE_DEFAULTS", True),
+    "OverwriteNonDefaultsWithLatestAvroPayload": (
+        6, {"hoodie.datasource.write.payload.class": "OverwriteNonDefaultsWithLatestAvroPayload"},
+        "IGNORE_DEFAULTS", False),
+}
+PARTIAL_SCHEMA = pa.schema([("key", pa.string()), ("part", pa.string()), ("ts", pa.int64()), ("a", pa.string()),
+                            ("b", pa.int64())])
+PARTIAL_COLS = ["key", "part", "ts", "a", "b"]
+partial_row = st.fixed_dictionaries({
+    "key": st.sampled_from([f"k{i}" for i in range(6)]),
+    "part": st.sampled_from(["p1", "p2"]),
+    "ts": st.integers(min_value=0, max_value=4),
+    "a": st.sampled_from(["x", "y", None, MARKER]),
+    "b": st.one_of(st.none(), st.integers(min_value=-9, max_value=9)),
+})
+# an upsert carrying some of the data columns (or a delete), rows of one batch
+partial_batch = st.tuples(st.sampled_from(["upsert", "upsert", "upsert", "delete"]),
+                          st.sampled_from([("a", "b"), ("a",), ("b",)]), st.lists(partial_row, min_size=1, max_size=12))
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(table_type=st.sampled_from(["MERGE_ON_READ", "COPY_ON_WRITE"]), buckets=st.integers(min_value=1, max_value=2),
+       batches=st.lists(partial_batch, min_size=1, max_size=6), kind=st.sampled_from(sorted(PARTIAL_TABLES)))
+def test_any_partial_update_sequence_matches_dict_model(table_type, buckets, batches, kind):
+    """Upserts carrying some columns, nulls and markers, and deletes, in any batching: snapshot, incremental and
+    change-feed reads equal the model of the table's partial update and merge modes, before and after the
+    compactions the writes run; hudi-rs agrees on copy-on-write tables (their base files hold whole rows)."""
+    version, options, mode, event_time = PARTIAL_TABLES[kind]
+    with tempfile.TemporaryDirectory() as tmp:
+        t = HudiTable.create(tmp + "/t", table_name="prop", record_key="key", ordering_field="ts",
+                             partition_by="part", table_type=table_type, buckets=buckets,
+                             options={"compaction.delta_commits": 3, "hoodie.write.table.version": str(version),
+                                      **options})
+        assert t.config.partial_update_mode == mode
+        model = DictModel("key", "ts" if event_time else None, "part", merge_on_read=table_type == "MERGE_ON_READ",
+                          bucket_of=lambda key: bucket_for_hash_values([str(key[0])], buckets), partial=mode,
+                          marker=MARKER)
+        first = [("upsert", ("a", "b"), [{"key": "k0", "part": "p1", "ts": 0, "a": "x", "b": 0}])]
+        for op, carried, data in first + batches:
+            columns = ["key", "part", "ts", *carried] if mode == "KEEP_VALUES" else PARTIAL_COLS
+            before = compactions(t)
+            t.write(pa.Table.from_pylist([{c: r[c] for c in columns} for r in data],
+                                         schema=pa.schema([PARTIAL_SCHEMA.field(c) for c in columns])), operation=op)
+            if op == "delete":
+                model.delete(data)
+            else:
+                model.upsert([{c: r[c] for c in columns} for r in data], columns)
+            if compactions(t) > before:
+                model.compact()
+        expected = model.sorted_rows(PARTIAL_COLS)
+        assert rows(t.to_arrow(), PARTIAL_COLS) == expected
+        assert rows(t.incremental("earliest"), PARTIAL_COLS) == expected
+        assert folded_changes(t.changes("earliest"), PARTIAL_COLS) == expected
+        if table_type == "COPY_ON_WRITE":
+            assert rows(hudi_rs(t.path), PARTIAL_COLS) == expected
+        else:  # the same history read after a compaction of every file group, whole rows in hudi-rs too
+            t.compact()
+            model.compact()
+            assert rows(t.to_arrow(), PARTIAL_COLS) == expected == model.sorted_rows(PARTIAL_COLS)
+            assert rows(hudi_rs(t.path), PARTIAL_COLS) == expected

@@ -36,6 +36,7 @@ def state(path: Path) -> list[str]:
 SAMPLES = {"path": "/t", "table_name": "t1", "record_key": "a,b", "partition_fields": "p,q", "num_buckets": "8",
            "keygen_class": "org.apache.hudi.keygen.ComplexKeyGenerator", "metadata_enable": "false",
            "payload_class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
+           "merge_strategy_id": "ce9acb64-bde0-424c-9b91-f6ebba25356d",
            "drop_partition_columns": "false", "as_of": "20240101000000000", "begin_instant": "earliest",
            "end_instant": "20240102000000000", "heartbeat_timeout_s": "12.5", "clean_retain_commits": "11",
            "archive_min_commits": "21", "archive_max_commits": "31", "record_size_threshold": "0.5"}
@@ -241,7 +242,7 @@ def test_keys_that_switch_a_feature_off_are_accepted_silently():
     ({"hoodie.write.concurrency.mode": "optimistic_concurrency_control",
       "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"},
      "multi-writer concurrency control"),
-    ({"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"}, "record merge modes"),
+    ({"hoodie.write.record.merge.custom.implementation.classes": "com.example.Merger"}, "custom mergers"),
     ({"hoodie.populate.meta.fields": "false"}, "table storage formats"),
     ({"hoodie.precommit.validators": "org.apache.hudi.client.validator.SqlQueryEqualityPreCommitValidator"},
      "pre-commit validators"),

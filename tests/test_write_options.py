@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from write_option_probes import PROBES, python_api, rows, state, table
+from write_option_probes import PROBES, python_api, rows, state, table, values
 
 from hudi_ds import TableExistsError
 from hudi_ds.config.options import OPTION_SPECS, key_of
@@ -40,6 +40,26 @@ def test_a_table_setting_that_contradicts_the_table_is_refused_by_write(tmp_path
     with pytest.raises(TableExistsError, match="contradicts the existing table"):
         python_api(path, rows(["a"], 2), {key_of(field): OTHER_VALUE[field]})
     assert state(t) == before
+
+
+@pytest.mark.parametrize("field,value", [
+    ("merge_mode", "COMMIT_TIME_ORDERING"),
+    ("payload_class", "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"),
+    ("merge_strategy_id", "ce9acb64-bde0-424c-9b91-f6ebba25356d"),
+])
+def test_merge_settings_that_contradict_the_table_are_refused_by_write(tmp_path, field, value):
+    """The probe table merges by event time (it has an ordering field); settings meaning commit time are refused,
+    the same settings meaning event time write."""
+    path = str(tmp_path / "t")
+    t = table(path)
+    before = state(t)
+    with pytest.raises(TableExistsError, match="ask for COMMIT_TIME_ORDERING .* merges with EVENT_TIME_ORDERING"):
+        python_api(path, rows(["a"], 2), {key_of(field): value})
+    assert state(t) == before
+    event_time = {"merge_mode": "EVENT_TIME_ORDERING", "payload_class": "EventTimeAvroPayload",
+                  "merge_strategy_id": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"}
+    python_api(path, rows(["a"], 0), {key_of(field): event_time[field]})
+    assert values(t)["a"] == "a@1"  # event time: the older version loses
 
 
 def test_a_change_data_mode_given_for_a_table_without_change_data_is_moot(tmp_path):

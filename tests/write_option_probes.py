@@ -75,16 +75,6 @@ def _operation(write: Write, path: str) -> None:
     assert sorted(values(t)) == ["b", "c"]
 
 
-@probe("payload_class")
-def _payload_class(write: Write, path: str) -> None:
-    t = table(path)
-    key = key_of("payload_class")
-    write(path, rows(["a"], 0), {key: "org.apache.hudi.common.model.DefaultHoodieRecordPayload"})
-    assert values(t)["a"] == "a@1"  # event time: the older version loses
-    refused(write, path, t, rows(["a"], 5), {key: "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"},
-            "event time")
-
-
 @probe("log_block_format")
 def _log_block_format(write: Write, path: str) -> None:
     t = table(path)

@@ -272,16 +272,13 @@ NOT_IMPLEMENTED_YET: tuple[HudiFeature, ...] = (
         prefixes=("hoodie.bucket.index.partition.",)),
     # they decide which version of a record wins a merge
     HudiFeature(
-        "record merge modes, custom mergers and partial updates (not implemented yet)", "error",
-        "hudi-py merges by the ordering field (hoodie.datasource.write.precombine.field: the highest value wins, as "
-        "EVENT_TIME_ORDERING does) and writes whole records; remove these options",
-        keys=_keys("hoodie.record.merge.mode", "hoodie.write.record.merge.mode", "hoodie.record.merge.strategy.id",
-                   "hoodie.write.record.merge.strategy.id", "hoodie.datasource.write.record.merger.impls",
-                   "hoodie.datasource.write.record.merger.strategy",
+        "custom mergers and Spark SQL's partial-update switches (not implemented yet)", "error",
+        "hudi-py merges by hoodie.record.merge.mode (EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING) and "
+        "hoodie.table.partial.update.mode (a write's missing columns follow it); remove these options",
+        keys=_keys("hoodie.datasource.write.record.merger.impls",
                    "hoodie.write.record.merge.custom.implementation.classes",
-                   "hoodie.compaction.record.merger.strategy",
-                   "record.merger.impls", "record.merger.strategy", "hoodie.table.partial.update.mode",
-                   "hoodie.write.partial.update.schema", "hoodie.spark.sql.merge.into.partial.updates",
+                   "record.merger.impls", "hoodie.write.partial.update.schema",
+                   "hoodie.spark.sql.merge.into.partial.updates",
                    "hoodie.datasource.write.payload.type", "hoodie.compaction.payload.type"),
         prefixes=("hoodie.record.merge.property.",)),
 )

@@ -30,6 +30,16 @@ from hudi_ds.config.hudi_features import (
     IgnoredOptionWarning,
     feature_of,
 )
+from hudi_ds.config.merge_mode import (
+    COMMIT_TIME_MERGER_ID,
+    CUSTOM,
+    EVENT_TIME_MERGER_ID,
+    PARTIAL_PAYLOADS,
+    infer_merge_mode,
+    mode_of_payload,
+    mode_of_strategy,
+    payload_class_name,
+)
 from hudi_ds.config.retention_rules import check_archive_keeps_retained_commits, check_archive_window
 from hudi_ds.errors import ConfigError
 
@@ -165,8 +175,34 @@ class HudiOptions(BaseModel):
         "write.operation")
     payload_class: str | None = opt(
         "hoodie.datasource.write.payload.class", None,
-        "Only event-time ordering payloads (DefaultHoodieRecordPayload, EventTimeAvroPayload).",
-        "payload.class", "write.payload.class", "hoodie.compaction.payload.class")
+        "The merge rule of a new table as a payload class (as on version 6 tables): DefaultHoodieRecordPayload or "
+        "EventTimeAvroPayload (event-time ordering), OverwriteWithLatestAvroPayload (commit-time ordering), "
+        "PartialUpdateAvroPayload / OverwriteNonDefaultsWithLatestAvroPayload (the same with IGNORE_DEFAULTS partial "
+        "updates). On an existing table it must agree with the table's merge mode.",
+        "payload.class", "write.payload.class", "hoodie.compaction.payload.class", scope="table")
+    merge_mode: Literal["EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"] | None = opt(
+        "hoodie.record.merge.mode", None,
+        "How the versions of a record merge: EVENT_TIME_ORDERING (the highest ordering value wins, ties to the "
+        "later write) or COMMIT_TIME_ORDERING (the later write wins; no ordering field needed). Unset: event-time "
+        "with an ordering field, else commit-time. Version 6 tables record it as their payload class.",
+        "hoodie.write.record.merge.mode", scope="table")
+    partial_update_mode: Literal["NONE", "KEEP_VALUES", "FILL_DEFAULTS", "IGNORE_DEFAULTS", "IGNORE_MARKERS"] | None = (
+        opt("hoodie.table.partial.update.mode", None,
+            "Partial updates (version 9 tables): KEEP_VALUES (a write carrying some columns keeps the others), "
+            "IGNORE_DEFAULTS (a null does not overwrite), IGNORE_MARKERS (a value equal to "
+            "hoodie.write.partial.update.custom.marker does not overwrite), FILL_DEFAULTS or NONE (missing columns "
+            "become null). Version 6 tables take IGNORE_DEFAULTS as PartialUpdateAvroPayload (event time) or "
+            "OverwriteNonDefaultsWithLatestAvroPayload (commit time).", scope="table"))
+    partial_update_marker: str | None = opt(
+        "hoodie.write.partial.update.custom.marker", None,
+        "IGNORE_MARKERS: the string that marks a cell the write does not change (Debezium's "
+        "__debezium_unavailable_value); string columns only.", scope="table")
+    merge_strategy_id: str | None = opt(
+        "hoodie.record.merge.strategy.id", None,
+        "The merge mode as Apache Hudi's merge strategy id (eeb8d96f-...: event time, ce9acb64-...: commit time); "
+        "the ids of custom mergers are refused.", "hoodie.write.record.merge.strategy.id",
+        "hoodie.datasource.write.record.merger.strategy", "hoodie.compaction.record.merger.strategy",
+        "record.merger.strategy", scope="table")
     log_block_format: Literal["parquet", "avro"] = opt(
         "hoodie.logfile.data.block.format", "parquet", "Data block format of MOR log files.")
     parquet_compression: Literal["snappy", "gzip", "zstd", "lz4", "brotli", "none"] = opt(
@@ -412,11 +448,35 @@ class HudiOptions(BaseModel):
     @field_validator("payload_class")
     @classmethod
     def _payload(cls, v: str | None) -> str | None:
-        if v and v.rsplit(".", 1)[-1] not in ("DefaultHoodieRecordPayload", "EventTimeAvroPayload"):
+        if v and mode_of_payload(v) == CUSTOM:
             raise ValueError(
-                "hudi-py merges by event time (ordering field) only: use "
-                "org.apache.hudi.common.model.DefaultHoodieRecordPayload")
-        return v
+                f"hudi-py does not have the merge rule of {payload_class_name(v)} (Java code it cannot run); use "
+                "DefaultHoodieRecordPayload (event-time ordering), OverwriteWithLatestAvroPayload (commit-time "
+                "ordering), PartialUpdateAvroPayload or OverwriteNonDefaultsWithLatestAvroPayload, or "
+                "hoodie.record.merge.mode")
+        return payload_class_name(v) if v else v
+
+    @field_validator("partial_update_mode", mode="before")
+    @classmethod
+    def _partial_mode(cls, v: Any) -> Any:
+        return v.strip().upper() if isinstance(v, str) else v
+
+    @field_validator("merge_mode", mode="before")
+    @classmethod
+    def _merge_mode(cls, v: Any) -> Any:
+        if isinstance(v, str) and v.strip().upper() == CUSTOM:
+            raise ValueError("a CUSTOM merger is Java code hudi-py cannot run; use EVENT_TIME_ORDERING or "
+                             "COMMIT_TIME_ORDERING")
+        return v.strip().upper() if isinstance(v, str) else v
+
+    @field_validator("merge_strategy_id")
+    @classmethod
+    def _merge_strategy(cls, v: str | None) -> str | None:
+        if v and mode_of_strategy(v) == CUSTOM:
+            raise ValueError(f"{v} is not the strategy id of a merge mode hudi-py has (custom mergers are Java code "
+                             f"it cannot run); use {EVENT_TIME_MERGER_ID} (event time) or {COMMIT_TIME_MERGER_ID} "
+                             "(commit time), or hoodie.record.merge.mode")
+        return v.strip() if v else v
 
     @field_validator("keygen_class")
     @classmethod
@@ -451,6 +511,11 @@ class HudiOptions(BaseModel):
         return v
 
     @model_validator(mode="after")
+    def _merge_settings_agree(self) -> HudiOptions:
+        self.requested_merge_mode()
+        return self
+
+    @model_validator(mode="after")
     def _retention(self) -> HudiOptions:
         """The relations between retention settings Apache Hudi checks when it builds its write config."""
         check_archive_window(self.archive_min_commits, self.archive_max_commits)
@@ -461,6 +526,22 @@ class HudiOptions(BaseModel):
     # ---- helpers -----------------------------------------------------------------------------------
     def is_set(self, name: str) -> bool:
         return name in self.model_fields_set
+
+    def requested_merge_mode(self) -> str | None:
+        """The merge mode the merge settings ask for (mode, payload class, strategy id), None when none is set;
+        ValueError when they contradict each other."""
+        if self.merge_mode is None and self.payload_class is None and self.merge_strategy_id is None:
+            return None
+        return infer_merge_mode(self.merge_mode, self.payload_class, self.merge_strategy_id, self.ordering_field,
+                                self.table_version)
+
+    def requested_partial_update_mode(self) -> str | None:
+        """The partial update mode the options ask for (the mode, or a version 6 partial-update payload)."""
+        if self.partial_update_mode is not None:
+            return self.partial_update_mode
+        if self.payload_class in PARTIAL_PAYLOADS:
+            return "IGNORE_DEFAULTS"
+        return None
 
     def cleaning_policy(self) -> CleanPolicyName:
         """hoodie.clean.policy, or the policy whose retained count alone is set (Apache Hudi's inference)."""

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hudi_ds.config import properties
+from hudi_ds.config.merge_mode import (
+    EVENT_TIME,
+    PARTIAL_PAYLOADS,
+    infer_merge_mode,
+    payload_class_name,
+    payload_of,
+    require_known,
+    strategy_of,
+)
 from hudi_ds.errors import CorruptTableError, TableNotFoundError
+from hudi_ds.merge.partial import FILL_DEFAULTS, IGNORE_DEFAULTS, PARTIAL_UPDATE_MODES, PartialUpdate
+from hudi_ds.schema.meta import META_COLUMNS
 from hudi_ds.storage.layout import HOODIE_DIR, PROPS_PATH
 from hudi_ds.timeline.instant import parse_instant_file_name
 
@@ -16,11 +27,10 @@ if TYPE_CHECKING:
     from hudi_ds.storage import Storage
     from hudi_ds.table_format import TableFormat
 
-DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
-EVENT_TIME_MERGER_ID = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
-COMMIT_TIME_MERGER_ID = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
-
 TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
+PARTIAL_UPDATE_MODE = "hoodie.table.partial.update.mode"
+# the marker is a merge property of the table (HoodieTableConfig.MERGE_CUSTOM_PROPERTY_PREFIX + the write key)
+PARTIAL_UPDATE_MARKER = "hoodie.record.merge.property.hoodie.write.partial.update.custom.marker"
 
 
 def _split(value: str | None) -> list[str]:
@@ -83,7 +93,20 @@ class TableConfig(BaseModel):
     drop_partition_columns: bool = False
     cdc_enabled: bool = False  # hoodie.table.cdc.enabled: writers persist change data (read/change_data.py)
     cdc_mode: str = "DATA_BEFORE_AFTER"  # hoodie.table.cdc.supplemental.logging.mode
+    # hoodie.record.merge.mode, or what the payload class / strategy id mean (hudi_ds.config.merge_mode); CUSTOM
+    # is kept so that reads and writes can refuse it by name. Unset: by the ordering field
+    merge_mode: str = ""
+    # hoodie.table.partial.update.mode (version 9), IGNORE_DEFAULTS for a version 6 partial-update payload
+    partial_update_mode: str = "NONE"
+    partial_update_marker: str | None = None  # hoodie.write.partial.update.custom.marker (IGNORE_MARKERS)
     raw: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_merge_mode(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("merge_mode"):
+            data = {**data, "merge_mode": infer_merge_mode(None, None, None, data.get("ordering_field"), 6)}
+        return data
 
     @property
     def is_mor(self) -> bool:
@@ -96,13 +119,22 @@ class TableConfig(BaseModel):
 
         return table_format(self)
 
+    def merge_ordering_field(self) -> str | None:
+        """The field merges compare: the ordering field under event-time ordering, none under commit-time ordering
+        (the later write wins). UnsupportedTableError for a merger hudi_ds does not have."""
+        mode = require_known(self.merge_mode, self.payload_class, self.raw.get("hoodie.record.merge.strategy.id"))
+        return self.ordering_field if mode == EVENT_TIME else None
+
+    def partial_update(self) -> PartialUpdate | None:
+        """How versions of this table give cells, when they may give only some (hudi_ds.merge.partial)."""
+        if self.partial_update_mode in ("NONE", FILL_DEFAULTS):
+            return None
+        fixed = [*META_COLUMNS, *self.record_key_fields, *self.partition_fields, *filter(None, [self.ordering_field])]
+        return PartialUpdate(self.partial_update_mode, self.partial_update_marker, frozenset(fixed))
+
     @property
-    def merge_mode(self) -> str:
-        """hoodie.record.merge.mode (v8+); what a v6 table's payload means otherwise."""
-        mode = self.raw.get("hoodie.record.merge.mode")
-        if mode:
-            return mode.strip().upper()
-        return "EVENT_TIME_ORDERING" if self.ordering_field else "COMMIT_TIME_ORDERING"
+    def payload_class(self) -> str | None:
+        return self.raw.get("hoodie.compaction.payload.class") or self.raw.get("hoodie.legacy.payload.class")
 
     @property
     def timeline_dir(self) -> str:
@@ -122,10 +154,18 @@ class TableConfig(BaseModel):
             name = props["hoodie.table.name"]
             ordering = props.get("hoodie.table.ordering.fields") or props.get("hoodie.table.precombine.field")
             buckets = props.get("hoodie.bucket.index.num.buckets")
+            version = int(props.get("hoodie.table.version", "0"))
+            strategy = props.get("hoodie.record.merge.strategy.id") or props.get("hoodie.compaction.record.merger.strategy")
+            payload = props.get("hoodie.compaction.payload.class") or props.get("hoodie.legacy.payload.class")
+            partial = (props.get(PARTIAL_UPDATE_MODE) or "NONE").strip().upper() if version >= 9 else "NONE"
+            if version < 8 and payload and payload_class_name(payload) in PARTIAL_PAYLOADS:
+                partial = IGNORE_DEFAULTS
+            if partial not in PARTIAL_UPDATE_MODES:
+                raise ValueError(f"unknown {PARTIAL_UPDATE_MODE} {partial!r}")
             return cls(
                 name=name,
                 table_type=props.get("hoodie.table.type", "COPY_ON_WRITE").upper(),  # type: ignore[arg-type]
-                version=int(props.get("hoodie.table.version", "0")),
+                version=version,
                 layout_version=int(props.get("hoodie.timeline.layout.version", "1")),
                 record_key_fields=_split(props.get("hoodie.table.recordkey.fields")),
                 ordering_field=next(iter(_split(ordering)), None),
@@ -146,6 +186,9 @@ class TableConfig(BaseModel):
                 drop_partition_columns=flag("hoodie.datasource.write.drop.partition.columns", False),
                 cdc_enabled=flag("hoodie.table.cdc.enabled", False),
                 cdc_mode=_cdc_mode(props.get("hoodie.table.cdc.supplemental.logging.mode")),
+                merge_mode=infer_merge_mode(props.get("hoodie.record.merge.mode"), payload, strategy,
+                                            next(iter(_split(ordering)), None), version),
+                partial_update_mode=partial, partial_update_marker=props.get(PARTIAL_UPDATE_MARKER),
                 raw=dict(props),
             )
         except (KeyError, ValueError) as exc:
@@ -190,22 +233,28 @@ class TableConfig(BaseModel):
             "hoodie.table.timeline.timezone": "UTC",
             "hoodie.database.name": self.database,
         }
+        # the merge mode as Apache Hudi 1.x writes it at each version (inferCorrectMergingBehavior): versions 6 and
+        # 8 carry the payload class and strategy id of the mode, version 9 the mode alone
+        mode = require_known(self.merge_mode, None, None)
         if self.version >= 8:
-            event_time = self.ordering_field is not None
             props.update({
                 "hoodie.table.initial.version": self.raw.get("hoodie.table.initial.version", str(self.version)),
                 "hoodie.timeline.path": self.timeline_path,
                 "hoodie.timeline.history.path": self.raw.get("hoodie.timeline.history.path", "history"),
-                "hoodie.record.merge.mode": "EVENT_TIME_ORDERING" if event_time else "COMMIT_TIME_ORDERING",
+                "hoodie.record.merge.mode": mode,
             })
             if self.version == 8:  # Hudi 1.1 drops the strategy id of the built-in modes (EightToNineUpgradeHandler)
-                props["hoodie.record.merge.strategy.id"] = EVENT_TIME_MERGER_ID if event_time else COMMIT_TIME_MERGER_ID
-                props["hoodie.compaction.payload.class"] = DEFAULT_PAYLOAD
+                props["hoodie.record.merge.strategy.id"] = strategy_of(mode)
+                props["hoodie.compaction.payload.class"] = payload_of(mode)
             else:
                 props["hoodie.table.format"] = "native"
+            if self.version == 9 and self.partial_update_mode != "NONE":
+                props[PARTIAL_UPDATE_MODE] = self.partial_update_mode
+                if self.partial_update_marker is not None:
+                    props[PARTIAL_UPDATE_MARKER] = self.partial_update_marker
         else:
-            props["hoodie.compaction.payload.class"] = DEFAULT_PAYLOAD
-            props["hoodie.compaction.record.merger.strategy"] = EVENT_TIME_MERGER_ID
+            props["hoodie.compaction.payload.class"] = payload_of(mode, self.partial_update_mode == IGNORE_DEFAULTS)
+            props["hoodie.compaction.record.merger.strategy"] = strategy_of(mode)
         if self.key_generator:
             if self.version >= 8:
                 props["hoodie.table.keygenerator.type"] = key_generator_type_name(self.key_generator)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hudi_ds.config.merge_mode import PARTIAL_PAYLOADS
 from hudi_ds.config.options import OPTION_SPECS, HudiOptions, default_table_name
 from hudi_ds.config.table_config import TableConfig
 from hudi_ds.errors import ConfigError, TableExistsError
@@ -43,6 +44,8 @@ def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
             f"hoodie.bucket.index.num.buckets={opts.num_buckets} is a setting of the bucket index, but "
             f"hoodie.index.type={opts.index_type}; drop one of them")
     fmt = format_for(opts.table_version)
+    partial = opts.requested_partial_update_mode() or "NONE"
+    _check_partial_updates(partial, opts, fmt.version)
     return TableConfig(
         version=fmt.version, layout_version=fmt.layout,
         name=opts.table_name or default_table_name(path), table_type=opts.table_type, record_key_fields=keys,
@@ -50,11 +53,40 @@ def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
         hive_style=opts.hive_style, url_encode=opts.url_encode, num_buckets=opts.num_buckets if bucket else None,
         index_type=opts.index_type,
         timezone="UTC", database="default", cdc_enabled=opts.cdc_enabled, cdc_mode=opts.cdc_mode,
+        merge_mode=opts.requested_merge_mode() or "", partial_update_mode=partial,
+        partial_update_marker=opts.partial_update_marker,
     )
+
+
+def _check_partial_updates(mode: str, opts: HudiOptions, version: int) -> None:
+    """Partial update modes a new table of `version` can record, as Apache Hudi does: all of them on version 9,
+    IGNORE_DEFAULTS as a payload class on version 6, none on version 8."""
+    if mode == "NONE" or version == 9 or (version == 6 and opts.payload_class in PARTIAL_PAYLOADS):
+        pass
+    elif version == 6 and mode == "IGNORE_DEFAULTS":
+        raise ConfigError(
+            "hoodie.table.partial.update.mode=IGNORE_DEFAULTS on a version 6 table is its payload class: set "
+            "hoodie.datasource.write.payload.class=PartialUpdateAvroPayload (event time) or "
+            "OverwriteNonDefaultsWithLatestAvroPayload (commit time), or hoodie.write.table.version=9")
+    else:
+        raise ConfigError(
+            f"hoodie.table.partial.update.mode={mode} needs table version 9 (Apache Hudi 1.1); version {version} "
+            "tables have no such mode: set hoodie.write.table.version=9")
+    if (mode == "IGNORE_MARKERS") != (opts.partial_update_marker is not None):
+        raise ConfigError(
+            "hoodie.write.partial.update.custom.marker goes with hoodie.table.partial.update.mode=IGNORE_MARKERS "
+            "(the marker says which cells a write leaves as they are): set both or neither")
 
 
 def _show(value: Any) -> Any:
     return ",".join(value) if isinstance(value, list) else value
+
+
+def _merge_settings(opts: HudiOptions) -> str:
+    keys = {s.name: s.key for s in OPTION_SPECS}
+    return ", ".join(f"{keys[name]}={getattr(opts, name)}" for name in ("merge_mode", "payload_class",
+                                                                       "merge_strategy_id")
+                     if getattr(opts, name) is not None)
 
 
 def check_against_table(opts: HudiOptions, config: TableConfig, path: str) -> None:
@@ -64,6 +96,16 @@ def check_against_table(opts: HudiOptions, config: TableConfig, path: str) -> No
             f"hoodie.datasource.write.recordkey.field (record_key)={','.join(opts.record_key)!r} but the existing "
             f"table at {path} has no record key (its rows get generated keys; the key is fixed when a table is "
             "created); drop the option, or write to a new table to get one with a record key")
+    partial = opts.requested_partial_update_mode()
+    if partial is not None and partial != config.partial_update_mode:
+        raise TableExistsError(
+            f"hoodie.table.partial.update.mode={partial} contradicts the existing table at {path}, which has "
+            f"{config.partial_update_mode} (fixed when a table is created); drop the setting or choose another path")
+    requested = opts.requested_merge_mode()
+    if requested is not None and requested != config.merge_mode:
+        raise TableExistsError(
+            f"the merge settings ({_merge_settings(opts)}) ask for {requested} but the existing table at {path} "
+            f"merges with {config.merge_mode} (fixed when a table is created); drop them or choose another path")
     keys = {s.name: s.key for s in OPTION_SPECS}
     write_index(config, opts)  # the index named must be the one the table records
     for field, keyword, attribute in TABLE_SETTINGS:

@@ -22,13 +22,7 @@ def check_timeline_writable(config: TableConfig) -> None:
             "Drop the metadata table with a write with hoodie.metadata.enable=false (as Apache Hudi's writers do; "
             "readers then list files)" + (", then enable it again on a version 8/9 table (hoodie.metadata.enable="
                                            "true) to get the files partition back" if config.version >= 8 else ""))
-    mode = config.merge_mode
-    if mode == "CUSTOM" or (mode == "COMMIT_TIME_ORDERING" and config.ordering_field):
-        raise UnsupportedTableError(
-            f"the table merges records with hoodie.record.merge.mode={mode}"
-            + (f" though it has the ordering field {config.ordering_field!r}" if config.ordering_field else "")
-            + "; hudi_ds writes with event-time ordering (the highest ordering value wins) only, so its writes "
-            "would read back differently in Apache Hudi. Read it, or write it with Apache Hudi")
+    config.merge_ordering_field()  # a merger hudi_ds does not have (CUSTOM) is refused by name
 
 
 def check_writable(config: TableConfig) -> None:

@@ -102,14 +102,22 @@ def _prepare_for_write(table: pa.Table, full_schema: dict[str, Any]) -> pa.Table
 # ------------------------------------------------------------------------------------------------- avro data
 
 
-def encode_avro_data_block(table: pa.Table, avro_schema: dict[str, Any], instant_time: str) -> bytes:
+def encode_avro_data_block(table: pa.Table, avro_schema: dict[str, Any], instant_time: str,
+                           partial: bool = False) -> bytes:
     """AVRO_DATA block (content version 3) of `table`'s rows, header INSTANT_TIME + SCHEMA (full schema with
-    meta fields; added if `avro_schema` lacks them)."""
+    meta fields; added if `avro_schema` lacks them). `partial`: the rows of a partial update, `avro_schema` the
+    columns it carries (header IS_PARTIAL, as Hudi 1.1 writes them)."""
     full = with_meta_avro(avro_schema)
     schema_json = json.dumps(full, separators=(",", ":"))
     content = avro_records_content(table, full, schema_json)
+    return encode_block(BlockType.AVRO_DATA, _data_header(instant_time, schema_json, partial), content)
+
+
+def _data_header(instant_time: str, schema_json: str, partial: bool) -> dict[HeaderKey, str]:
     header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
-    return encode_block(BlockType.AVRO_DATA, header, content)
+    if partial:
+        header[HeaderKey.IS_PARTIAL] = "true"
+    return header
 
 
 def avro_records_content(table: pa.Table, avro_schema: dict[str, Any], schema_json: str) -> bytes:
@@ -310,9 +318,11 @@ def _decode_polars(schema_json: str, count: int, body: Sequence[memoryview], nat
 
 
 def encode_parquet_data_block(table: pa.Table, avro_schema: dict[str, Any], instant_time: str,
-                              compression: str = "snappy", use_dictionary: list[str] | None = None) -> bytes:
+                              compression: str = "snappy", use_dictionary: list[str] | None = None,
+                              partial: bool = False) -> bytes:
     """PARQUET_DATA block: content is a complete parquet file (no version prefix) typed by the Avro schema.
-    `use_dictionary`: the columns to dictionary-encode (default: judged on the rows, see dictionary_columns)."""
+    `use_dictionary`: the columns to dictionary-encode (default: judged on the rows, see dictionary_columns).
+    `partial`: as for encode_avro_data_block."""
     full = with_meta_avro(avro_schema)
     schema_json = json.dumps(full, separators=(",", ":"))
     data = _prepare_for_write(table, full)
@@ -321,8 +331,8 @@ def encode_parquet_data_block(table: pa.Table, avro_schema: dict[str, Any], inst
     # no min/max statistics: every reader decodes a log block whole (they cost a fifth of a small block's write)
     pq.write_table(data, sink, compression=compression, store_schema=False, use_dictionary=dictionary,
                    write_statistics=False)
-    header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
-    return encode_block(BlockType.PARQUET_DATA, header, sink.getvalue().to_pybytes())
+    return encode_block(BlockType.PARQUET_DATA, _data_header(instant_time, schema_json, partial),
+                        sink.getvalue().to_pybytes())
 
 
 def decode_parquet_data_block(block: LogBlock, path: str, arrow_schema: pa.Schema | None = None) -> pa.Table:

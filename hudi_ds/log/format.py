@@ -48,9 +48,10 @@ class HeaderKey(IntEnum):
     BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS = 8
 
 
-# Java 0.14 decodes header keys with values()[ordinal]: anything above 3 would crash it.
+# Java 0.14 decodes header keys with values()[ordinal]: anything above 3 would crash it. IS_PARTIAL is written
+# into version 9 tables only (partial updates), which no Hudi before 1.1 reads.
 _WRITABLE_KEYS = frozenset({HeaderKey.INSTANT_TIME, HeaderKey.TARGET_INSTANT_TIME, HeaderKey.SCHEMA,
-                            HeaderKey.COMMAND_BLOCK_TYPE})
+                            HeaderKey.COMMAND_BLOCK_TYPE, HeaderKey.IS_PARTIAL})
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ it. Folding "replace unless higher" is a maximum over (ordering, position) among
 the last natural delete, the natural delete itself counting as the lowest ordering value.
 The folded log version then meets the base file's row: a delete removes it; a data version replaces it
 unless the base row has a strictly higher ordering value. Without an ordering field the later version
-always wins. Java Hudi and hudi-rs give the same answers on tables written this way.
+always wins: that is COMMIT_TIME_ORDERING, whose callers pass none (TableConfig.merge_ordering_field). Java Hudi
+and hudi-rs give the same answers on event-time tables written this way.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_ds.schema.meta import RECORD_KEY
+from hudi_ds.merge.partial import PartialUpdate, fold_partial
+from hudi_ds.schema.meta import META_COLUMNS, RECORD_KEY
 from hudi_ds.schema.strings import encode_dictionaries, expand_dictionaries
 
 
@@ -31,6 +33,7 @@ class LogVersions:
     table: pa.Table
     rank: np.ndarray  # commit order of each row's block (higher = later)
     position: np.ndarray  # global position among log rows (block order, then row)
+    absent: dict[str, np.ndarray] | None = None  # column -> rows whose (IS_PARTIAL) block did not carry it
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,7 @@ def merge_slice_counted(
     base_keys_only: bool = False,
     key_field: str = RECORD_KEY,
     keep_dictionaries: bool = False,
+    partial: PartialUpdate | None = None,
 ) -> tuple[pa.Table, MergeCounts]:
     """The latest image of every live record of one file slice, as a table of `schema`, and what the merge
     did to the base rows.
@@ -178,13 +182,17 @@ def merge_slice_counted(
     `base_keys_only`: `base` is one part of the slice's base file; emit log records only for its keys.
     `key_field`: the column records are matched by, the record key or a column equal to it (delete keys typed
     like it). `keep_dictionaries`: the base columns read as dictionaries stay so, and the log rows joining them
-    are encoded alike (else they are expanded)."""
+    are encoded alike (else they are expanded). `partial`: the table's partial update mode (hudi_ds.merge.partial),
+    under which versions give only some cells."""
     no_log = (data is None or data.table.num_rows == 0) and (deletes is None or len(deletes.keys) == 0)
     if no_log:
         return (base if base is not None else schema.empty_table()), MergeCounts(0, 0, 0)
     ord_type = schema.field(ordering_field).type if ordering_field else pa.int64()
     typed = data.table if data is not None else base
     key_type = typed.schema.field(key_field).type if typed is not None else pa.string()
+    if partial is not None and data is not None and data.table.num_rows:
+        versions = _versions_table(data, deletes, ordering_field, ord_type, key_field, key_type)
+        return _merge_partial(base, data, versions, ordering_field, ord_type, partial, key_field, base_keys_only)
     winners = _log_winners(_versions_table(data, deletes, ordering_field, ord_type, key_field, key_type),
                            ordering_field is not None)
     out: list[pa.Table] = []
@@ -223,4 +231,58 @@ def merge_slice_counted(
         out[0] = expand_dictionaries(out[0], out[1].schema)  # base columns read as dictionaries
     if not out:
         return schema.empty_table(), counts
+    return (pa.concat_tables(out) if len(out) > 1 else out[0]), counts
+
+
+def _merge_partial(base: pa.Table | None, data: LogVersions, versions: pa.Table, ordering_field: str | None,
+                   ord_type: pa.DataType, partial: PartialUpdate, key_field: str,
+                   base_keys_only: bool) -> tuple[pa.Table, MergeCounts]:
+    """merge_slice_counted of a table whose versions give some cells only (hudi_ds.merge.partial): the folded log
+    version of each key meets its base row cell by cell, the winner's cells where it gives them, else the loser's."""
+    table = data.table
+    gives = {c: partial.gives(table, c, (data.absent or {}).get(c)) for c in table.column_names}
+    folded = fold_partial(versions, gives, ordering_field is not None, frozenset(META_COLUMNS))
+    is_data = folded.row >= 0
+    log_rows = is_data.copy()
+
+    def log_cells(column: str, picks: np.ndarray) -> pa.Array:
+        """The folded version's cells; one that no version gives keeps the winning row's own (a marker, a null)."""
+        src = folded.source[column][picks]
+        return pc.take(table[column], pa.array(np.where(src < 0, folded.row[picks], src)))
+
+    out: list[pa.Table] = []
+    met_count = deleted = 0
+    if base is not None and base.num_rows:
+        base = expand_dictionaries(base, table.schema)
+        met, version = _met(base[key_field], folded.keys)
+        base_keep = np.ones(base.num_rows, dtype=bool)
+        base_keep[met] = False
+        met_data = is_data[version]
+        met_count, deleted = len(met), int((~met_data).sum())
+        rows, picks = met[met_data], version[met_data]
+        base_wins = np.zeros(len(rows), dtype=bool)
+        if ordering_field is not None and len(rows):
+            ords = pc.take(versions["ord"], pa.array(folded.version[picks]))
+            base_wins = np.asarray(pc.fill_null(pc.greater(pc.cast(pc.take(base[ordering_field], pa.array(rows)),
+                                                                   ord_type), ords), False), dtype=bool)
+        met_base = base.take(pa.array(rows))
+        use_log = {name: np.where(base_wins, ~partial.gives(met_base, name, None) & folded.gives[name][picks],
+                                  folded.gives[name][picks]) for name in table.column_names}
+        # a base row that outranks the log version but takes cells from it changed in the log's commit
+        filled = np.zeros(len(rows), dtype=bool)
+        for name in use_log.keys() - set(META_COLUMNS):
+            filled |= use_log[name]
+        columns = [pc.if_else(pa.array(~base_wins | filled if name in META_COLUMNS else use_log[name]),
+                              log_cells(name, picks), met_base[name].combine_chunks())
+                   for name in table.column_names]
+        out.append(base.filter(pa.array(base_keep)))
+        out.append(pa.Table.from_arrays(columns, schema=table.schema))
+        log_rows[version] = False
+    if not base_keys_only:
+        picks = np.flatnonzero(log_rows)
+        out.append(pa.Table.from_arrays([log_cells(c, picks) for c in table.column_names], schema=table.schema))
+    counts = MergeCounts(met_count, deleted, len(folded.keys))
+    out = [t for t in out if t.num_rows]
+    if not out:
+        return table.schema.empty_table(), counts
     return (pa.concat_tables(out) if len(out) > 1 else out[0]), counts

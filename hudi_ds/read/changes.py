@@ -393,7 +393,8 @@ def _log_commit_changes(state: _State, sl: FileSlice, ts: str, out: pa.Schema) -
 
     def merged(before: bool) -> pa.Table:
         return merge_slice(base, _versions(data, key_field, keys, rank, before),
-                           _deletes(deletes, keys, rank, before), ordering, schema, key_field=key_field)
+                           _deletes(deletes, keys, rank, before), ordering, schema, key_field=key_field,
+                           partial=reader.partial)
 
     return compare_states(merged(True), merged(False), ts, out)
 
@@ -406,7 +407,8 @@ def _versions(data: LogVersions | None, key_field: str, keys: pa.ChunkedArray, r
     mask = pc.and_(pc.is_in(data.table[key_field], value_set=keys),
                    pa.array(data.rank < rank if before else data.rank <= rank))
     picked = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
-    return LogVersions(data.table.filter(mask), data.rank[picked], data.position[picked])
+    absent = None if data.absent is None else {c: rows[picked] for c, rows in data.absent.items()}
+    return LogVersions(data.table.filter(mask), data.rank[picked], data.position[picked], absent)
 
 
 def _deletes(deletes: LogDeletes | None, keys: pa.ChunkedArray, rank: int, before: bool) -> LogDeletes | None:

@@ -56,9 +56,8 @@ class TableSnapshot:
         return with_meta(data if data is not None else pa.schema([]))
 
     def ordering_field(self) -> str | None:
-        if (self.config.raw.get("hoodie.record.merge.mode") or "").upper() == "COMMIT_TIME_ORDERING":
-            return None
-        return self.config.ordering_field
+        """The field merging compares (none under commit-time ordering); a custom merger is refused."""
+        return self.config.merge_ordering_field()
 
     def read_schema(self, schema: pa.Schema, columns: Sequence[str] | None, filters: Sequence[flt.Filter],
                     merges: bool, incremental: bool = False) -> pa.Schema:
@@ -91,7 +90,7 @@ class TableSnapshot:
         logs = frozenset(p for p in (committed or {}) if ".log." in p)
         key = self.merge_key(schema)
         return SliceReader(self.storage, schema, ordering, visibility, not self.config.populate_meta_fields, logs,
-                           key if key in schema.names else RECORD_KEY)
+                           key if key in schema.names else RECORD_KEY, self.config.partial_update())
 
     def view(self, visibility: Visibility, partition_filter: Callable[[str], bool] | None = None) -> FileSystemView:
         return FileSystemView(self.storage, self.config, self.timeline, visibility, partition_filter)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,8 +19,9 @@ from hudi_ds.log.blocks import (
     decode_delete_block,
     decode_parquet_data_block,
 )
-from hudi_ds.log.format import BlockType, LogBlock, read_blocks
+from hudi_ds.log.format import BlockType, HeaderKey, LogBlock, read_blocks
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
+from hudi_ds.merge.partial import PartialUpdate
 from hudi_ds.read.conform import conform
 from hudi_ds.read.splits import SlicePart
 from hudi_ds.schema.meta import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
@@ -32,6 +34,7 @@ class _LogContent:
     data: list[pa.Table] = field(default_factory=list)
     data_rank: list[np.ndarray] = field(default_factory=list)
     data_pos: list[np.ndarray] = field(default_factory=list)
+    absent: list[frozenset[str]] = field(default_factory=list)  # per data block: the columns it does not carry
     deletes: list[tuple[DeleteRecords, int, int]] = field(default_factory=list)  # (block's deletes, rank, position)
 
 
@@ -46,6 +49,7 @@ class SliceReader:
     synthesize_meta: bool = False  # tables written with hoodie.populate.meta.fields=false
     committed_logs: frozenset[str] = frozenset()  # log files that visible commits list
     merge_key: str = RECORD_KEY  # the column merging matches records by (keys.keygen.integer_key_column)
+    partial: PartialUpdate | None = None  # the table's partial update mode (hudi_ds.merge.partial)
 
     def read_base(self, sl: FileSlice, row_groups: tuple[int, ...] | None = None,
                   keep_dictionaries: bool = False) -> pa.Table | None:
@@ -166,15 +170,34 @@ class SliceReader:
         except Exception as exc:  # a decoder surprise must still name the file
             raise CorruptTableError(f"log file {path}: cannot decode {block.block_type.name} block: {exc}") from exc
         n = table.num_rows
+        content.absent.append(self._absent_columns(block))
         content.data.append(table)
         content.data_rank.append(np.full(n, rank, dtype=np.int64))
         content.data_pos.append(np.arange(position, position + n, dtype=np.int64))
         return position + n
 
+    def _absent_columns(self, block: LogBlock) -> frozenset[str]:
+        """The columns of the schema a partial block (IS_PARTIAL, written by Hudi 1.1 partial updates) leaves out:
+        its SCHEMA header names the columns it carries."""
+        if (block.header.get(HeaderKey.IS_PARTIAL) or "").strip().lower() != "true" or not block.schema_json:
+            return frozenset()
+        try:
+            carried = {f["name"] for f in json.loads(block.schema_json)["fields"]}
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CorruptTableError(f"a partial log block at byte {block.offset} has an unusable SCHEMA header "
+                                    f"({type(exc).__name__}: {exc})") from exc
+        return frozenset(self.schema.names) - carried
+
     def _finish(self, c: _LogContent) -> tuple[LogVersions | None, LogDeletes | None]:
         data = None
         if c.data:
-            data = LogVersions(pa.concat_tables(c.data), np.concatenate(c.data_rank), np.concatenate(c.data_pos))
+            absent = None
+            if any(c.absent):
+                absent = {name: np.concatenate([np.full(len(t), name in gone) for t, gone in zip(c.data, c.absent,
+                                                                                                strict=True)])
+                          for name in set().union(*c.absent)}
+            data = LogVersions(pa.concat_tables(c.data), np.concatenate(c.data_rank), np.concatenate(c.data_pos),
+                               absent)
         deletes = None
         if c.deletes:
             ord_type = self.schema.field(self.ordering_field).type if self.ordering_field else pa.int64()
@@ -194,7 +217,7 @@ class SliceReader:
         """`base` (the slice's base rows, or a part of them) merged with the slice's log files."""
         data, deletes = self.read_logs(sl)
         return merge_slice(base, data, self.by_merge_key(deletes), self.ordering_field, self.schema,
-                           base_keys_only=base_keys_only, key_field=self.merge_key)
+                           base_keys_only=base_keys_only, key_field=self.merge_key, partial=self.partial)
 
     def by_merge_key(self, deletes: LogDeletes | None) -> LogDeletes | None:
         """Delete keys typed like the merge key column."""

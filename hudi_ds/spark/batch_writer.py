@@ -19,6 +19,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from hudi_ds.config.options import HudiOptions
+from hudi_ds.config.table_shape import new_table_config
 from hudi_ds.recovery.heartbeat import touch_heartbeat
 from hudi_ds.services.post_commit import TableServices
 from hudi_ds.spark import types
@@ -68,7 +69,8 @@ def prepare_table(opts: HudiOptions, storage: Storage, schema: StructType, overw
     changelog = changelog_column(opts, incoming, keys, operation, storage.uri)
     data_in = data_columns(incoming, changelog)
     if config is None:
-        require_columns(data_in, key_columns(opts.record_key, opts.partition_fields, opts.ordering_field, operation),
+        merge_ordering = new_table_config(opts, storage.uri).merge_ordering_field()
+        require_columns(data_in, key_columns(opts.record_key, opts.partition_fields, merge_ordering, operation),
                         operation)
         config = create_table(storage, opts)
     hooks = [TableServices(opts, allow_async=allow_async_services, owner=services_owner)]
@@ -88,7 +90,7 @@ def shape_input(rows: pa.Table, plan: WritePlan, input_schema: pa.Schema, change
     table = types.normalize_input(rows, input_schema)
     if changelog_column is not None:
         table = apply_changelog(table, changelog_column)
-    ordering = plan.config.ordering_field
+    ordering = plan.ordering_field
     if plan.operation == "delete" and ordering and ordering not in table.column_names and len(plan.schema):
         table = table.append_column(ordering, pa.nulls(table.num_rows, plan.schema.field(ordering).type))
     return table

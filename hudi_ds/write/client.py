@@ -50,6 +50,7 @@ class PreparedWrite:
 
     operation: str
     schema: pa.Schema  # the table's data schema after this write (no meta columns)
+    columns: tuple[str, ...] = ()  # the data columns the write carries (a partial update carries some only)
 
 
 def open_existing(storage: Storage, opts: HudiOptions) -> TableConfig | None:
@@ -147,11 +148,11 @@ class WriteClient:
         if data_schema is None:
             return PreparedWrite(operation, current if current is not None else pa.schema([]))
         c = self.config
-        require_columns(data_schema, key_columns(c.record_key_fields, c.partition_fields, c.ordering_field,
+        require_columns(data_schema, key_columns(c.record_key_fields, c.partition_fields, c.merge_ordering_field(),
                                                  operation), operation)
         if operation == "delete":
             return PreparedWrite(operation, current if current is not None else _first_delete_schema(c, data_schema))
-        return PreparedWrite(operation, evolve(current, data_schema))
+        return PreparedWrite(operation, evolve(current, data_schema), tuple(data_schema_of(data_schema).names))
 
     def begin(self, prepared: PreparedWrite, *, extra: dict[str, str] | None = None,
               max_buffer_bytes: int | None = None) -> WritePlan:
@@ -160,7 +161,8 @@ class WriteClient:
         roll_back_left_behind(self.storage, self.config)
         rollback_failed_writes(self.storage, self.config, timeout_s=self.options.heartbeat_timeout_s)
         plan_options: dict[str, Any] = {"log_block_format": self.options.log_block_format,
-                                        "parquet_compression": self.options.parquet_compression}
+                                        "parquet_compression": self.options.parquet_compression,
+                                        "written_columns": prepared.columns}
         if max_buffer_bytes is not None:
             plan_options["max_buffer_bytes"] = max_buffer_bytes
         return self._coordinator().begin(prepared.operation, prepared.schema, extra=extra, options=self.options,

@@ -121,7 +121,7 @@ def _key_lookup(config: TableConfig, index: str, options: HudiOptions, schema: p
     by_partition: dict[str, list[FileSlice]] = {}
     for (partition, _), sl in sorted(slices.items()):
         by_partition.setdefault(partition, []).append(sl)
-    ordering = config.ordering_field
+    ordering = config.merge_ordering_field()  # commit-time ordering: none
     moves = options.bloom_update_partition_path if index == "GLOBAL_BLOOM" else options.update_partition_path
     return KeyLookup(is_global(index), moves,
                      {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,

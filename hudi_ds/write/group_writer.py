@@ -152,21 +152,29 @@ class GroupWriteContext:
                            records.num_rows, inserts, updates, 0, size)
 
     def write_log(self, partition: str, file_id: str, bucket: int, slice_instant: str, base_file: str,
-                  version: int, data: pa.Table | None, deletes: pa.Table | None) -> WrittenFile:
+                  version: int, data: pa.Table | None, deletes: pa.Table | None,
+                  partial_columns: tuple[str, ...] = ()) -> WrittenFile:
         """A new log file with a data block (records with meta columns) and/or a delete block. The file is
         created only if its name is free: a writer racing on the same file group took the version, so this one
-        takes the next (the commit then fails on the conflict, and nothing of the other writer is touched)."""
+        takes the next (the commit then fails on the conflict, and nothing of the other writer is touched).
+        `partial_columns`: the data block holds a KEEP_VALUES partial update of these columns (IS_PARTIAL)."""
         blocks = []
         writes = 0
         if data is not None and data.num_rows:
             data = data.set_column(
                 META_COLUMNS.index(FILE_NAME), FILE_NAME, constant_strings(file_id, data.num_rows)
             )
+            avro = self.avro_schema
+            if partial_columns:
+                carried = set(META_COLUMNS) | set(partial_columns)
+                data = data.select([c for c in data.column_names if c in carried])
+                avro = {**avro, "fields": [f for f in avro["fields"] if f["name"] in carried]}
+            partial = bool(partial_columns)
             if self.log_block_format == "avro":
-                blocks.append(encode_avro_data_block(data, self.avro_schema, self.instant))
+                blocks.append(encode_avro_data_block(data, avro, self.instant, partial))
             else:
-                blocks.append(encode_parquet_data_block(data, self.avro_schema, self.instant, self.compression,
-                                                        self.dictionary_columns(data)))
+                blocks.append(encode_parquet_data_block(data, avro, self.instant, self.compression,
+                                                        self.dictionary_columns(data), partial))
             writes = data.num_rows
         n_del = 0
         if deletes is not None and deletes.num_rows:

@@ -16,6 +16,7 @@ import pyarrow as pa
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import ConfigError
 from hudi_ds.index.lookup import KeyLookup
+from hudi_ds.merge.partial import KEEP_VALUES, PartialUpdate
 from hudi_ds.storage import Storage
 from hudi_ds.timeline.instant import Action
 from hudi_ds.write.file_sizing import InsertPlacement
@@ -83,6 +84,8 @@ class WritePlan:
     placement: InsertPlacement | None = None  # with `lookup`: where inserts go
     bloom_filters: bool = False  # base files carry Hudi's bloom filter footer (hudi_ds.index.choice)
     prefixed_keys: bool = False  # one-field ComplexKeyGenerator keys as `field:value` (the form the table holds)
+    # the data columns a KEEP_VALUES partial update carries (empty: every column): its log blocks carry only these
+    written_columns: tuple[str, ...] = ()
 
     @property
     def action(self) -> str:
@@ -94,7 +97,20 @@ class WritePlan:
 
     @property
     def ordering_field(self) -> str | None:
-        return self.config.ordering_field
+        """The field merges compare (none under commit-time ordering: the later write wins)."""
+        return self.config.merge_ordering_field()
+
+    def partial_columns(self) -> tuple[str, ...]:
+        """The data columns this write's log blocks carry when it is a KEEP_VALUES partial update (empty: all)."""
+        partial = self.partial
+        if partial is None or partial.mode != KEEP_VALUES or self.operation == "delete":
+            return ()
+        return self.written_columns if set(self.schema.names) - set(self.written_columns) else ()
+
+    @property
+    def partial(self) -> PartialUpdate | None:
+        """The table's partial update mode (hudi_ds.merge.partial)."""
+        return self.config.partial_update()
 
     @property
     def num_buckets(self) -> int:

@@ -23,8 +23,9 @@ def require_columns(table: pa.Table, config: TableConfig, operation: str, orderi
     """The key, partition and (unless `ordering` is False) ordering columns an operation needs."""
     needed = [("record key", c) for c in config.record_key_fields]
     needed += [("partition", c) for c in config.partition_fields]
-    if config.ordering_field and ordering:
-        needed.append(("ordering (precombine)", config.ordering_field))
+    merge_ordering = config.merge_ordering_field()
+    if merge_ordering and ordering:
+        needed.append(("ordering (precombine)", merge_ordering))
     for role, col in needed:
         if col not in table.column_names:
             raise SchemaError(

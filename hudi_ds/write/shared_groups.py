@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
-from hudi_ds.schema.meta import COMMIT_TIME, RECORD_KEY
+from hudi_ds.schema.meta import COMMIT_TIME, META_COLUMNS, RECORD_KEY
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import staged_rows_stem
 from hudi_ds.write.group_writer import GroupWriteContext, read_base
@@ -112,7 +112,7 @@ def _merge(ctx: GroupWriteContext, plan: WritePlan, g: _Group, reported: dict[tu
     # (task, rows it writes, keys it deletes): the deletes with their ordering values when the task reported
     # them (a write of rows and deletes), so that a delete and a row of one key in two tasks meet by ordering
     # value, as within one task; otherwise (a delete write) as keys alone
-    effects: list[tuple[int, pa.Table, pa.Table]] = []
+    effects: list[tuple[int, pa.Table, pa.Table, bool]] = []  # ... and whether the rows are a partial update
     if g.owner is not None:
         task, wf = g.owner
         written = read_base(ctx.storage, wf.path, schema)
@@ -121,16 +121,16 @@ def _merge(ctx: GroupWriteContext, plan: WritePlan, g: _Group, reported: dict[tu
         if beaten is not None and base is not None:
             rows = pa.concat_tables([rows, _stand_ins(base, beaten, plan.ordering_field, schema)])
         gone = pc.filter(base_keys, pc.invert(pc.is_in(base_keys, value_set=written[RECORD_KEY])))
-        effects.append((task, rows, reported.get((g.partition, g.file_id, task), _keys(gone))))
+        effects.append((task, rows, reported.get((g.partition, g.file_id, task), _keys(gone)), False))
     for task, d in g.staged:
         rows = _read_ipc(ctx.storage, d.rows_path) if d.rows_path else schema.empty_table()
         dels = reported.get((g.partition, g.file_id, task))
         if dels is None:
             keys = _read_ipc(ctx.storage, d.deletes_path)[RECORD_KEY] if d.deletes_path else _keys(None)[RECORD_KEY]
             dels = _keys(pc.filter(keys, pc.is_in(keys, value_set=base_keys)))
-        effects.append((task, rows, dels))
+        effects.append((task, rows, dels, bool(plan.partial_columns())))
     effects.sort(key=lambda e: e[0])
-    merged = merge_slice(base, *_as_log(effects, plan, schema), plan.ordering_field, schema)
+    merged = merge_slice(base, *_as_log(effects, plan, schema), plan.ordering_field, schema, partial=plan.partial)
     inserts, updates = _counts(merged, base_keys, plan.instant)
     wf = ctx.write_base(g.partition, g.file_id, g.bucket, merged, target.base_instant if target else "null",
                         inserts, updates, is_merge=target is not None)
@@ -153,16 +153,18 @@ def _stand_ins(base: pa.Table, beaten: pa.Table, ordering_field: str | None, sch
     return rows.set_column(rows.schema.get_field_index(ordering_field), ordering_field, ordering)
 
 
-def _as_log(effects: list[tuple[int, pa.Table, pa.Table]], plan: WritePlan,
+def _as_log(effects: list[tuple[int, pa.Table, pa.Table, bool]], plan: WritePlan,
             schema: pa.Schema) -> tuple[LogVersions, LogDeletes]:
     """The effects as log versions of one slice, one rank per task in partition order. A delete with an ordering
     value competes by it (the highest wins, a tie to the later task); one without is natural (always wins over
-    what precedes it)."""
+    what precedes it). The rows of a KEEP_VALUES partial update give the columns the write carries only."""
     tables, ranks, del_keys, del_ords, del_ranks = [], [], [], [], []
     ordering = plan.ordering_field
     ord_type = schema.field(ordering).type if ordering else pa.int64()
-    for rank, (_, rows, dels) in enumerate(effects):
+    partial_rows = []
+    for rank, (_, rows, dels, partial) in enumerate(effects):
         tables.append(rows)
+        partial_rows.append(np.full(rows.num_rows, partial))
         ranks.append(np.full(rows.num_rows, rank, dtype=np.int64))
         del_keys.append(dels[RECORD_KEY].combine_chunks().cast(pa.string()))
         del_ords.append(pc.cast(dels[ordering], ord_type).combine_chunks() if ordering in dels.column_names
@@ -174,7 +176,10 @@ def _as_log(effects: list[tuple[int, pa.Table, pa.Table]], plan: WritePlan,
     m = len(keys)
     natural = np.asarray(pc.is_null(ords).to_numpy(zero_copy_only=False), dtype=bool)
     deletes = LogDeletes(keys, ords, natural, np.concatenate(del_ranks), np.arange(n, n + m, dtype=np.int64))
-    return LogVersions(data, np.concatenate(ranks), np.arange(n, dtype=np.int64)), deletes
+    carried = set(META_COLUMNS) | set(plan.partial_columns())
+    is_partial = np.concatenate(partial_rows)
+    absent = {c: is_partial for c in schema.names if c not in carried} if is_partial.any() else None
+    return LogVersions(data, np.concatenate(ranks), np.arange(n, dtype=np.int64), absent), deletes
 
 
 def _counts(merged: pa.Table, base_keys: pa.ChunkedArray, instant: str) -> tuple[int, int]:

@@ -26,7 +26,7 @@ from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.log.blocks import natural_deletes
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.recovery.heartbeat import touch_heartbeat
-from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY
+from hudi_ds.schema.meta import META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_ds.schema.strings import constant_strings
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import claim_path
@@ -145,14 +145,14 @@ class TaskWriter:
         if deleting and not len(self.plan.schema):
             return  # the table has no schema: no rows were ever written, so there is nothing to delete
         if deleting:
-            ordering = [config.ordering_field] if config.ordering_field in table.column_names else []
+            ordering = [self.plan.ordering_field] if self.plan.ordering_field in table.column_names else []
             cols = dict.fromkeys(config.record_key_fields + config.partition_fields + ordering)
             schema = pa.schema([self.plan.schema.field(c) for c in cols])
             table = cast_to(table, schema)
             table = table.append_column(DELETE, pa.array(np.ones(table.num_rows, dtype=bool)))
         else:
             table = cast_to(table, self.plan.schema, keep=[DELETE])
-            _require_ordering_values(table, config.ordering_field)
+            _require_ordering_values(table, self.plan.ordering_field)
         if self.plan.lookup is not None and self.plan.lookup.global_index:  # the order the rows came in, to
             arrival = np.arange(self.arrived, self.arrived + table.num_rows, dtype=np.int64)  # combine them
             self.arrived += table.num_rows  # across partitions as within one (ties to the later row)
@@ -271,8 +271,7 @@ class TaskWriter:
             ensure_partition_metadata(self.storage, partition, plan.instant)
         keys = plan.config.record_key_fields
         if keys:  # generated keys are unique: nothing to combine
-            ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
-            rows = latest_per_key(rows, ordering, keys[0] if len(keys) == 1 else RECORD_KEY)
+            rows = self._combine(rows, keys[0] if len(keys) == 1 else RECORD_KEY)
         if DELETE in rows.column_names:
             is_del = pc.fill_null(rows[DELETE], False)
             deletes = rows.filter(is_del)
@@ -286,7 +285,7 @@ class TaskWriter:
             records = self._records(data, target.file_id, partition)
             self.files.append(self.ctx.write_log(
                 partition, target.file_id, bucket, target.base_instant, target.base_file or "",
-                target.next_log_version, records, deletes,
+                target.next_log_version, records, deletes, plan.partial_columns(),
             ))
             return
         if target is None and data.num_rows == 0:
@@ -302,10 +301,24 @@ class TaskWriter:
         elif owner:
             self.files.append(self.ctx.write_base(partition, file_id, bucket, records, "null", data.num_rows, 0))
         elif plan.config.is_mor:  # a new bucket another task created: logs in its first slice
-            self.files.append(self.ctx.write_log(partition, file_id, bucket, plan.instant, "", 1, records, None))
+            self.files.append(self.ctx.write_log(partition, file_id, bucket, plan.instant, "", 1, records, None,
+                                                 plan.partial_columns()))
         else:  # copy-on-write: one base file per group and instant, so the coordinator merges these rows
             self.deferred.append(stage_rows(self.ctx, partition, file_id, bucket, records,
                                             deletes if target is not None else None))
+
+    def _combine(self, rows: pa.Table, key_field: str) -> pa.Table:
+        """One row per record key (Hudi's precombine): the winner under the table's merge mode, its cells filled
+        from the key's other rows where a partial update mode says it gives none (a batch that also deletes a
+        key keeps the winning row only)."""
+        plan = self.plan
+        ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
+        partial = plan.partial
+        if partial is None or DELETE in rows.column_names or plan.partial_columns():
+            return latest_per_key(rows, ordering, key_field)
+        n = rows.num_rows
+        return merge_slice(None, LogVersions(rows, np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64)),
+                           None, ordering, rows.schema, key_field=key_field, partial=partial)
 
     def _report_deletes(self, partition: str, file_id: str, deletes: pa.Table) -> None:
         """Keep the keys (and ordering values) this task deletes in a group, for the coordinator to settle
@@ -352,9 +365,12 @@ class TaskWriter:
             natural = np.full(n, self.ctx.natural_deletes) | natural_deletes(ordv)
             dels = LogDeletes(deletes[RECORD_KEY].combine_chunks(), ordv, natural,
                               np.ones(n, dtype=np.int64), np.arange(n_data, n_data + n, dtype=np.int64))
+        absent = {c: np.ones(n_data, dtype=bool) for c in full.names
+                  if c not in META_COLUMNS and c not in self.plan.partial_columns()} \
+            if self.plan.partial_columns() else None
         merged = merge_slice(
-            base, LogVersions(records, np.ones(n_data, dtype=np.int64), np.arange(n_data, dtype=np.int64)),
-            dels, self.plan.ordering_field, full,
+            base, LogVersions(records, np.ones(n_data, dtype=np.int64), np.arange(n_data, dtype=np.int64), absent),
+            dels, self.plan.ordering_field, full, partial=self.plan.partial,
         )
         if base is not None and self.plan.operation != "delete":
             self._report_outranked(partition, target.file_id, base, records)

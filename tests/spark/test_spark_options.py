@@ -55,7 +55,8 @@ def test_misspelled_option_names_the_closest(key, suggestion):
     ({"hoodie.index.type": "NO_SUCH"}, "BUCKET"),
     ({"hoodie.datasource.write.operation": "merge"}, "upsert"),
     ({"hoodie.metadata.compact.max.delta.commits": "0"}, "at least 1"),
-    ({"hoodie.datasource.write.payload.class": "org.x.OverwriteWithLatestAvroPayload"}, "event time"),
+    ({"hoodie.datasource.write.payload.class": "org.x.OverwriteWithLatestAvroPayload"},
+     "does not have the merge rule of org.x.OverwriteWithLatestAvroPayload"),
     ({"precombine.field": "a", "hoodie.datasource.write.precombine.field": "b"}, "keep one"),
 ])
 def test_bad_values(options, message):
