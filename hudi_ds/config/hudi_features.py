@@ -208,7 +208,7 @@ FEATURES: tuple[HudiFeature, ...] = (
     # Hudi would keep duplicate keys of an insert batch, or drop incoming rows whose keys exist
     HudiFeature(
         "Apache Hudi's deduplication switches", "error",
-        "hudi-py combines the rows of every write by record key (the highest ordering value wins) and never drops "
+        "hudi-py combines the rows of every write by record key (by the table's hoodie.record.merge.mode) and never drops "
         "rows whose keys the table already has; remove these options",
         harmless={"hoodie.combine.before.insert": _TRUE, "hoodie.combine.before.upsert": _TRUE,
                   "hoodie.combine.before.delete": _TRUE, "hoodie.datasource.write.insert.drop.duplicates": _FALSE}),
