@@ -105,6 +105,14 @@ def _compaction_boundary(timeline: Timeline, delta_commits: int) -> str | None:
     return deltas[len(deltas) - delta_commits].requested_time
 
 
+def _sliced_by_completion(inst: Instant, bases: list[str]) -> bool:
+    """A delta commit that completed after a base instant (a compaction, a replace) was requested while it was
+    running (layout 2): its requested and completion times put its logs into different slices."""
+    if not inst.completion_time:
+        return False
+    return any(inst.requested_time < b < inst.completion_time for b in bases)
+
+
 def archive_boundary(storage: Storage, timeline: Timeline, min_commits: int, max_commits: int,
                      compaction_delta_commits: int | None = None) -> str | None:
     """Requested time of the oldest instant that stays active, or None when nothing is to be archived.
@@ -124,9 +132,18 @@ def archive_boundary(storage: Storage, timeline: Timeline, min_commits: int, max
         limits.append(cleaned)
     boundary = min(limits)
     live: set[tuple[str, str]] | None = None
+    bases = sorted(i.requested_time for i in commits if i.action in ("commit", "replacecommit"))
     for inst in commits:
         if inst.requested_time >= boundary:
             break
+        if inst.action == "deltacommit" and _sliced_by_completion(inst, bases):
+            # its logs belong to the slice of a base instant requested while it ran: a reader that knows only
+            # the active timeline's completion times (hudi-rs) would slice them by their name; keep it active
+            # while they exist
+            paths = [path for stat in timeline.commit_metadata(inst).write_stats() for path in stat.all_paths()]
+            if any(storage.exists(path) for path in paths):
+                boundary = inst.requested_time
+                break
         if inst.action == "replacecommit":
             replaced = timeline.commit_metadata(inst).replaced_file_ids()
             live = _live_file_groups(storage) if live is None else live
