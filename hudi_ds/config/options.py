@@ -425,9 +425,9 @@ class HudiOptions(BaseModel):
             raise ValueError("the bucket count must be an integer between 1 and 99999999")
         return v
 
-    @field_validator("clean_policy", mode="before")
+    @field_validator("clean_policy", "partial_update_mode", mode="before")
     @classmethod
-    def _clean_policy(cls, v: Any) -> Any:
+    def _upper_case_name(cls, v: Any) -> Any:
         return v.strip().upper() if isinstance(v, str) else v
 
     @field_validator("cdc_mode", mode="before")
@@ -455,11 +455,6 @@ class HudiOptions(BaseModel):
                 "ordering), PartialUpdateAvroPayload or OverwriteNonDefaultsWithLatestAvroPayload, or "
                 "hoodie.record.merge.mode")
         return payload_class_name(v) if v else v
-
-    @field_validator("partial_update_mode", mode="before")
-    @classmethod
-    def _partial_mode(cls, v: Any) -> Any:
-        return v.strip().upper() if isinstance(v, str) else v
 
     @field_validator("merge_mode", mode="before")
     @classmethod
