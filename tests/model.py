@@ -142,6 +142,13 @@ class DictModel:
         self.base = {k: self._as_base(v) for k, v in self.rows.items()}
         self.log = {}
 
+    def changes(self, rows: Iterable[dict[str, Any]], is_delete: Callable[[dict[str, Any]], bool]) -> None:
+        """Rows written together, some of them deletes (delete markers, a changelog): per record the winner by the
+        merge rule, which deletes the record when it is a delete."""
+        rows = list(rows)
+        self.columns |= {c for r in rows for c in r}
+        self._write({k: DELETED if is_delete(v) else v for k, v in self._precombine(rows).items()})
+
     def delete(self, rows: Iterable[dict[str, Any]]) -> None:
         self._write({k: DELETED for k in self._precombine(rows)})
 

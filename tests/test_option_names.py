@@ -42,6 +42,10 @@ SAMPLES = {"path": "/t", "table_name": "t1", "record_key": "a,b", "partition_fie
            "archive_min_commits": "21", "archive_max_commits": "31", "record_size_threshold": "0.5"}
 
 
+# settings that only go together with another one: what each test sets beside it
+COMPANIONS = {"delete_field": {"hoodie.payload.delete.marker": "D"}, "delete_marker": {"hoodie.payload.delete.field": "Op"}}
+
+
 def sample(spec: OptionSpec) -> str:
     if spec.name in SAMPLES:
         return SAMPLES[spec.name]
@@ -64,8 +68,9 @@ SPELLINGS = [(spec, key) for spec in OPTION_SPECS for key in (spec.key, *spec.al
 @pytest.mark.parametrize("spec,key", SPELLINGS, ids=[k for _, k in SPELLINGS])
 def test_every_spelling_sets_the_same_setting(spec, key):
     value = sample(spec)
-    canonical = parse_options({spec.key: value})
-    given = parse_options({key.upper(): value})  # keys are case-insensitive
+    companion = COMPANIONS.get(spec.name, {})
+    canonical = parse_options({spec.key: value, **companion})
+    given = parse_options({key.upper(): value, **companion})  # keys are case-insensitive
     assert given.is_set(spec.name) and getattr(given, spec.name) == getattr(canonical, spec.name)
 
 

@@ -112,6 +112,16 @@ def _changelog_enabled(write: Write, path: str) -> None:
     assert "_change_type" not in t.schema.names
 
 
+@probe("delete_field")
+@probe("delete_marker")
+def _delete_marker(write: Write, path: str) -> None:
+    """A version 6 table: the marker is a setting of the write (version 9 tables record it when created)."""
+    t = table(path, {"hoodie.write.table.version": "6"})
+    marker = {key_of("delete_field"): "kind", key_of("delete_marker"): "gone"}
+    write(path, rows(["a", "b", "d"], 2, kind=["gone", "live", "gone"]), marker)
+    assert values(t) == {"b": "b@2", "c": "c@1"}
+
+
 @probe("drop_partition_columns")
 def _drop_partition_columns(write: Write, path: str) -> None:
     t = table(path)

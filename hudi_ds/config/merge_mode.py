@@ -30,13 +30,16 @@ OVERWRITE_PAYLOAD = _MODEL + "OverwriteWithLatestAvroPayload"
 PARTIAL_UPDATE_PAYLOAD = _MODEL + "PartialUpdateAvroPayload"
 OVERWRITE_NON_DEFAULTS_PAYLOAD = _MODEL + "OverwriteNonDefaultsWithLatestAvroPayload"
 PARTIAL_PAYLOADS = frozenset({PARTIAL_UPDATE_PAYLOAD, OVERWRITE_NON_DEFAULTS_PAYLOAD})
+# AWS DMS changelogs: commit-time ordering, a row whose Op column is D deletes (RFC-97 maps it so on version 9)
+DMS_PAYLOAD = _MODEL + "AWSDmsAvroPayload"
+DMS_DELETE_FIELD, DMS_DELETE_MARKER = "Op", "D"
 EVENT_TIME_MERGER_ID = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 COMMIT_TIME_MERGER_ID = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
 
 # payload class -> the merge mode it means (HoodieTableConfig.inferRecordMergeModeFromPayloadClass)
 _PAYLOAD_MODES: dict[str, MergeMode] = {DEFAULT_PAYLOAD: EVENT_TIME, EVENT_TIME_PAYLOAD: EVENT_TIME,
                                         OVERWRITE_PAYLOAD: COMMIT_TIME, PARTIAL_UPDATE_PAYLOAD: EVENT_TIME,
-                                        OVERWRITE_NON_DEFAULTS_PAYLOAD: COMMIT_TIME}
+                                        OVERWRITE_NON_DEFAULTS_PAYLOAD: COMMIT_TIME, DMS_PAYLOAD: COMMIT_TIME}
 _STRATEGY_MODES: dict[str, MergeMode] = {EVENT_TIME_MERGER_ID: EVENT_TIME, COMMIT_TIME_MERGER_ID: COMMIT_TIME}
 
 

@@ -197,6 +197,16 @@ class HudiOptions(BaseModel):
         "hoodie.write.partial.update.custom.marker", None,
         "IGNORE_MARKERS: the string that marks a cell the write does not change (Debezium's "
         "__debezium_unavailable_value); string columns only.", scope="table")
+    delete_field: str | None = opt(
+        "hoodie.payload.delete.field", None,
+        "A column whose value hoodie.payload.delete.marker makes a row a delete (Apache Hudi's custom delete marker, "
+        "e.g. AWS DMS's Op=D): an upsert deletes the key, an insert drops the row. A column _hoodie_is_deleted=true "
+        "always deletes. Version 9 tables record both at creation; on versions 6 and 8 they are settings of each "
+        "write, as in Apache Hudi.", "hoodie.record.merge.property.hoodie.payload.delete.field")
+    delete_marker: str | None = opt(
+        "hoodie.payload.delete.marker", None,
+        "The value of hoodie.payload.delete.field that marks a delete (compared as text, as Apache Hudi does).",
+        "hoodie.record.merge.property.hoodie.payload.delete.marker")
     merge_strategy_id: str | None = opt(
         "hoodie.record.merge.strategy.id", None,
         "The merge mode as Apache Hudi's merge strategy id (eeb8d96f-...: event time, ce9acb64-...: commit time); "
@@ -508,6 +518,13 @@ class HudiOptions(BaseModel):
     @model_validator(mode="after")
     def _merge_settings_agree(self) -> HudiOptions:
         self.requested_merge_mode()
+        return self
+
+    @model_validator(mode="after")
+    def _delete_marker_pair(self) -> HudiOptions:
+        if (self.delete_field is None) != (self.delete_marker is None):
+            raise ValueError("hoodie.payload.delete.field and hoodie.payload.delete.marker go together (the field "
+                             "and the value of it that marks a delete): set both or neither")
         return self
 
     @model_validator(mode="after")

@@ -9,6 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hudi_ds.config import properties
 from hudi_ds.config.merge_mode import (
+    DMS_DELETE_FIELD,
+    DMS_DELETE_MARKER,
+    DMS_PAYLOAD,
     EVENT_TIME,
     PARTIAL_PAYLOADS,
     infer_merge_mode,
@@ -31,6 +34,9 @@ TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
 PARTIAL_UPDATE_MODE = "hoodie.table.partial.update.mode"
 # the marker is a merge property of the table (HoodieTableConfig.MERGE_CUSTOM_PROPERTY_PREFIX + the write key)
 PARTIAL_UPDATE_MARKER = "hoodie.record.merge.property.hoodie.write.partial.update.custom.marker"
+# version 9: the custom delete marker (DefaultHoodieRecordPayload's delete field and value) as table properties
+DELETE_FIELD = "hoodie.record.merge.property.hoodie.payload.delete.field"
+DELETE_MARKER = "hoodie.record.merge.property.hoodie.payload.delete.marker"
 
 
 def _split(value: str | None) -> list[str]:
@@ -99,6 +105,9 @@ class TableConfig(BaseModel):
     # hoodie.table.partial.update.mode (version 9), IGNORE_DEFAULTS for a version 6 partial-update payload
     partial_update_mode: str = "NONE"
     partial_update_marker: str | None = None  # hoodie.write.partial.update.custom.marker (IGNORE_MARKERS)
+    # a column and the value of it that makes a row a delete (version 9 properties, or AWSDmsAvroPayload's Op=D)
+    delete_field: str | None = None
+    delete_marker: str | None = None
     raw: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="before")
@@ -162,6 +171,7 @@ class TableConfig(BaseModel):
                 partial = IGNORE_DEFAULTS
             if partial not in PARTIAL_UPDATE_MODES:
                 raise ValueError(f"unknown {PARTIAL_UPDATE_MODE} {partial!r}")
+            delete_field, delete_marker = _delete_marker(props, payload, version)
             return cls(
                 name=name,
                 table_type=props.get("hoodie.table.type", "COPY_ON_WRITE").upper(),  # type: ignore[arg-type]
@@ -189,6 +199,7 @@ class TableConfig(BaseModel):
                 merge_mode=infer_merge_mode(props.get("hoodie.record.merge.mode"), payload, strategy,
                                             next(iter(_split(ordering)), None), version),
                 partial_update_mode=partial, partial_update_marker=props.get(PARTIAL_UPDATE_MARKER),
+                delete_field=delete_field, delete_marker=delete_marker,
                 raw=dict(props),
             )
         except (KeyError, ValueError) as exc:
@@ -245,15 +256,17 @@ class TableConfig(BaseModel):
             })
             if self.version == 8:  # Hudi 1.1 drops the strategy id of the built-in modes (EightToNineUpgradeHandler)
                 props["hoodie.record.merge.strategy.id"] = strategy_of(mode)
-                props["hoodie.compaction.payload.class"] = payload_of(mode)
+                props["hoodie.compaction.payload.class"] = self._payload(mode)
             else:
                 props["hoodie.table.format"] = "native"
             if self.version == 9 and self.partial_update_mode != "NONE":
                 props[PARTIAL_UPDATE_MODE] = self.partial_update_mode
                 if self.partial_update_marker is not None:
                     props[PARTIAL_UPDATE_MARKER] = self.partial_update_marker
+            if self.version == 9 and self.delete_field is not None and self.delete_marker is not None:
+                props[DELETE_FIELD], props[DELETE_MARKER] = self.delete_field, self.delete_marker
         else:
-            props["hoodie.compaction.payload.class"] = payload_of(mode, self.partial_update_mode == IGNORE_DEFAULTS)
+            props["hoodie.compaction.payload.class"] = self._payload(mode)
             props["hoodie.compaction.record.merger.strategy"] = strategy_of(mode)
         if self.key_generator:
             if self.version >= 8:
@@ -278,8 +291,25 @@ class TableConfig(BaseModel):
         props["hoodie.table.checksum"] = table_checksum(self.database, self.name)
         return props
 
+    def _payload(self, mode: str) -> str:
+        """The payload class versions 6 and 8 record for the mode (AWSDmsAvroPayload for its Op=D deletes)."""
+        if mode != EVENT_TIME and (self.delete_field, self.delete_marker) == (DMS_DELETE_FIELD, DMS_DELETE_MARKER):
+            return DMS_PAYLOAD
+        return payload_of(mode, self.partial_update_mode == IGNORE_DEFAULTS)
+
     def to_bytes(self) -> bytes:
         return properties.dumps(self.to_properties(), "Properties saved by hudi_ds").encode("latin-1", "backslashreplace")
+
+
+def _delete_marker(props: dict[str, str], payload: str | None, version: int) -> tuple[str | None, str | None]:
+    """The table's custom delete marker: version 9 records it (HoodieTableMetaClient), an AWSDmsAvroPayload table
+    has Op=D (its payload's rule)."""
+    field, marker = (props.get(DELETE_FIELD), props.get(DELETE_MARKER)) if version >= 9 else (None, None)
+    if (field is None) != (marker is None):
+        raise ValueError(f"{DELETE_FIELD} and {DELETE_MARKER} go together, but only one is set")
+    if field is None and payload and payload_class_name(payload) == DMS_PAYLOAD:
+        field, marker = DMS_DELETE_FIELD, DMS_DELETE_MARKER
+    return field, marker
 
 
 def load_config(storage: Storage) -> TableConfig:

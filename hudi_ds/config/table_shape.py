@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from hudi_ds.config.merge_mode import PARTIAL_PAYLOADS
+from hudi_ds.config.merge_mode import (
+    DMS_DELETE_FIELD,
+    DMS_DELETE_MARKER,
+    DMS_PAYLOAD,
+    PARTIAL_PAYLOADS,
+    payload_class_name,
+)
 from hudi_ds.config.options import OPTION_SPECS, HudiOptions, default_table_name
 from hudi_ds.config.table_config import TableConfig
 from hudi_ds.errors import ConfigError, TableExistsError
@@ -46,6 +52,7 @@ def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
     fmt = format_for(opts.table_version)
     partial = opts.requested_partial_update_mode() or "NONE"
     _check_partial_updates(partial, opts, fmt.version)
+    delete_field, delete_marker = _delete_marker(opts, fmt.version)
     return TableConfig(
         version=fmt.version, layout_version=fmt.layout,
         name=opts.table_name or default_table_name(path), table_type=opts.table_type, record_key_fields=keys,
@@ -54,8 +61,23 @@ def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
         index_type=opts.index_type,
         timezone="UTC", database="default", cdc_enabled=opts.cdc_enabled, cdc_mode=opts.cdc_mode,
         merge_mode=opts.requested_merge_mode() or "", partial_update_mode=partial,
-        partial_update_marker=opts.partial_update_marker,
+        partial_update_marker=opts.partial_update_marker, delete_field=delete_field, delete_marker=delete_marker,
     )
+
+
+def _delete_marker(opts: HudiOptions, version: int) -> tuple[str | None, str | None]:
+    """The custom delete marker a new table records: version 9 stores the options' (as Apache Hudi 1.1 does), any
+    version the AWSDmsAvroPayload's Op=D; on versions 6 and 8 other markers stay settings of each write."""
+    if opts.payload_class is not None and payload_class_name(opts.payload_class) == DMS_PAYLOAD:
+        if opts.delete_field is not None and (opts.delete_field, opts.delete_marker) != (DMS_DELETE_FIELD,
+                                                                                          DMS_DELETE_MARKER):
+            raise ConfigError(
+                f"hoodie.payload.delete.field={opts.delete_field} / marker={opts.delete_marker} contradict "
+                f"AWSDmsAvroPayload, whose deletes are {DMS_DELETE_FIELD}={DMS_DELETE_MARKER}; drop one of them")
+        return DMS_DELETE_FIELD, DMS_DELETE_MARKER
+    if version >= 9:
+        return opts.delete_field, opts.delete_marker
+    return None, None
 
 
 def _check_partial_updates(mode: str, opts: HudiOptions, version: int) -> None:
@@ -101,6 +123,12 @@ def check_against_table(opts: HudiOptions, config: TableConfig, path: str) -> No
         raise TableExistsError(
             f"hoodie.table.partial.update.mode={partial} contradicts the existing table at {path}, which has "
             f"{config.partial_update_mode} (fixed when a table is created); drop the setting or choose another path")
+    if config.delete_field is not None and opts.delete_field is not None and (
+            (opts.delete_field, opts.delete_marker) != (config.delete_field, config.delete_marker)):
+        raise TableExistsError(
+            f"hoodie.payload.delete.field={opts.delete_field} / hoodie.payload.delete.marker={opts.delete_marker} "
+            f"contradict the existing table at {path}, whose deletes are marked by {config.delete_field}="
+            f"{config.delete_marker} (fixed when a table is created); drop the settings or choose another path")
     requested = opts.requested_merge_mode()
     if requested is not None and requested != config.merge_mode:
         raise TableExistsError(

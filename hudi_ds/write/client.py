@@ -32,6 +32,7 @@ from hudi_ds.storage.layout import PROPS_PATH
 from hudi_ds.upgrade import check_version
 from hudi_ds.write.changelog import apply_changelog, changelog_column, data_columns
 from hudi_ds.write.commit import Coordinator
+from hudi_ds.write.delete_markers import delete_marker_of, require_boolean_flag
 from hudi_ds.write.input import data_schema_of, evolve, iter_tables
 from hudi_ds.write.messages import TaskResult
 from hudi_ds.write.plan import OPERATIONS, WritePlan, check_operation, default_operation
@@ -148,6 +149,7 @@ class WriteClient:
         if data_schema is None:
             return PreparedWrite(operation, current if current is not None else pa.schema([]))
         c = self.config
+        require_boolean_flag(data_schema)
         require_columns(data_schema, key_columns(c.record_key_fields, c.partition_fields, c.merge_ordering_field(),
                                                  operation), operation)
         if operation == "delete":
@@ -162,7 +164,8 @@ class WriteClient:
         rollback_failed_writes(self.storage, self.config, timeout_s=self.options.heartbeat_timeout_s)
         plan_options: dict[str, Any] = {"log_block_format": self.options.log_block_format,
                                         "parquet_compression": self.options.parquet_compression,
-                                        "written_columns": prepared.columns}
+                                        "written_columns": prepared.columns,
+                                        "delete_marker": delete_marker_of(self.config, self.options)}
         if max_buffer_bytes is not None:
             plan_options["max_buffer_bytes"] = max_buffer_bytes
         return self._coordinator().begin(prepared.operation, prepared.schema, extra=extra, options=self.options,

@@ -19,6 +19,7 @@ from hudi_ds.index.lookup import KeyLookup
 from hudi_ds.merge.partial import KEEP_VALUES, PartialUpdate
 from hudi_ds.storage import Storage
 from hudi_ds.timeline.instant import Action
+from hudi_ds.write.delete_markers import DeleteMarker
 from hudi_ds.write.file_sizing import InsertPlacement
 
 OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
@@ -86,6 +87,7 @@ class WritePlan:
     prefixed_keys: bool = False  # one-field ComplexKeyGenerator keys as `field:value` (the form the table holds)
     # the data columns a KEEP_VALUES partial update carries (empty: every column): its log blocks carry only these
     written_columns: tuple[str, ...] = ()
+    delete_marker: DeleteMarker | None = None  # rows whose field holds the marker are deletes (write.delete_markers)
 
     @property
     def action(self) -> str:

@@ -31,6 +31,7 @@ from hudi_ds.schema.strings import constant_strings
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import claim_path
 from hudi_ds.write.change_data import task_change_data, writes_change_data
+from hudi_ds.write.delete_markers import apply_delete_markers
 from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metadata, read_base
 from hudi_ds.write.input import cast_to
 from hudi_ds.write.messages import ChangeDataFile, DeferredRows, GroupKeys, TaskResult, WrittenFile
@@ -152,6 +153,9 @@ class TaskWriter:
             table = table.append_column(DELETE, pa.array(np.ones(table.num_rows, dtype=bool)))
         else:
             table = cast_to(table, self.plan.schema, keep=[DELETE])
+            table = apply_delete_markers(table, self.plan.delete_marker, self.plan.operation)
+            if table.num_rows == 0:
+                return
             _require_ordering_values(table, self.plan.ordering_field)
         if self.plan.lookup is not None and self.plan.lookup.global_index:  # the order the rows came in, to
             arrival = np.arange(self.arrived, self.arrived + table.num_rows, dtype=np.int64)  # combine them

@@ -67,3 +67,28 @@ def test_partial_updates_of_different_columns_through_batch_writes_and_the_strea
     t.compact()  # whole rows in the new base files
     assert sorted(tuple(r.values()) for r in t.to_arrow(columns=["id", "name", "price", "stock"]).to_pylist()) == [
         (1, "a", 11.0, 5), (2, "b", 21.0, 0)]
+
+
+def test_an_aws_dms_changelog_through_batch_writes_and_the_streaming_sink(spark, tmp_path):
+    """An AWS DMS-shaped feed (Op I/U/D) into a table created with AWSDmsAvroPayload: Op=D deletes, through
+    df.write and the streaming sink, with no other option; `_hoodie_is_deleted` deletes too."""
+    path, src = str(tmp_path / "t"), tmp_path / "src"
+    options = {"hoodie.table.name": "dms", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.datasource.write.precombine.field": "ts", "hoodie.write.table.version": "9",
+               "hoodie.datasource.write.payload.class": "org.apache.hudi.common.model.AWSDmsAvroPayload",
+               "hoodie.bucket.index.num.buckets": "2"}
+    first = pa.table({"id": [1, 2, 3, 4], "ts": [1, 1, 1, 1], "Op": ["I", "I", "I", "I"],
+                      "_hoodie_is_deleted": [False] * 4})
+    spark.createDataFrame(first.to_pandas()).write.format("hudi-py").options(**options).mode("append").save(path)
+    src.mkdir()
+    feed = pa.table({"id": [1, 2, 4], "ts": [2, 2, 2], "Op": ["U", "D", "U"], "_hoodie_is_deleted": [False, False, True]})
+    pq.write_table(feed, src / "0.parquet")
+    stream = spark.readStream.schema("id long, ts long, Op string, _hoodie_is_deleted boolean").parquet(str(src))
+    q = (stream.writeStream.format("hudi-py").option("checkpointLocation", str(tmp_path / "ck"))
+         .trigger(availableNow=True).start(path))
+    q.awaitTermination()
+    assert q.exception() is None
+    read = spark.read.format("hudi-py").load(path).select("id", "ts", "Op").orderBy("id").collect()
+    assert [tuple(r) for r in read] == [(1, 2, "U"), (3, 1, "I")]
+    config = HudiTable(path).config
+    assert (config.merge_mode, config.delete_field, config.delete_marker) == ("COMMIT_TIME_ORDERING", "Op", "D")

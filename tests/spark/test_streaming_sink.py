@@ -26,11 +26,13 @@ from tables import hudi_rs  # noqa: E402
 from hudi_ds import HudiTable  # noqa: E402
 from hudi_ds.cli.validate import validate  # noqa: E402
 
-N_FILES = 160
+CI = os.environ.get("CI") == "true"
+# CI streams fewer files (each is one micro-batch of ~1 s); the pause points are all reached within the first dozen
+N_FILES = 60 if CI else 160
 PAUSE_POINTS = ["task_files_written", "before_commit", "commit_publishing", "after_commit",
                 "compaction_scheduled", "compaction_file_written"]
 # CI kills at each pause point once and once at random (the full run, `./run chaos --kinds stream_sink`, kills 100)
-KILLS_PER_RUN = int(os.environ.get("HUDI_DS_STREAM_KILLS", "7" if os.environ.get("CI") == "true" else "10"))
+KILLS_PER_RUN = int(os.environ.get("HUDI_DS_STREAM_KILLS", "7" if CI else "10"))
 
 
 def _start(tmp: Path, pause: list[str] | None, until: int = N_FILES) -> subprocess.Popen:
