@@ -92,15 +92,6 @@ def one_run(rows: int, work: Path) -> dict[str, float]:
     t.compact()
     compacted = _step(f, "hudi_read_compacted", lambda: t.to_arrow(columns=DATA_COLUMNS))
 
-    # --- hudi-py on a version 9 table (timeline layout 2, Avro commit metadata): the same steps
-    v9 = HudiTable.create(str(work / "hudi_v9"), table_name="bench", record_key="id", ordering_field="ts",
-                          partition_by="dt", buckets=4, options={"hoodie.write.table.version": "9"})
-    _step(f, "hudi_v9_load", lambda: v9.write(base, operation="bulk_insert"))
-    _step(f, "hudi_v9_upsert", lambda: v9.write(upsert))
-    _step(f, "hudi_v9_delete", lambda: v9.write(deletes.select(["id", "dt"]), operation="delete"))
-    v9_rows = _step(f, "hudi_v9_read", v9.to_arrow)
-    assert checksum(v9_rows.select(["id", "amount"])) == checksum(hudi_rows.select(["id", "amount"]))
-
     # --- hudi-py with change data written at commit time (hoodie.table.cdc.enabled)
     c = HudiTable.create(str(work / "hudi_cdc"), table_name="bench", record_key="id", ordering_field="ts",
                          partition_by="dt", buckets=4, options={"hoodie.table.cdc.enabled": "true"})
@@ -144,8 +135,6 @@ def run(rows: int, runs: int) -> dict[str, float]:
         f.update({k: v for k, v in paimon.items() if k.startswith("paimon_")}, paimon_path=paimon["path"])
         for step, ours in (("load", "load"), ("upsert", "upsert"), ("delete", "delete"), ("read", "read_data")):
             f[f"{step}_vs_paimon"] = f[f"paimon_{step}_s"] / f[f"hudi_{ours}_s"]
-    for step in ("load", "upsert", "delete", "read"):  # version 9 vs version 6 (goal: within 5%)
-        f[f"v9_{step}_cost"] = f[f"hudi_v9_{step}_s"] / f[f"hudi_{step}_s"]
     f["cdc_cdf_ratio"] = f["delta_cdf_s"] / f["hudi_cdc_cdf_s"]
     f["cdc_upsert_cost"] = f["hudi_cdc_upsert_s"] / f["hudi_upsert_s"]
     f["cdc_delete_cost"] = f["hudi_cdc_delete_s"] / f["hudi_delete_s"]
@@ -172,8 +161,6 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         print(f"  vs Apache Paimon (pypaimon's Rust reader and writer, its own venv; same rows): load "
               f"{f['load_vs_paimon']:.2f}x, upsert {f['upsert_vs_paimon']:.2f}x, delete {f['delete_vs_paimon']:.2f}x, "
               f"merge-on-read snapshot of the data columns {f['read_vs_paimon']:.2f}x (goals: upsert and snapshot >= 1x)")
-    print(f"  version 9 vs version 6 (same steps, same run; goal <= 1.05x): load {f['v9_load_cost']:.2f}x, upsert "
-          f"{f['v9_upsert_cost']:.2f}x, delete {f['v9_delete_cost']:.2f}x, snapshot {f['v9_read_cost']:.2f}x")
     print(f"  with change data written at commit time (hoodie.table.cdc.enabled, DATA_BEFORE_AFTER): change feed "
           f"{f['upsert_rows'] / f['hudi_cdc_cdf_s']:,.0f} rows/s = {f['cdc_cdf_ratio']:.2f}x deltalake's load_cdf "
           f"(RSS growth {f['hudi_cdc_cdf_rss_growth_mib']:,.0f} MiB); upsert {f['cdc_upsert_cost']:.2f}x and delete "
