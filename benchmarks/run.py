@@ -42,6 +42,7 @@ SUITE: dict[str, tuple[str, list[str], list[str]]] = {
     "object_store": ("bench_object_store.py", ["--rows", "1000000"], ["--rows", "200000"]),
     "lazy": ("bench_lazy.py", ["--rows", "2000000", "--repeat", "5"], ["--rows", "200000", "--repeat", "3"]),
     "timeline": ("bench_timeline.py", ["--commits", "1000"], ["--commits", "150", "--repeat", "2"]),
+    "partial": ("bench_partial.py", ["--rows", "2000000", "--rounds", "5"], ["--rows", "200000", "--rounds", "2"]),
     "versions": ("bench_versions.py", ["--rows", "2000000", "--rounds", "6"], ["--rows", "200000", "--rounds", "2"]),
 }
 
@@ -67,6 +68,8 @@ GOALS = [
     ("versions", "v9_upsert_cost", "<=", 1.05, "upsert into a version 9 table vs version 6"),
     ("versions", "v9_delete_cost", "<=", 1.05, "delete from a version 9 table vs version 6"),
     ("versions", "v9_read_cost", "<=", 1.05, "merge-on-read snapshot of a version 9 table vs version 6"),
+    ("partial", "partial_upsert_cost", "<=", 1.0, "partial upsert (4 of 6 columns) vs full-row upsert of the same keys"),
+    ("partial", "partial_read_cost", "<=", 1.3, "merge-on-read snapshot with partial logs vs full-row logs"),
     ("timeline", "v9_travel_early_cost", "<=", 1.0, "time travel to an archived commit: version 9 history vs 6 archive"),
     ("timeline", "v9_travel_middle_cost", "<=", 1.0, "... to a commit half way through 1,000"),
     ("lakes", "hudi_load_rss_growth_mib / delta_load_rss_growth_mib", "<=", 1.0, "load: RSS growth vs deltalake"),
