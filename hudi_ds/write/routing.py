@@ -105,6 +105,34 @@ def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str =
     return table.take(pa.array(np.sort(chosen.to_numpy())))
 
 
+def versions_after_deletes(table: pa.Table, ordering_field: str | None) -> pa.Table:
+    """The rows of a write that also deletes (a changelog, delete markers) that still fold, per record key: a key
+    whose top-ranked version (highest ordering value, ties to the later row) is a delete keeps that delete alone;
+    any other keeps the versions ranked above its last delete, which ends what came before it."""
+    n = table.num_rows
+    deleting = pc.fill_null(table[DELETE], False).to_numpy(zero_copy_only=False)
+    if n <= 1 or not deleting.any():
+        return table
+    cols = {"k": table[RECORD_KEY], "p": pa.array(np.arange(n, dtype=np.int64))}
+    sort = [("k", "ascending", "at_start")]
+    if ordering_field:
+        cols["o"] = table[ordering_field]
+        sort.append(("o", "ascending", "at_start"))
+    sort.append(("p", "ascending", "at_start"))
+    order = pc.sort_indices(pa.table(cols), sort_keys=sort).to_numpy()
+    keys = pc.take(cols["k"], pa.array(order))
+    starts_key = np.concatenate([[True], pc.not_equal(keys.slice(0, n - 1), keys.slice(1)).to_numpy(
+        zero_copy_only=False)])
+    group = np.cumsum(starts_key) - 1
+    position = np.arange(n)
+    last_delete = np.full(group[-1] + 1, -1)
+    np.maximum.at(last_delete, group, np.where(deleting[order], position, -1))
+    group_end = np.concatenate([np.flatnonzero(starts_key)[1:], [n]]) - 1
+    cut = last_delete[group]
+    keep = (position > cut) | ((position == cut) & (cut == group_end[group]))
+    return table.take(pa.array(np.sort(order[keep])))
+
+
 def _strictly_increasing(column: pa.ChunkedArray) -> bool:
     """Whether an integer column rises row by row (input sorted by its key, as bulk loads often are): then
     its values are distinct, and a comparison of neighbours is far cheaper than counting distinct values."""

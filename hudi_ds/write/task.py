@@ -36,7 +36,15 @@ from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metad
 from hudi_ds.write.input import cast_to
 from hudi_ds.write.messages import ChangeDataFile, DeferredRows, GroupKeys, TaskResult, WrittenFile
 from hudi_ds.write.plan import GroupTarget, WritePlan
-from hudi_ds.write.routing import BUCKET, DELETE, latest_per_key, require_columns, route, split_by_group
+from hudi_ds.write.routing import (
+    BUCKET,
+    DELETE,
+    latest_per_key,
+    require_columns,
+    route,
+    split_by_group,
+    versions_after_deletes,
+)
 from hudi_ds.write.shared_groups import stage_rows
 from hudi_ds.write.tagging import tag
 
@@ -313,16 +321,26 @@ class TaskWriter:
 
     def _combine(self, rows: pa.Table, key_field: str) -> pa.Table:
         """One row per record key (Hudi's precombine): the winner under the table's merge mode, its cells filled
-        from the key's other rows where a partial update mode says it gives none (a batch that also deletes a
-        key keeps the winning row only)."""
+        from the key's other rows where a partial update mode says it gives none; in a write that also deletes a
+        key, from the rows ranked after its last delete only (routing.versions_after_deletes)."""
         plan = self.plan
         ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
         partial = plan.partial
-        if partial is None or DELETE in rows.column_names or plan.partial_columns():
+        if partial is None or plan.partial_columns():
             return latest_per_key(rows, ordering, key_field)
+        if DELETE not in rows.column_names:
+            return self._fold(rows, ordering, key_field)
+        rows = versions_after_deletes(rows, ordering)
+        is_del = pc.fill_null(rows[DELETE], False)
+        folded = self._fold(rows.filter(pc.invert(is_del)).drop_columns([DELETE]), ordering, key_field)
+        folded = folded.append_column(DELETE, pa.array(np.zeros(folded.num_rows, dtype=bool)))
+        return pa.concat_tables([folded.select(rows.column_names), rows.filter(is_del)])
+
+    def _fold(self, rows: pa.Table, ordering: str | None, key_field: str) -> pa.Table:
+        """One row per key, its cells filled from the key's other rows by the partial update mode."""
         n = rows.num_rows
         return merge_slice(None, LogVersions(rows, np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64)),
-                           None, ordering, rows.schema, key_field=key_field, partial=partial)
+                           None, ordering, rows.schema, key_field=key_field, partial=self.plan.partial)
 
     def _report_deletes(self, partition: str, file_id: str, deletes: pa.Table) -> None:
         """Keep the keys (and ordering values) this task deletes in a group, for the coordinator to settle
