@@ -90,19 +90,25 @@ def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str =
     n = table.num_rows
     if n <= 1 or _strictly_increasing(table[key_field]) or pc.count_distinct(table[key_field]).as_py() == n:
         return table
-    cols = {"k": table[RECORD_KEY], "p": pa.array(np.arange(n, dtype=np.int64))}
+    order, sorted_keys = _ranked(table, ordering_field)
+    last = pc.not_equal(sorted_keys.slice(0, n - 1), sorted_keys.slice(1))
+    if isinstance(last, pa.ChunkedArray):
+        last = last.combine_chunks()
+    chosen = pc.filter(order, pa.concat_arrays([last, pa.array([True])]))
+    return table.take(pa.array(np.sort(chosen.to_numpy())))
+
+
+def _ranked(table: pa.Table, ordering_field: str | None) -> tuple[pa.Array, pa.Array]:
+    """Row indices sorted by record key, then rank (ordering value, ties to the later row), and the keys in that
+    order."""
+    cols = {"k": table[RECORD_KEY], "p": pa.array(np.arange(table.num_rows, dtype=np.int64))}
     sort = [("k", "ascending", "at_start")]
     if ordering_field:
         cols["o"] = table[ordering_field]
         sort.append(("o", "ascending", "at_start"))
     sort.append(("p", "ascending", "at_start"))
     order = pc.sort_indices(pa.table(cols), sort_keys=sort)
-    sorted_keys = pc.take(cols["k"], order)
-    last = pc.not_equal(sorted_keys.slice(0, n - 1), sorted_keys.slice(1))
-    if isinstance(last, pa.ChunkedArray):
-        last = last.combine_chunks()
-    chosen = pc.filter(order, pa.concat_arrays([last, pa.array([True])]))
-    return table.take(pa.array(np.sort(chosen.to_numpy())))
+    return order, pc.take(cols["k"], order)
 
 
 def versions_after_deletes(table: pa.Table, ordering_field: str | None) -> pa.Table:
@@ -113,14 +119,8 @@ def versions_after_deletes(table: pa.Table, ordering_field: str | None) -> pa.Ta
     deleting = pc.fill_null(table[DELETE], False).to_numpy(zero_copy_only=False)
     if n <= 1 or not deleting.any():
         return table
-    cols = {"k": table[RECORD_KEY], "p": pa.array(np.arange(n, dtype=np.int64))}
-    sort = [("k", "ascending", "at_start")]
-    if ordering_field:
-        cols["o"] = table[ordering_field]
-        sort.append(("o", "ascending", "at_start"))
-    sort.append(("p", "ascending", "at_start"))
-    order = pc.sort_indices(pa.table(cols), sort_keys=sort).to_numpy()
-    keys = pc.take(cols["k"], pa.array(order))
+    ranked, keys = _ranked(table, ordering_field)
+    order = ranked.to_numpy()
     starts_key = np.concatenate([[True], pc.not_equal(keys.slice(0, n - 1), keys.slice(1)).to_numpy(
         zero_copy_only=False)])
     group = np.cumsum(starts_key) - 1
