@@ -1,8 +1,8 @@
 """What Spark's Python Data Source API itself costs, with no Hudi logic: the floor under any connector in Python.
 
 `hudi-py-floor` reads given parquet files with pyarrow and yields their Arrow batches (sized and cast to Spark's
-schema the way the hudi-py reader does); `hudi-py-floor-sink` takes every batch Spark sends a Python writer and
-discards it, counting rows. Timing them beside the built-in parquet source and the hudi-py steps shows how much of
+schema the way the hudi-py reader does); `hudi-py-floor-sink` takes every batch Spark sends a Python writer (batch or
+streaming) and discards it, counting rows. Timing them beside the built-in parquet source and the hudi-py steps shows how much of
 a gap to the built-in figures is the API (rows cross from the JVM to a Python worker and back as Arrow, strings
 are converted row by row on the JVM side, no column pruning) and how much is ours.
 """
@@ -20,6 +20,7 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
+    DataSourceStreamArrowWriter,
     InputPartition,
     WriterCommitMessage,
 )
@@ -75,6 +76,9 @@ class FloorSink(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> FloorWriter:
         return FloorWriter(self.options["path"])
 
+    def streamWriter(self, schema: StructType, overwrite: bool) -> FloorStreamWriter:  # noqa: N802 - Spark's name
+        return FloorStreamWriter(self.options["path"])
+
 
 class CountMessage(WriterCommitMessage):
     def __init__(self, rows: int) -> None:
@@ -90,6 +94,20 @@ class FloorWriter(DataSourceArrowWriter):
 
     def commit(self, messages: list[Any]) -> None:
         Path(self.path).write_text(str(sum(m.rows for m in messages if isinstance(m, CountMessage))))
+
+
+class FloorStreamWriter(DataSourceStreamArrowWriter):
+    """Each micro-batch: the rows counted, nothing kept; the driver adds each batch's count to the file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> CountMessage:
+        return CountMessage(sum(batch.num_rows for batch in iterator))
+
+    def commit(self, messages: list[Any], batchId: int) -> None:  # noqa: N803 - Spark's name
+        done = int(Path(self.path).read_text()) if Path(self.path).exists() else 0
+        Path(self.path).write_text(str(done + sum(m.rows for m in messages if isinstance(m, CountMessage))))
 
 
 def register(spark: Any) -> None:

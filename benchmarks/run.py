@@ -84,6 +84,7 @@ GOALS = [
     ("spark", "cdc_vs_incremental", ">=", 0.8, "Spark cdc read of a 10% upsert (change data) vs its incremental read"),
     ("spark", "read_table_ratio", ">=", 0.8, "Spark read_table (table without log files) vs built-in parquet read"),
     ("streaming", "sustained_rows_s", ">=", 300_000, "streaming ingest rows/s"),
+    ("streaming", "sustained_vs_floor", ">=", 0.7, "streaming ingest vs a no-op Python sink on the same source"),
     ("streaming", "commit_overhead_s", "<=", 0.3, "commit overhead per small batch (s)"),
     ("stream_read", "latency_median_s", "<=", 2.0, "streaming read: commit -> row latency, median (s)"),
     ("object_store", "read_20ms_over_0ms", "<=", 3.0, "S3 snapshot read with 20 ms/request vs 0 ms"),
