@@ -44,6 +44,8 @@ SUITE: dict[str, tuple[str, list[str], list[str]]] = {
     "timeline": ("bench_timeline.py", ["--commits", "1000"], ["--commits", "150", "--repeat", "2"]),
     "partial": ("bench_partial.py", ["--rows", "2000000", "--rounds", "5"], ["--rows", "200000", "--rounds", "2"]),
     "versions": ("bench_versions.py", ["--rows", "2000000", "--rounds", "6"], ["--rows", "200000", "--rounds", "2"]),
+    "avro_decode": ("bench_avro_decode.py", ["--rows", "2000000", "--repeat", "5"],
+                    ["--rows", "200000", "--repeat", "2"]),
 }
 
 # goal: (benchmark, figure or ratio expression, comparison, target, description)

@@ -280,19 +280,24 @@ def _framed_bytes(lengths: pa.Array) -> int:
     return int(data.view(">i4").astype(np.int64).sum())
 
 
-def _polars_container(schema_json: str, count: int, body: Sequence[bytes | memoryview]) -> pa.Table | None:
-    """`count` Avro datums of `schema_json` (the concatenation of the `body` pieces, copied once) read by polars'
-    native reader, wrapped as a one-block container file; None on any failure (callers fall back to fastavro).
-    polars is imported here, not at module load: its thread pool must not exist in Spark's forking daemon
-    (hudi_ds.spark.daemon)."""
-    import polars as pl
-
+def container_bytes(schema_json: str, count: int, body: Sequence[bytes | memoryview]) -> bytes:
+    """`count` Avro datums of `schema_json` (the concatenation of the `body` pieces, copied once) wrapped as an
+    Avro object container file of one uncompressed block: the input container readers take."""
     sync = os.urandom(16)
     meta = {b"avro.schema": schema_json.encode("utf-8"), b"avro.codec": b"null"}
     entries = [zigzag(len(k)) + k + zigzag(len(v)) + v for k, v in meta.items()]
     header = b"".join([b"Obj\x01", zigzag(len(meta)), *entries, b"\x00", sync])
     size = sum(len(piece) for piece in body)
-    ocf = b"".join([header, zigzag(count), zigzag(size), *body, sync])
+    return b"".join([header, zigzag(count), zigzag(size), *body, sync])
+
+
+def _polars_container(schema_json: str, count: int, body: Sequence[bytes | memoryview]) -> pa.Table | None:
+    """`count` Avro datums of `schema_json` (see container_bytes) read by polars' native reader; None on any
+    failure (callers fall back to fastavro). polars is imported here, not at module load: its thread pool must
+    not exist in Spark's forking daemon (hudi_ds.spark.daemon)."""
+    import polars as pl
+
+    ocf = container_bytes(schema_json, count, body)
     try:
         return pl.read_avro(io.BytesIO(ocf)).to_arrow()
     except Exception:  # any polars/arrow failure
