@@ -26,6 +26,7 @@ TABLE_SETTINGS: tuple[tuple[str, str, str], ...] = (
     ("table_name", "table_name", "name"),
     ("cdc_enabled", "options", "cdc_enabled"),
     ("cdc_mode", "options", "cdc_mode"),
+    ("populate_meta_fields", "options", "populate_meta_fields"),
 )
 
 
@@ -43,6 +44,8 @@ def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
         raise ConfigError(
             f"hoodie.bucket.index.num.buckets={opts.num_buckets} is a setting of the bucket index, but "
             f"hoodie.index.type={opts.index_type}; drop one of them")
+    if not opts.populate_meta_fields:
+        check_virtual_keys(opts.table_type, keys)
     fmt = format_for(opts.table_version)
     partial = opts.requested_partial_update_mode() or "NONE"
     _check_partial_updates(partial, opts, fmt.version)
@@ -54,8 +57,24 @@ def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
         index_type=opts.index_type,
         timezone="UTC", database="default", cdc_enabled=opts.cdc_enabled, cdc_mode=opts.cdc_mode,
         merge_mode=opts.requested_merge_mode() or "", partial_update_mode=partial,
-        partial_update_marker=opts.partial_update_marker,
+        partial_update_marker=opts.partial_update_marker, populate_meta_fields=opts.populate_meta_fields,
     )
+
+
+def check_virtual_keys(table_type: str, keys: list[str]) -> None:
+    """Virtual keys (hoodie.populate.meta.fields=false) where every reader still merges: copy-on-write tables
+    with a record key."""
+    if table_type == "MERGE_ON_READ":
+        raise ConfigError(
+            "hoodie.populate.meta.fields=false (virtual keys) on a MERGE_ON_READ table: its base files would hold "
+            "no record keys, and hudi-rs then reads the table as append-only (log updates and deletes are not "
+            "merged into the base rows). Use hoodie.datasource.write.table.type=COPY_ON_WRITE, or keep the meta "
+            "fields (hoodie.populate.meta.fields=true)")
+    if not keys:
+        raise ConfigError(
+            "hoodie.populate.meta.fields=false (virtual keys) without a record key: the generated keys of a table "
+            "without one live only in the _hoodie_record_key column. Set hoodie.datasource.write.recordkey.field, "
+            "or keep the meta fields (hoodie.populate.meta.fields=true)")
 
 
 def _check_partial_updates(mode: str, opts: HudiOptions, version: int) -> None:

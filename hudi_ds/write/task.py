@@ -127,6 +127,7 @@ class TaskWriter:
         self.deferred: list[DeferredRows] = []
         self.deletes: list[GroupKeys] = []
         self.outranked: list[GroupKeys] = []
+        self.rewritten: list[GroupKeys] = []  # virtual keys: the keys of each base file rewritten
         self.change_data: list[ChangeDataFile] = []
         self.inserted: list[GroupKeys] = []
         self.arrived = 0  # rows written so far
@@ -195,7 +196,8 @@ class TaskWriter:
         outranked = sorted(self.outranked, key=lambda d: (d.partition, d.file_id))
         change_data = sorted(self.change_data, key=lambda c: c.path)
         return TaskResult(self.task_id, tuple(files), tuple(sorted(self.partitions)), tuple(deferred), tuple(deletes),
-                          tuple(outranked), tuple(change_data), tuple(self.inserted))
+                          tuple(outranked), tuple(change_data), tuple(self.inserted),
+                          tuple(sorted(self.rewritten, key=lambda d: (d.partition, d.file_id))))
 
     def abort(self) -> None:
         self.buffers.close()
@@ -353,7 +355,7 @@ class TaskWriter:
                       deletes: pa.Table | None) -> None:
         """Copy-on-write: the bucket's base file merged with this write's rows, as a new base file."""
         full = self.ctx.schema
-        base = read_base(self.storage, target.base_file, full) if target.base_file else None
+        base = read_base(self.storage, target.base_file, full, self.ctx.virtual_keys) if target.base_file else None
         n_data = records.num_rows
         dels = None
         if deletes is not None and deletes.num_rows:
@@ -374,6 +376,9 @@ class TaskWriter:
         )
         if base is not None and self.plan.operation != "delete":
             self._report_outranked(partition, target.file_id, base, records)
+        if self.ctx.virtual_keys is not None and n_data:  # the file cannot tell its rows from the base's
+            with self._lock:
+                self.rewritten.append(GroupKeys(partition, target.file_id, records.select([RECORD_KEY])))
         updates = 0 if base is None else int(pc.sum(pc.is_in(records[RECORD_KEY], value_set=base[RECORD_KEY])).as_py() or 0)
         wf = self.ctx.write_base(partition, target.file_id, bucket, merged, target.base_instant, n_data - updates,
                                  updates, is_merge=True)
