@@ -376,7 +376,7 @@ class TaskWriter:
         )
         if base is not None and self.plan.operation != "delete":
             self._report_outranked(partition, target.file_id, base, records)
-        if self.ctx.virtual_keys is not None and n_data:  # the file cannot tell its rows from the base's
+        if self.ctx.virtual_keys is not None:  # the file cannot tell the task's rows (maybe none) from the base's
             with self._lock:
                 self.rewritten.append(GroupKeys(partition, target.file_id, records.select([RECORD_KEY])))
         updates = 0 if base is None else int(pc.sum(pc.is_in(records[RECORD_KEY], value_set=base[RECORD_KEY])).as_py() or 0)
