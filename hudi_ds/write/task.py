@@ -23,6 +23,7 @@ from hudi_ds.errors import InvalidDataError
 from hudi_ds.index.bucket import new_bucket_file_id
 from hudi_ds.index.lookup import PENDING, SLOT, new_file_id
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
+from hudi_ds.keys.keygen import record_key_strings
 from hudi_ds.log.blocks import natural_deletes
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.recovery.heartbeat import touch_heartbeat
@@ -165,13 +166,15 @@ class TaskWriter:
         """The rows routed and split by file group. A big chunk is routed in parts on the writer threads
         (key strings, hashing and the split release the GIL); a group's rows stay in input order."""
         config = self.plan.config
+        key_column = config.populate_meta_fields or self.plan.lookup is not None  # virtual keys: _write_group's
         if (self.auto_keys is not None or table.num_rows < _PARALLEL_ROUTE_ROWS  # generated keys are sequential
                 or self.plan.lookup is not None):  # then routing is the cheap part: tagging comes at finish()
-            return list(split_by_group(route(table, config, self.auto_keys, self.plan.prefixed_keys)).items())
+            return list(split_by_group(route(table, config, self.auto_keys, self.plan.prefixed_keys,
+                                             key_column)).items())
         step = -(-table.num_rows // _WRITER_THREADS)
         chunks = [table.slice(s, step) for s in range(0, table.num_rows, step)]
         with ThreadPoolExecutor(_WRITER_THREADS) as pool:
-            parts = list(pool.map(lambda chunk: split_by_group(route(chunk, config)), chunks))
+            parts = list(pool.map(lambda chunk: split_by_group(route(chunk, config, key_column=key_column)), chunks))
         return [item for groups in parts for item in groups.items()]
 
     def finish(self) -> TaskResult:
@@ -272,6 +275,8 @@ class TaskWriter:
         if new_partition:
             ensure_partition_metadata(self.storage, partition, plan.instant)
         keys = plan.config.record_key_fields
+        if RECORD_KEY not in rows.column_names:  # virtual keys, routed without the key column (_by_group)
+            rows = rows.append_column(RECORD_KEY, record_key_strings(rows, keys))
         if keys:  # generated keys are unique: nothing to combine
             rows = self._combine(rows, keys[0] if len(keys) == 1 else RECORD_KEY)
         if DELETE in rows.column_names:
