@@ -134,3 +134,14 @@ def test_the_setting_is_fixed_when_the_table_is_created(tmp_path):
     with pytest.raises(TableExistsError, match="hoodie.populate.meta.fields"):
         HudiTable(t.path, options={"hoodie.populate.meta.fields": "true"}).write(batch([2], 1))
     assert rows(t.to_arrow(), COLS) == [(1, "d1", 1, "1@1")]
+
+
+def test_change_data_written_at_commit_time_is_exact(tmp_path):
+    """With hoodie.table.cdc.enabled too, the writer knows which rows it changed: the feed holds only those."""
+    t = create(tmp_path / "t", **{"hoodie.table.cdc.enabled": "true"})
+    first = t.write(batch([1, 2, 3], 1), "bulk_insert")
+    second = t.write(batch([2], 2), "upsert")
+    feed = t.changes(first, second)
+    assert sorted((r["_change_type"], r["id"], r["v"]) for r in feed.to_pylist()) == [
+        ("update_postimage", 2, "2@2"), ("update_preimage", 2, "2@1")]
+    assert any(p.name.endswith(".cdc") or "-cdc" in p.name for p in Path(t.path).rglob("*") if ".hoodie" not in p.parts)
