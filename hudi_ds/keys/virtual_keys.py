@@ -1,9 +1,8 @@
 """Virtual keys (hoodie.populate.meta.fields=false): the meta columns of base files that do not hold them.
 
-Apache Hudi's writers keep the five `_hoodie_*` columns in such base files but leave them null, except
-`_hoodie_file_name` (HoodieCreateHandle sets the file name whatever the option; the reference tables
-`cow_v*_simplekeygen_hivestyle_no_metafields` show it), and write no record-key footer (min/max keys, bloom
-filter). Whoever needs the columns computes them: the record key from the record key columns with the table's key
+Apache Hudi's writers keep the five `_hoodie_*` columns in such base files (the write handles' schema always has
+them) but leave them null, except `_hoodie_file_name`, and write no record-key footer (min/max keys, bloom
+filter): the reference tables `cow_v6/v8_simplekeygen_hivestyle_no_metafields` show it. Whoever needs the columns computes them: the record key from the record key columns with the table's key
 generator, the partition path and file name from where the file lies, and the commit time from the instant in
 the file name, so every row of a file counts as written by the commit that wrote the file.
 """
