@@ -12,6 +12,7 @@ from hudi_ds.config.table_config import TableConfig
 from hudi_ds.errors import ConfigError, TableExistsError
 from hudi_ds.index.choice import write_index
 from hudi_ds.keys.keygen import key_generator_class
+from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.table_format import format_for
 
 # (option field, HudiTable.create keyword, TableConfig attribute): the settings fixed when a table is created
@@ -73,7 +74,7 @@ def check_virtual_keys(table_type: str, keys: list[str]) -> None:
     if not keys:
         raise ConfigError(
             "hoodie.populate.meta.fields=false (virtual keys) without a record key: the generated keys of a table "
-            "without one live only in the _hoodie_record_key column. Set hoodie.datasource.write.recordkey.field, "
+            f"without one live only in the {RECORD_KEY} column. Set hoodie.datasource.write.recordkey.field, "
             "or keep the meta fields (hoodie.populate.meta.fields=true)")
 
 
