@@ -55,6 +55,7 @@ GOALS = [
     ("core", "upsert_rows_s", ">=", 1_000_000, "core upsert rows/s"),
     ("core", "snapshot_read_rows_s", ">=", 2_500_000, "core MOR snapshot read rows/s"),
     ("lakes", "load_ratio", ">=", 0.7, "load (bulk_insert) vs deltalake"),
+    ("lakes", "vk_load_ratio", ">=", 0.9, "load with virtual keys (hoodie.populate.meta.fields=false) vs deltalake"),
     ("lakes", "upsert_ratio", ">=", 5.0, "upsert vs deltalake MERGE"),
     ("lakes", "delete_ratio", ">=", 10.0, "delete vs deltalake MERGE delete"),
     ("lakes", "read_ratio", ">=", 0.5, "merge-on-read snapshot (all columns) vs deltalake read"),

@@ -70,7 +70,7 @@ def _hudi_features() -> list[str]:
         "A key of one of these features fails with a `ConfigError` naming the feature where ignoring it could change",
         "the data (error), and is ignored with an `IgnoredOptionWarning` where it cannot (warning). Keys that switch a",
         "feature off (`hoodie.datasource.hive_sync.enable=false`, `hoodie.write.concurrency.mode=SINGLE_WRITER`) or",
-        "ask for what hudi-py does anyway (`hoodie.populate.meta.fields=true`) are accepted silently.", "",
+        "ask for what hudi-py does anyway (`hoodie.base.file.format=PARQUET`) are accepted silently.", "",
         *_feature_rows(FEATURES),
         "### Not implemented yet", "",
         "Features later versions implement: their keys are answered the same way until then.", "",

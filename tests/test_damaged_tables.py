@@ -116,7 +116,7 @@ def test_reading_never_modifies_a_table(reference_dir, tmp_path):
 def test_writing_tables_without_keys_to_look_up_or_with_a_metadata_table_is_refused(reference_dir, tmp_path):
     from hudi_ds import UnsupportedTableError
 
-    for name, word in (("cow_v8_simplekeygen_hivestyle_no_metafields", "populate.meta.fields=false"),
+    for name, word in (("mor_parquet_v6_simplekeygen_hivestyle_no_metafields", "populate.meta.fields=false"),
                        ("mor_avro_v9_txns_simple_meta", "metadata table")):
         dst = tmp_path / name
         shutil.copytree(reference_dir / name, dst)

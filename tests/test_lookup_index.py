@@ -110,6 +110,7 @@ def test_any_history_reads_back_as_the_model_and_in_hudi_rs(tmp_path_factory, ta
 
 WRITABLE = ["cow_v6_simplekeygen_nonhivestyle", "cow_v6_complexkeygen_hivestyle", "cow_v6_nonpartitioned",
             "cow_v8_simplekeygen_nonhivestyle", "cow_v8_complexkeygen_hivestyle", "cow_v8_nonpartitioned",
+            "cow_v6_simplekeygen_hivestyle_no_metafields", "cow_v8_simplekeygen_hivestyle_no_metafields",
             "mor_parquet_v6_simplekeygen_nonhivestyle", "mor_parquet_v6_complexkeygen_hivestyle",
             "mor_parquet_v6_nonpartitioned", "quickstart_mor_avro_v6_trips_8i1u", "quickstart_mor_avro_v6_trips_8i3d"]
 
@@ -171,7 +172,7 @@ def test_a_merge_on_read_table_apache_hudi_wrote_upgrades_to_9_with_a_write(refe
     ("cow_v9_txns_simple_meta", "metadata table"),
     ("cow_v6_timebasedkeygen_nonhivestyle", "key generator"),
     ("cow_v9_timebasedkeygen_epochmillis", "metadata table"),
-    ("cow_v6_simplekeygen_hivestyle_no_metafields", "populate.meta.fields=false"),
+    ("mor_parquet_v6_simplekeygen_hivestyle_no_metafields", "populate.meta.fields=false"),
 ])
 def test_tables_whose_keys_a_write_could_not_keep_are_refused(reference_dir, tmp_path, name, reason):
     path = tmp_path / name

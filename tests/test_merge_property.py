@@ -55,27 +55,37 @@ def folded_changes(changes: pa.Table, columns: list[str]) -> list[tuple]:
     return sorted((tuple(r[c] for c in columns) for r in latest.values() if r["_change_type"] != "delete"), key=repr)
 
 
+# the kinds of table: (table type, options)
+TABLE_KINDS = {
+    "merge-on-read": ("MERGE_ON_READ", {}),
+    "copy-on-write": ("COPY_ON_WRITE", {}),
+    "copy-on-write, virtual keys": ("COPY_ON_WRITE", {"hoodie.populate.meta.fields": "false"}),
+}
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(table_type=st.sampled_from(["MERGE_ON_READ", "COPY_ON_WRITE"]),
+@given(kind=st.sampled_from(sorted(TABLE_KINDS)),
        buckets=st.integers(min_value=1, max_value=4),
        batches=st.lists(batch, min_size=1, max_size=6),
        parallel_route=st.booleans(),
        int_keys=st.booleans(),
        version=st.sampled_from([6, 8, 9]),
        mode=st.sampled_from(sorted(MERGE_MODES)))
-def test_any_upsert_delete_sequence_matches_dict_model(table_type, buckets, batches, parallel_route, int_keys,
+def test_any_upsert_delete_sequence_matches_dict_model(kind, buckets, batches, parallel_route, int_keys,
                                                        version, mode):
     """Under each merge mode: snapshot, incremental and change-feed reads of any history equal the model, before
     and after the compactions the writes run; hudi-rs agrees where it merges by the mode (it always merges log
-    versions by the ordering field: event time, or copy-on-write tables, whose base files hold merged rows)."""
+    versions by the ordering field: event time, or copy-on-write tables, whose base files hold merged rows).
+    Copy-on-write tables with virtual keys (no meta fields in their files) too."""
     # parallel_route: every batch is routed in parts on the writer threads, as big inputs are
     threshold = 2 if parallel_route else task._PARALLEL_ROUTE_ROWS
+    table_type, table_options = TABLE_KINDS[kind]
     options, event_time = MERGE_MODES[mode]
     with tempfile.TemporaryDirectory() as tmp, mock.patch.object(task, "_PARALLEL_ROUTE_ROWS", threshold):
         t = HudiTable.create(tmp + "/t", table_name="prop", record_key="key", ordering_field="ts",
                              partition_by="part", table_type=table_type, buckets=buckets,
                              options={"compaction.delta_commits": 3,  # compactions run between writes too
-                                      "hoodie.write.table.version": str(version), **options})
+                                      "hoodie.write.table.version": str(version), **options, **table_options})
         assert t.config.merge_mode == ("EVENT_TIME_ORDERING" if event_time else "COMMIT_TIME_ORDERING")
         model = DictModel("key", "ts" if event_time else None, "part", merge_on_read=table_type == "MERGE_ON_READ",
                           bucket_of=lambda key: bucket_for_hash_values([str(key[0])], buckets))

@@ -248,7 +248,7 @@ def test_keys_that_switch_a_feature_off_are_accepted_silently():
       "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"},
      "multi-writer concurrency control"),
     ({"hoodie.write.record.merge.custom.implementation.classes": "com.example.Merger"}, "custom mergers"),
-    ({"hoodie.populate.meta.fields": "false"}, "table storage formats"),
+    ({"hoodie.populate.meta.fields": "false"}, r"virtual keys\) on a MERGE_ON_READ table"),
     ({"hoodie.precommit.validators": "org.apache.hudi.client.validator.SqlQueryEqualityPreCommitValidator"},
      "pre-commit validators"),
 ])

@@ -93,12 +93,16 @@ def spread(rng: random.Random, items: list[dict[str, Any]], tasks: int) -> list[
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 10_000), partitioned=st.booleans(), writes=st.integers(2, 4))
-def test_spread_writes_read_as_the_model(tmp_path_factory, seed, partitioned, writes):
+@given(seed=st.integers(0, 10_000), partitioned=st.booleans(), writes=st.integers(2, 4),
+       meta_fields=st.sampled_from(["true", "false"]))
+def test_spread_writes_read_as_the_model(tmp_path_factory, seed, partitioned, writes, meta_fields):
+    """Also with virtual keys (hoodie.populate.meta.fields=false), whose files say nothing of which rows a task
+    wrote."""
     rng = random.Random(seed)
     t = HudiTable.create(str(tmp_path_factory.mktemp("sg") / "t"), table_name="sg", record_key="id",
                          ordering_field="ts", partition_by="dt" if partitioned else None,
-                         table_type="COPY_ON_WRITE", buckets=rng.randint(1, 3))
+                         table_type="COPY_ON_WRITE", buckets=rng.randint(1, 3),
+                         options={"hoodie.populate.meta.fields": meta_fields})
     model = DictModel("id", "ts", "dt" if partitioned else None)
     for ts in range(1, writes + 1):
         tasks = rng.randint(1, 4)
@@ -141,9 +145,11 @@ def test_merged_file_keeps_each_rows_meta_and_stats(tmp_path):
     assert len(set(seqno.values())) == len(seqno)
 
 
-def test_keys_in_several_tasks_resolve_by_the_merge_rule_whoever_claims(tmp_path):
+@pytest.mark.parametrize("meta_fields", ["true", "false"])
+def test_keys_in_several_tasks_resolve_by_the_merge_rule_whoever_claims(tmp_path, meta_fields):
     """Same key in several tasks (a changelog spread over tasks): the highest ordering value wins, a delete
-    included, as within one task; ties go to the later task; the same answer whichever task claimed the group."""
+    included, as within one task; ties go to the later task; the same answer whichever task claimed the group,
+    with or without virtual keys."""
     parts = [
         [rec(1, 5, 1.0), rec(2, 4, 2.0), rec(4, 3, 4.0), rec(7, 2, 7.0)],
         [rec(1, 3, 1.1), rec(3, 6, 3.1), rec(7, 1, 7.1), rec(8, 0, 8.1), rec(10, 4, 10.1)],
@@ -153,7 +159,8 @@ def test_keys_in_several_tasks_resolve_by_the_merge_rule_whoever_claims(tmp_path
     answers = []
     for order in ([0, 1, 2], [2, 1, 0], [1, 2, 0]):
         t = HudiTable.create(str(tmp_path / "".join(map(str, order))), table_name="sg", record_key="id",
-                             ordering_field="ts", table_type="COPY_ON_WRITE", buckets=1)
+                             ordering_field="ts", table_type="COPY_ON_WRITE", buckets=1,
+                             options={"hoodie.populate.meta.fields": meta_fields})
         t.write(pa.Table.from_pylist([rec(i, 1, -1.0) for i in range(1, 11)] + [rec(8, 9, -8.0)], schema=SCHEMA))
         write_tasks(t, parts, deletes, order)
         answers.append(rows(t.to_arrow(), ["id", "ts", "v"]))

@@ -29,7 +29,7 @@ def test_every_probe_is_of_a_write_option():
 # a value other than the probe table's for each table setting (the table records change data, so it has a mode)
 OTHER_VALUE = {"record_key": "v", "partition_fields": "v", "ordering_field": "v", "table_type": "COPY_ON_WRITE",
                "num_buckets": "8", "hive_style": "true", "url_encode": "true", "table_name": "other",
-               "cdc_enabled": "false", "cdc_mode": "OP_KEY_ONLY"}
+               "cdc_enabled": "false", "cdc_mode": "OP_KEY_ONLY", "populate_meta_fields": "false"}
 
 
 @pytest.mark.parametrize("field", [f for f, _, _ in TABLE_SETTINGS])

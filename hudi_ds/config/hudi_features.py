@@ -221,13 +221,13 @@ FEATURES: tuple[HudiFeature, ...] = (
     # the files would not be what the option asks for
     HudiFeature(
         "table storage formats other than hudi-py's", "error",
-        "hudi-py writes parquet base files, Hudi log files, the five _hoodie_* meta columns and UTC instant times, "
+        "hudi-py writes parquet base files, Hudi log files and UTC instant times, "
         "and archives to .hoodie/archived; remove the option or give it that value",
         harmless={"hoodie.base.file.format": frozenset({"parquet"}),
                   "hoodie.table.base.file.format": frozenset({"parquet"}),
                   "hoodie.table.ro.file.format": frozenset({"parquet"}),
                   "hoodie.table.log.file.format": frozenset({"hoodie_log"}),
-                  "hoodie.populate.meta.fields": _TRUE, "hoodie.table.timeline.timezone": frozenset({"utc"}),
+                  "hoodie.table.timeline.timezone": frozenset({"utc"}),
                   "hoodie.archivelog.folder": frozenset({"archived"})}),
     # these read options select or shape the rows a read returns
     HudiFeature(

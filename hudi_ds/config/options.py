@@ -140,6 +140,13 @@ class HudiOptions(BaseModel):
         "What the change data holds: OP_KEY_ONLY (operation and record key), DATA_BEFORE (also the before-image) or "
         "DATA_BEFORE_AFTER (before- and after-images: the change feed needs no other file). Fixed when the table "
         "is created.", "cdc.supplemental.logging.mode", scope="table")
+    populate_meta_fields: bool = opt(
+        "hoodie.populate.meta.fields", True,
+        "Fill the five _hoodie_* meta columns of base files. false (virtual keys, COPY_ON_WRITE only): base files "
+        "leave them null but _hoodie_file_name, as Apache Hudi writes them, so a load writes less; keys are "
+        "computed from the record key columns, and incremental reads and the change feed see a file's rows as "
+        "written by the commit that wrote the file (docs/compatibility.md#virtual-keys). Fixed when the table is "
+        "created.", scope="table")
     metadata_enable: bool | None = opt(
         "hoodie.metadata.enable", None,
         "The metadata table (.hoodie/metadata, its files partition: the file listing Apache Hudi 1.x and hudi-rs "

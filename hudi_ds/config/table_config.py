@@ -238,7 +238,7 @@ class TableConfig(BaseModel):
             "hoodie.datasource.write.hive_style_partitioning": str(self.hive_style).lower(),
             "hoodie.datasource.write.partitionpath.urlencode": str(self.url_encode).lower(),
             "hoodie.datasource.write.drop.partition.columns": "false",
-            "hoodie.populate.meta.fields": "true",
+            "hoodie.populate.meta.fields": str(self.populate_meta_fields).lower(),
             "hoodie.table.base.file.format": self.base_file_format,
             "hoodie.archivelog.folder": "archived",
             "hoodie.table.timeline.timezone": "UTC",

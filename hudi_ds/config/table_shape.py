@@ -18,6 +18,7 @@ from hudi_ds.config.table_config import TableConfig
 from hudi_ds.errors import ConfigError, TableExistsError
 from hudi_ds.index.choice import write_index
 from hudi_ds.keys.keygen import key_generator_class
+from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.table_format import format_for
 
 # (option field, HudiTable.create keyword, TableConfig attribute): the settings fixed when a table is created
@@ -32,6 +33,7 @@ TABLE_SETTINGS: tuple[tuple[str, str, str], ...] = (
     ("table_name", "table_name", "name"),
     ("cdc_enabled", "options", "cdc_enabled"),
     ("cdc_mode", "options", "cdc_mode"),
+    ("populate_meta_fields", "options", "populate_meta_fields"),
 )
 
 
@@ -49,6 +51,8 @@ def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
         raise ConfigError(
             f"hoodie.bucket.index.num.buckets={opts.num_buckets} is a setting of the bucket index, but "
             f"hoodie.index.type={opts.index_type}; drop one of them")
+    if not opts.populate_meta_fields:
+        check_virtual_keys(opts.table_type, keys)
     fmt = format_for(opts.table_version)
     partial = opts.requested_partial_update_mode() or "NONE"
     _check_partial_updates(partial, opts, fmt.version)
@@ -62,6 +66,7 @@ def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
         timezone="UTC", database="default", cdc_enabled=opts.cdc_enabled, cdc_mode=opts.cdc_mode,
         merge_mode=opts.requested_merge_mode() or "", partial_update_mode=partial,
         partial_update_marker=opts.partial_update_marker, delete_field=delete_field, delete_marker=delete_marker,
+        populate_meta_fields=opts.populate_meta_fields,
     )
 
 
@@ -78,6 +83,22 @@ def _delete_marker(opts: HudiOptions, version: int) -> tuple[str | None, str | N
     if version >= 9:
         return opts.delete_field, opts.delete_marker
     return None, None
+
+
+def check_virtual_keys(table_type: str, keys: list[str]) -> None:
+    """Virtual keys (hoodie.populate.meta.fields=false) where every reader still merges: copy-on-write tables
+    with a record key."""
+    if table_type == "MERGE_ON_READ":
+        raise ConfigError(
+            "hoodie.populate.meta.fields=false (virtual keys) on a MERGE_ON_READ table: its base files would hold "
+            "no record keys, and hudi-rs then reads the table as append-only (log updates and deletes are not "
+            "merged into the base rows). Use hoodie.datasource.write.table.type=COPY_ON_WRITE, or keep the meta "
+            "fields (hoodie.populate.meta.fields=true)")
+    if not keys:
+        raise ConfigError(
+            "hoodie.populate.meta.fields=false (virtual keys) without a record key: the generated keys of a table "
+            f"without one live only in the {RECORD_KEY} column. Set hoodie.datasource.write.recordkey.field, "
+            "or keep the meta fields (hoodie.populate.meta.fields=true)")
 
 
 def _check_partial_updates(mode: str, opts: HudiOptions, version: int) -> None:

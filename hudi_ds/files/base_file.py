@@ -30,15 +30,16 @@ from hudi_ds.storage import Storage
 
 def write_base_file(storage: Storage, instant: str, partition: str, name: str, records: pa.Table,
                     avro_schema: dict[str, Any], *, compression: str, dictionary: list[str], merge: bool,
-                    row_group_rows: int | None = None, bloom_filter: bool = False) -> int:
+                    row_group_rows: int | None = None, bloom_filter: bool = False, key_footer: bool = True) -> int:
     """Write `records` (meta columns included; the file name column is filled here) as the base file `name`
     of `partition`; returns its size. `merge`: the file replaces an older version of its group. `bloom_filter`:
-    the footer carries the bloom filter of the file's keys, as Apache Hudi's bloom index reads it."""
+    the footer carries the bloom filter of the file's keys, as Apache Hudi's bloom index reads it. `key_footer`:
+    the footer names the file's lowest and highest record key (not in files without meta fields, as in Hudi's)."""
     write_marker(storage, instant, join(partition, name), "MERGE" if merge else "CREATE")
     n = records.num_rows
     records = records.set_column(META_COLUMNS.index(FILE_NAME), FILE_NAME, constant_dictionary(name, n))
     kv = {"parquet.avro.schema": json.dumps(avro_schema), "writer.model.name": "avro"}
-    if n:
+    if n and key_footer:
         mm = pc.min_max(records[RECORD_KEY])
         kv["hoodie_min_record_key"] = mm["min"].as_py()
         kv["hoodie_max_record_key"] = mm["max"].as_py()

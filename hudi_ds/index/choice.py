@@ -39,12 +39,13 @@ def check_index_writable(config: TableConfig) -> None:
         raise UnsupportedTableError(
             f"the table's hoodie.properties names the {index} index; hudi_ds writes with {', '.join(WRITTEN_INDEXES)} "
             "only. Read it, or write it with Apache Hudi")
+    if not config.populate_meta_fields and config.is_mor:
+        raise UnsupportedTableError(
+            "the merge-on-read table was written with hoodie.populate.meta.fields=false (virtual keys): hudi_ds "
+            "writes virtual keys on copy-on-write tables only, as hudi-rs reads such a merge-on-read table as "
+            "append-only. Read it, or write it with Apache Hudi")
     if index == BUCKET:
         return  # hudi_ds made it: its keys are hudi_ds's
-    if not config.populate_meta_fields:
-        raise UnsupportedTableError(
-            "the table was written with hoodie.populate.meta.fields=false: its base files hold no record keys to "
-            "look up, and hudi_ds writes the meta columns. Read it, or write it with Apache Hudi")
     kind = key_generator_type_name(config.key_generator) if config.key_generator else None
     if kind is not None and kind not in _WRITTEN_KEY_GENERATORS:
         raise UnsupportedTableError(
@@ -57,6 +58,8 @@ def writes_bloom_filters(config: TableConfig, index: str | None = None) -> bool:
     or the one the table records), and in tables that record no index, which Apache Hudi wrote with bloom
     filters in every base file (a Hudi job may look them up with its BLOOM index, the default before 0.14).
     Tables hudi-py created with the bucket or a SIMPLE index skip them: hashing every key costs time."""
+    if not config.populate_meta_fields:
+        return False  # Apache Hudi's writers add no bloom filter without meta fields
     recorded = recorded_index(config)
     return (index or recorded) in BLOOM_INDEXES or recorded is None
 

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.view import FileSlice, Visibility
+from hudi_ds.keys.keygen import record_key_strings
 from hudi_ds.merge import merge_slice
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.schema.meta import RECORD_KEY, with_meta
@@ -49,6 +50,7 @@ class KeyLookup:
     slices: dict[str, tuple[FileSlice, ...]]  # partition -> latest slices; a group's slot is its position
     visibility: Visibility
     ordering: pa.Field | None  # the table's ordering field (log merging, partition moves)
+    virtual_keys: tuple[str, ...] | None = None  # hoodie.populate.meta.fields=false: the record key fields
 
     def slot_count(self, partition: str) -> int:
         return len(self.slices.get(partition, ()))
@@ -85,8 +87,13 @@ class KeyLookup:
         if not sl.log_files:
             assert sl.base_file is not None
             with open_base_file(storage, sl.base_file.path) as pf:
-                present = [c for c in columns.names if c in pf.schema_arrow.names]
-                table = pf.read(columns=present)
+                if self.virtual_keys is not None:  # computed from the key columns (hudi_ds.keys.virtual_keys)
+                    wanted = [c for c in (*self.virtual_keys, *columns.names[1:]) if c in pf.schema_arrow.names]
+                    table = pf.read(columns=list(dict.fromkeys(wanted)))
+                    table = table.append_column(RECORD_KEY, record_key_strings(table, self.virtual_keys))
+                else:
+                    present = [c for c in columns.names if c in pf.schema_arrow.names]
+                    table = pf.read(columns=present)
             for f in columns:
                 if f.name not in table.column_names:
                     table = table.append_column(f, pa.nulls(table.num_rows, f.type))
@@ -94,7 +101,8 @@ class KeyLookup:
             return keys.append_column(LIVE, pa.array(np.ones(keys.num_rows, dtype=bool)))
         ordering = self.ordering.name if self.ordering is not None else None
         schema = with_meta(pa.schema(list(columns)[1:]))
-        reader = SliceReader(storage, schema, ordering, self.visibility)
+        reader = SliceReader(storage, schema, ordering, self.visibility, self.virtual_keys is not None,
+                             key_fields=self.virtual_keys or ())
         base = reader.read_base(sl)
         data, deletes = reader.read_logs(sl)
         merged = merge_slice(base, data, deletes, ordering, schema)

@@ -13,6 +13,7 @@ from hudi_ds.errors import CorruptTableError, HudiDsError, MissingFileError
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.keys.keygen import integer_keys
+from hudi_ds.keys.virtual_keys import computed_meta
 from hudi_ds.log.blocks import (
     DeleteRecords,
     decode_avro_data_block,
@@ -24,8 +25,7 @@ from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.merge.partial import PartialUpdate
 from hudi_ds.read.conform import conform
 from hudi_ds.read.splits import SlicePart
-from hudi_ds.schema.meta import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
-from hudi_ds.schema.strings import constant_strings
+from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
 
 
@@ -46,10 +46,11 @@ class SliceReader:
     schema: pa.Schema
     ordering_field: str | None
     visibility: Visibility
-    synthesize_meta: bool = False  # tables written with hoodie.populate.meta.fields=false
+    synthesize_meta: bool = False  # tables written with hoodie.populate.meta.fields=false (hudi_ds.keys.virtual_keys)
     committed_logs: frozenset[str] = frozenset()  # log files that visible commits list
     merge_key: str = RECORD_KEY  # the column merging matches records by (keys.keygen.integer_key_column)
     partial: PartialUpdate | None = None  # the table's partial update mode (hudi_ds.merge.partial)
+    key_fields: tuple[str, ...] = ()  # the record key columns virtual keys are computed from
 
     def read_base(self, sl: FileSlice, row_groups: tuple[int, ...] | None = None,
                   keep_dictionaries: bool = False) -> pa.Table | None:
@@ -64,8 +65,8 @@ class SliceReader:
                 table = pf.read(columns=columns)
             else:
                 table = pf.read_row_groups(list(row_groups), columns=columns)
-        if self.synthesize_meta and COMMIT_TIME not in table.column_names:
-            table = self._with_synthetic_meta(table, sl)
+        if self.synthesize_meta:
+            table = computed_meta(table, self.key_fields, sl.partition, sl.base_file.instant, sl.base_file.name)
         kept = frozenset(self.schema.names) - {self.merge_key, self.ordering_field} if keep_dictionaries else frozenset()
         return conform(table, self.schema, path, kept)
 
@@ -99,21 +100,6 @@ class SliceReader:
         if self.synthesize_meta or wanted.issuperset(file_columns):
             return None
         return [c for c in file_columns if c in wanted]
-
-    def _with_synthetic_meta(self, table: pa.Table, sl: FileSlice) -> pa.Table:
-        n = table.num_rows
-        assert sl.base_file is not None
-        values = {
-            COMMIT_TIME: sl.base_file.instant,
-            COMMIT_SEQNO: None,
-            RECORD_KEY: None,
-            PARTITION_PATH: sl.partition,
-            FILE_NAME: sl.base_file.name,
-        }
-        for name in reversed(META_COLUMNS):
-            value = values[name]
-            table = table.add_column(0, name, pa.nulls(n, pa.string()) if value is None else constant_strings(value, n))
-        return table
 
     def _blocks(self, sl: FileSlice) -> list[tuple[str, LogBlock]]:
         blocks: list[tuple[str, LogBlock]] = []

@@ -9,8 +9,9 @@ new columns: null; narrower types: cast, as hudi_ds.read.conform does for Arrow)
 through the "hudi-py" source pinned to the same instant, and unions the two.
 
 Served by the "hudi-py" source alone, with the same result: incremental and change-feed queries, tables not on
-local disk (Spark's parquet reader needs Hadoop's S3A jars for s3://), tables without stored meta columns
-(hoodie.populate.meta.fields=false), base files other than parquet, and tables without a commit.
+local disk (Spark's parquet reader needs Hadoop's S3A jars for s3://), tables whose files hold no meta values
+(hoodie.populate.meta.fields=false: the source computes them), base files other than parquet, and tables without
+a commit.
 """
 
 from __future__ import annotations

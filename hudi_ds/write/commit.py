@@ -125,7 +125,8 @@ def _key_lookup(config: TableConfig, index: str, options: HudiOptions, schema: p
     moves = options.bloom_update_partition_path if index == "GLOBAL_BLOOM" else options.update_partition_path
     return KeyLookup(is_global(index), moves,
                      {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,
-                     schema.field(ordering) if ordering and ordering in schema.names else None)
+                     schema.field(ordering) if ordering and ordering in schema.names else None,
+                     None if config.populate_meta_fields else tuple(config.record_key_fields))
 
 
 def _one_field_complex_key(config: TableConfig) -> bool:
@@ -247,7 +248,8 @@ class Coordinator:
             storage=self.storage, instant=instant, operation=operation, config=self.config, schema=schema,
             groups=groups, known_commits=tuple(known), lookup=lookup, placement=placement,
             bloom_filters=writes_bloom_filters(self.config, index),
-            prefixed_keys=lookup is not None and _one_field_complex_key(self.config) and holds_prefixed_keys(
+            prefixed_keys=lookup is not None and _one_field_complex_key(self.config)
+            and self.config.populate_meta_fields and holds_prefixed_keys(
                 self.storage, slices.values(), self.config.record_key_fields[0]),
             **plan_options,  # type: ignore[arg-type]
         )

@@ -12,10 +12,12 @@ from datetime import datetime, timezone
 import pyarrow as pa
 
 from hudi_ds import faults
+from hudi_ds.errors import CorruptTableError
 from hudi_ds.files.base_file import open_base_file, write_base_file
 from hudi_ds.files.encoding import dictionary_columns
 from hudi_ds.files.markers import write_marker
-from hudi_ds.files.naming import PARTITION_METAFILE, base_file_name, join, log_file_name
+from hudi_ds.files.naming import PARTITION_METAFILE, base_file_name, join, log_file_name, parse_base_file
+from hudi_ds.keys.virtual_keys import blank_meta, computed_meta
 from hudi_ds.log.blocks import encode_avro_data_block, encode_delete_block, encode_parquet_data_block
 from hudi_ds.read.conform import conform
 from hudi_ds.schema.avro import arrow_to_avro
@@ -45,10 +47,18 @@ def ensure_partition_metadata(storage: Storage, partition: str, instant: str) ->
     storage.put_if_absent(rel, text.encode())
 
 
-def read_base(storage: Storage, rel: str, schema: pa.Schema) -> pa.Table:
-    """A base file's rows as `schema` (meta columns included), whatever schema version wrote it."""
+def read_base(storage: Storage, rel: str, schema: pa.Schema, virtual_keys: tuple[str, ...] | None = None) -> pa.Table:
+    """A base file's rows as `schema` (meta columns included), whatever schema version wrote it; with
+    `virtual_keys` (the record key fields of a table without meta fields), the meta columns computed."""
     with open_base_file(storage, rel) as pf:
-        return conform(pf.read(), schema, rel)
+        table = pf.read()
+    if virtual_keys is not None:
+        partition, _, name = rel.rpartition("/")
+        parsed = parse_base_file(partition, name)
+        if parsed is None:
+            raise CorruptTableError(f"{rel} is not named as a base file: restore it, or roll back its commit")
+        table = computed_meta(table, virtual_keys, partition, parsed.instant, name)
+    return conform(table, schema, rel)
 
 
 def _avro_primitive(avro_schema: dict, field_name: str | None) -> str | None:
@@ -83,6 +93,7 @@ class GroupWriteContext:
     compression: str
     table_format: TableFormat
     bloom_filters: bool = False
+    virtual_keys: tuple[str, ...] | None = None  # hoodie.populate.meta.fields=false: the record key fields
     _dictionary: dict[tuple[str, ...], list[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -93,7 +104,8 @@ class GroupWriteContext:
                    avro_schema=avro, ordering_field=plan.ordering_field,
                    ordering_avro_type=_avro_primitive(avro, plan.ordering_field),
                    log_block_format=plan.log_block_format, compression=plan.parquet_compression,
-                   table_format=plan.config.format, bloom_filters=plan.bloom_filters)
+                   table_format=plan.config.format, bloom_filters=plan.bloom_filters,
+                   virtual_keys=None if plan.config.populate_meta_fields else tuple(plan.config.record_key_fields))
 
     @property
     def natural_deletes(self) -> bool:
@@ -111,7 +123,8 @@ class GroupWriteContext:
         partition path, file name) stay dictionary-encoded: parquet writes them as such, identical on disk,
         without building millions of copies of one string. Other uses (log blocks, merges) need plain strings."""
         n = data.num_rows
-        seq = numbered_strings(f"{self.instant}_{self.task_id}_", first_seq, n)
+        seq = numbered_strings(f"{self.instant}_{self.task_id}_", first_seq, n) if self.virtual_keys is None \
+            else pa.nulls(n, pa.string())  # no file keeps it (hudi_ds.keys.virtual_keys)
         const = constant_dictionary if dictionary else constant_strings
         meta = {
             COMMIT_TIME: const(self.instant, n),
@@ -145,9 +158,11 @@ class GroupWriteContext:
                    inserts: int, updates: int, is_merge: bool = False) -> WrittenFile:
         """A parquet base file with `records` (meta columns included) in the file group."""
         name = base_file_name(file_id, self.write_token, self.instant)
-        size = write_base_file(self.storage, self.instant, partition, name, records, self.avro_schema,
+        virtual = self.virtual_keys is not None
+        size = write_base_file(self.storage, self.instant, partition, name,
+                               blank_meta(records) if virtual else records, self.avro_schema,
                                compression=self.compression, dictionary=self.dictionary_columns(records),
-                               merge=is_merge, bloom_filter=self.bloom_filters)
+                               merge=is_merge, bloom_filter=self.bloom_filters, key_footer=not virtual)
         return WrittenFile(partition, file_id, bucket, join(partition, name), False, prev_commit, name, 0,
                            records.num_rows, inserts, updates, 0, size)
 

@@ -72,3 +72,6 @@ class TaskResult:
     outranked: tuple[GroupKeys, ...] = ()  # copy-on-write: rows the base file's row beat
     change_data: tuple[ChangeDataFile, ...] = ()  # copy-on-write rewrites, with hoodie.table.cdc.enabled
     inserted: tuple[GroupKeys, ...] = ()  # lookup indexes: the new keys placed, per partition (file id "")
+    # copy-on-write with virtual keys: the keys a task wrote into the base file it rewrote, whose rows carry no
+    # commit time to tell them from the old base's
+    rewritten: tuple[GroupKeys, ...] = ()

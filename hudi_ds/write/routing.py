@@ -35,11 +35,13 @@ def require_columns(table: pa.Table, config: TableConfig, operation: str, orderi
 
 
 def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | None = None,
-          prefixed_key: bool = False) -> pa.Table:
+          prefixed_key: bool = False, key_column: bool = True) -> pa.Table:
     """The table with record key, partition path and bucket columns appended; a table without a record key
     takes its keys (and their bucket) from the task's `auto_keys`. Without a bucket index the bucket column
     says PENDING: tagging (hudi_ds.write.tagging) finds each row's file group later. `prefixed_key`: a one-field
-    key is written `field:value` (hudi_ds.keys.keygen.record_key_strings)."""
+    key is written `field:value` (hudi_ds.keys.keygen.record_key_strings). Without `key_column` the keys only
+    place the rows (virtual keys: each file group's writer builds them again if it needs them, cheaper than
+    gathering a column of strings through the split)."""
     partitions = partition_path_strings(table, config.partition_fields, config.hive_style, config.url_encode)
     keys = (auto_keys.take(table.num_rows) if auto_keys is not None
             else record_key_strings(table, config.record_key_fields, single_field_prefixed=prefixed_key))
@@ -50,7 +52,8 @@ def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | No
     else:
         buckets = np.asarray(bucket_ids_for_table(table, config.record_key_fields, config.num_buckets,
                                                   record_keys=keys), dtype=np.int32)
-    out = table.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, partitions)
+    out = table.append_column(RECORD_KEY, keys) if key_column else table
+    out = out.append_column(PARTITION_PATH, partitions)
     return out.append_column(BUCKET, pa.array(buckets))
 
 

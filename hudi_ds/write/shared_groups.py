@@ -92,10 +92,11 @@ def merge_shared_groups(storage: Storage, plan: WritePlan, results: list[TaskRes
     # a partition id no task of this write reported: the merged file's name is never a task's file's name
     reported = {(d.partition, d.file_id, r.task_id): d.table for r in results for d in r.deletes}
     outranked = {(d.partition, d.file_id, r.task_id): d.table for r in results for d in r.outranked}
+    rewritten = {(d.partition, d.file_id, r.task_id): d.table for r in results for d in r.rewritten}
     token = max(r.task_id for r in results) + 1
     ctx = GroupWriteContext.for_plan(storage, plan, token, f"{token}-0-0")
     with ThreadPoolExecutor(_THREADS) as pool:
-        merged = list(pool.map(lambda g: _merge(ctx, plan, g, reported, outranked), groups.values()))
+        merged = list(pool.map(lambda g: _merge(ctx, plan, g, reported, outranked, rewritten), groups.values()))
     replaced = {g.owner[1].path for g in groups.values() if g.owner is not None}
     for rel in sorted(replaced):
         storage.delete(rel)
@@ -104,10 +105,12 @@ def merge_shared_groups(storage: Storage, plan: WritePlan, results: list[TaskRes
 
 
 def _merge(ctx: GroupWriteContext, plan: WritePlan, g: _Group, reported: dict[tuple[str, str, int], pa.Table],
-           outranked: dict[tuple[str, str, int], pa.Table]) -> WrittenFile:
+           outranked: dict[tuple[str, str, int], pa.Table],
+           rewritten: dict[tuple[str, str, int], pa.Table]) -> WrittenFile:
     schema = ctx.schema
     target = None if plan.is_overwrite else plan.groups.get((g.partition, g.bucket))
-    base = read_base(ctx.storage, target.base_file, schema) if target is not None and target.base_file else None
+    base = read_base(ctx.storage, target.base_file, schema, ctx.virtual_keys) \
+        if target is not None and target.base_file else None
     base_keys = base[RECORD_KEY] if base is not None else pa.chunked_array([], pa.string())
     # (task, rows it writes, keys it deletes): the deletes with their ordering values when the task reported
     # them (a write of rows and deletes), so that a delete and a row of one key in two tasks meet by ordering
@@ -115,9 +118,15 @@ def _merge(ctx: GroupWriteContext, plan: WritePlan, g: _Group, reported: dict[tu
     effects: list[tuple[int, pa.Table, pa.Table, bool]] = []  # ... and whether the rows are a partial update
     if g.owner is not None:
         task, wf = g.owner
-        written = read_base(ctx.storage, wf.path, schema)
-        rows = written.filter(pc.equal(written[COMMIT_TIME], plan.instant))
+        written = read_base(ctx.storage, wf.path, schema, ctx.virtual_keys)
         beaten = outranked.get((g.partition, g.file_id, task))
+        own = rewritten.get((g.partition, g.file_id, task))
+        if own is None:
+            rows = written.filter(pc.equal(written[COMMIT_TIME], plan.instant))
+        else:  # virtual keys: every row of the file reads as this commit's; the task said which are its own
+            lost = beaten[RECORD_KEY] if beaten is not None else pa.chunked_array([], pa.string())
+            rows = written.filter(pc.and_(pc.is_in(written[RECORD_KEY], value_set=own[RECORD_KEY]),
+                                          pc.invert(pc.is_in(written[RECORD_KEY], value_set=lost))))
         if beaten is not None and base is not None:
             rows = pa.concat_tables([rows, _stand_ins(base, beaten, plan.ordering_field, schema)])
         gone = pc.filter(base_keys, pc.invert(pc.is_in(base_keys, value_set=written[RECORD_KEY])))

@@ -23,6 +23,7 @@ from hudi_ds.errors import InvalidDataError
 from hudi_ds.index.bucket import new_bucket_file_id
 from hudi_ds.index.lookup import PENDING, SLOT, new_file_id
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
+from hudi_ds.keys.keygen import record_key_strings
 from hudi_ds.log.blocks import natural_deletes
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.recovery.heartbeat import touch_heartbeat
@@ -136,6 +137,7 @@ class TaskWriter:
         self.deferred: list[DeferredRows] = []
         self.deletes: list[GroupKeys] = []
         self.outranked: list[GroupKeys] = []
+        self.rewritten: list[GroupKeys] = []  # virtual keys: the keys of each base file rewritten
         self.change_data: list[ChangeDataFile] = []
         self.inserted: list[GroupKeys] = []
         self.arrived = 0  # rows written so far
@@ -176,13 +178,15 @@ class TaskWriter:
         """The rows routed and split by file group. A big chunk is routed in parts on the writer threads
         (key strings, hashing and the split release the GIL); a group's rows stay in input order."""
         config = self.plan.config
+        key_column = config.populate_meta_fields or self.plan.lookup is not None  # virtual keys: _write_group's
         if (self.auto_keys is not None or table.num_rows < _PARALLEL_ROUTE_ROWS  # generated keys are sequential
                 or self.plan.lookup is not None):  # then routing is the cheap part: tagging comes at finish()
-            return list(split_by_group(route(table, config, self.auto_keys, self.plan.prefixed_keys)).items())
+            return list(split_by_group(route(table, config, self.auto_keys, self.plan.prefixed_keys,
+                                             key_column)).items())
         step = -(-table.num_rows // _WRITER_THREADS)
         chunks = [table.slice(s, step) for s in range(0, table.num_rows, step)]
         with ThreadPoolExecutor(_WRITER_THREADS) as pool:
-            parts = list(pool.map(lambda chunk: split_by_group(route(chunk, config)), chunks))
+            parts = list(pool.map(lambda chunk: split_by_group(route(chunk, config, key_column=key_column)), chunks))
         return [item for groups in parts for item in groups.items()]
 
     def finish(self) -> TaskResult:
@@ -207,7 +211,8 @@ class TaskWriter:
         outranked = sorted(self.outranked, key=lambda d: (d.partition, d.file_id))
         change_data = sorted(self.change_data, key=lambda c: c.path)
         return TaskResult(self.task_id, tuple(files), tuple(sorted(self.partitions)), tuple(deferred), tuple(deletes),
-                          tuple(outranked), tuple(change_data), tuple(self.inserted))
+                          tuple(outranked), tuple(change_data), tuple(self.inserted),
+                          tuple(sorted(self.rewritten, key=lambda d: (d.partition, d.file_id))))
 
     def abort(self) -> None:
         self.buffers.close()
@@ -282,6 +287,8 @@ class TaskWriter:
         if new_partition:
             ensure_partition_metadata(self.storage, partition, plan.instant)
         keys = plan.config.record_key_fields
+        if RECORD_KEY not in rows.column_names:  # virtual keys, routed without the key column (_by_group)
+            rows = rows.append_column(RECORD_KEY, record_key_strings(rows, keys))
         if keys:  # generated keys are unique: nothing to combine
             rows = self._combine(rows, keys[0] if len(keys) == 1 else RECORD_KEY)
         if DELETE in rows.column_names:
@@ -375,7 +382,7 @@ class TaskWriter:
                       deletes: pa.Table | None) -> None:
         """Copy-on-write: the bucket's base file merged with this write's rows, as a new base file."""
         full = self.ctx.schema
-        base = read_base(self.storage, target.base_file, full) if target.base_file else None
+        base = read_base(self.storage, target.base_file, full, self.ctx.virtual_keys) if target.base_file else None
         n_data = records.num_rows
         dels = None
         if deletes is not None and deletes.num_rows:
@@ -396,6 +403,9 @@ class TaskWriter:
         )
         if base is not None and self.plan.operation != "delete":
             self._report_outranked(partition, target.file_id, base, records)
+        if self.ctx.virtual_keys is not None:  # the file cannot tell the task's rows (maybe none) from the base's
+            with self._lock:
+                self.rewritten.append(GroupKeys(partition, target.file_id, records.select([RECORD_KEY])))
         updates = 0 if base is None else int(pc.sum(pc.is_in(records[RECORD_KEY], value_set=base[RECORD_KEY])).as_py() or 0)
         wf = self.ctx.write_base(partition, target.file_id, bucket, merged, target.base_instant, n_data - updates,
                                  updates, is_merge=True)
