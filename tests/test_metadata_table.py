@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pyarrow as pa
 import pytest
@@ -71,11 +72,17 @@ def non_empty(files: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     return {p: f for p, f in files.items() if f}
 
 
+def listing_storage(path: Path) -> HudiTable:
+    """The table read with hoodie.metadata.enable=false: listing the data partitions instead."""
+    return HudiTable(str(path), options={"hoodie.metadata.enable": "false"})
+
+
 def assert_in_step(path: Path) -> None:
-    """hudi-rs (listing through the metadata table) and our reader (listing the file system) read the same
-    rows; the metadata table lists exactly the committed files; validate finds nothing."""
+    """hudi-rs and our reader (both listing through the metadata table) and our reader listing the file system
+    read the same rows; the metadata table lists exactly the committed files; validate finds nothing."""
     table = HudiTable(str(path))
-    assert rows(hudi_rs(str(path)), COLS) == rows(table.to_arrow(), COLS)
+    expected = rows(listing_storage(path).to_arrow(), COLS)
+    assert rows(hudi_rs(str(path)), COLS) == rows(table.to_arrow(), COLS) == expected
     assert non_empty(listing(path)) == non_empty(committed_files(table.storage, table.load_timeline()))
     report = validate(str(path))
     assert report["ok"], report["errors"]
@@ -175,18 +182,21 @@ def test_a_clean_killed_after_its_deletes_is_finished_by_the_next(tmp_path, monk
     assert not any("pending clean" in w for w in validate(str(path))["warnings"])
 
 
-def test_hudi_rs_takes_its_listing_from_the_metadata_table(tmp_path):
-    """A copy of a committed base file under a new file group: our reader lists the folder and sees its rows
-    a second time, hudi-rs lists through the metadata table and does not see it; validate names the file."""
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_file_written_into_a_partition_without_a_commit_is_invisible(tmp_path, table_type):
+    """A copy of a committed base file under a new file group (an instant the timeline completed): hudi-rs and
+    our reader list through the metadata table and do not see it; listing the folder (hoodie.metadata.enable=
+    false on the read) sees its rows a second time; validate names the file."""
     path = tmp_path / "t"
-    t = make(path, "COPY_ON_WRITE")
-    t.write(trips(range(5), 1))
-    before = rows(hudi_rs(str(path)), COLS)
+    t = make(path, table_type)
+    t.write(trips(range(5), 1), operation="insert")
+    before = rows(t.to_arrow(), COLS)
     base = next(p for p in (path / "sf").iterdir() if p.suffix == ".parquet")
     file_id, rest = base.name.split("_", 1)
     shutil.copyfile(base, base.with_name(f"{file_id[:-8]}deadbeef-0_{rest}"))
-    assert rows(hudi_rs(str(path)), COLS) == before
-    assert HudiTable(str(path)).to_arrow().num_rows > len(before)  # the copy's rows a second time
+    assert rows(hudi_rs(str(path)), COLS) == rows(HudiTable(str(path)).to_arrow(), COLS) == before
+    assert rows(HudiTable(str(path)).to_arrow(filters=[("city", "=", "sf")]), COLS) == before
+    assert listing_storage(path).to_arrow().num_rows > len(before)  # the copy's rows a second time
     assert any("the metadata table does not list it" in e for e in validate(str(path))["errors"])
 
 
@@ -205,6 +215,48 @@ def test_the_metadata_table_on_an_object_store(s3_table):
     assert report["ok"], report["errors"]
     mdt_timeline = MetadataTable.open(t.storage).timeline()
     assert {"deltacommit", "commit", "clean"} <= {i.action for i in mdt_timeline.completed()}
+
+
+def _listed_prefixes(proxy: Any) -> list[str]:
+    """Record the prefix of every LIST request the proxy forwards from now on."""
+    prefixes: list[str] = []
+
+    def record(method: str, path: str) -> None:
+        query = parse_qs(urlsplit(path).query)
+        if method == "GET" and "list-type" in query:
+            prefixes.append(query.get("prefix", [""])[0])
+
+    proxy.rule = record
+    return prefixes
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_a_snapshot_read_on_an_object_store_lists_no_data_partition(s3, table_type):
+    """On S3 (the loopback server, behind a proxy that sees every request) a snapshot read of a table with a
+    metadata table lists only under .hoodie/ (the timelines and the metadata table's files partition), and
+    reads what hudi-rs and a read listing the partitions (hoodie.metadata.enable=false) read."""
+    from s3_proxy import S3Proxy
+
+    proxy = S3Proxy(s3.endpoint).start()
+    try:
+        uri, opts = f"s3://{s3.new_bucket()}/t", {**s3.options(), "AWS_ENDPOINT_URL": proxy.endpoint}
+        t = HudiTable.create(uri, table_name="trips", record_key="uuid", ordering_field="ts", partition_by="city",
+                             table_type=table_type, buckets=2, storage_options=opts,
+                             options={"hoodie.write.table.version": "9", **MDT_OPTIONS})
+        for n, city in enumerate(["sf", "la", "ny", "sf"], start=1):
+            t.write(trips(range(n, n + 4), n, city))
+        prefixes = _listed_prefixes(proxy)
+        got = rows(HudiTable(uri, storage_options=opts).to_arrow(), COLS)
+        assert prefixes and all(p.startswith("t/.hoodie/") for p in prefixes), prefixes
+        assert rows(HudiTable(uri, storage_options=opts).to_arrow(filters=[("city", "=", "la")]), COLS) == \
+            [r for r in got if r[1] == "la"]
+        assert all(p.startswith("t/.hoodie/") for p in prefixes), prefixes
+        listing = HudiTable(uri, {"hoodie.metadata.enable": "false"}, storage_options=opts).to_arrow()
+        assert any(not p.startswith("t/.hoodie/") for p in prefixes)  # listing the data partitions
+        proxy.rule = None
+        assert rows(listing, COLS) == got == rows(hudi_rs(uri, storage_options=opts), COLS)
+    finally:
+        proxy.stop()
 
 
 def test_enabling_on_an_existing_table_bootstraps_and_disabling_drops(tmp_path):
@@ -349,6 +401,11 @@ def test_a_write_killed_between_the_two_commits_is_invisible_and_rolled_back(tmp
     pending = [i.requested_time for i in HudiTable(str(path)).load_timeline().pending()]
     assert len(pending) == 1 and any(n.startswith(pending[0] + "_") for n in mdt_timeline)
     assert rows(hudi_rs(str(path)), COLS) == before  # its deltacommit is not taken: the data instant is pending
+    ahead = HudiTable(str(path))
+    assert rows(ahead.to_arrow(), COLS) == before
+    listed = ahead.snapshot().listed_files
+    assert listed is not None and not any(pending[0] in e.path for e in listed)  # the killed write's files
+    assert any(pending[0] in str(p) for p in path.rglob("*") if ".hoodie" not in p.parts)
     HudiTable(str(path), options={"hoodie.client.heartbeat.timeout.secs": "0"}).write(trips(range(7, 8), 9))
     assert not any(n.startswith(pending[0]) for n in os.listdir(path / ".hoodie" / "metadata" / ".hoodie" / "timeline")
                    if not n.endswith("rollback"))

@@ -10,18 +10,21 @@ metadata table's own bootstrap instants (HoodieTableMetadataUtil.getValidInstant
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from hudi_ds.errors import CorruptTableError
+from hudi_ds.errors import CorruptTableError, MissingFileError
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.hfile import AvroHFileReader
 from hudi_ds.log import BlockType, decode_delete_block, read_blocks
 from hudi_ds.log.hfile_block import decode_hfile_data_block
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.layout import FILES_FILE_ID, MetadataTable, is_init_instant
-from hudi_ds.storage import require_inside
+from hudi_ds.storage import FileEntry, require_inside
 from hudi_ds.timeline import Instant, Timeline
+
+FETCH_THREADS = 16  # the files of one metadata slice: a base file and at most a compaction's worth of logs
 
 
 def compacted_before(mdt_timeline: Timeline) -> str:
@@ -69,21 +72,39 @@ def files_slice(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Timel
     return MetadataSlice(base_rel, base_instant, [(r, i) for _, i, r in after])
 
 
-def _log_updates(mdt: MetadataTable, rel: str) -> Iterator[tuple[str, dict[str, Any] | None]]:
-    for block in read_blocks(mdt.storage.read_bytes(rel), mdt.storage.full(rel)):
+def _log_updates(data: bytes, where: str) -> Iterator[tuple[str, dict[str, Any] | None]]:
+    for block in read_blocks(data, where):
         if block.block_type == BlockType.HFILE_DATA:
-            yield from decode_hfile_data_block(block, mdt.storage.full(rel))
+            yield from decode_hfile_data_block(block, where)
         elif block.block_type == BlockType.DELETE:
-            deleted = decode_delete_block(block, mdt.storage.full(rel)).record_keys.to_pylist()
+            deleted = decode_delete_block(block, where).record_keys.to_pylist()
             yield from ((key, None) for key in deleted)
+
+
+def _read_all(mdt: MetadataTable, rels: list[str]) -> list[bytes]:
+    """The files of a slice, fetched at once (one round trip on an object store, not one per file). One a
+    writer's clean of the metadata table removed meanwhile is a MissingFileError: the read plans again."""
+    def read(rel: str) -> bytes:
+        try:
+            return mdt.storage.read_bytes(rel)
+        except FileNotFoundError:
+            raise MissingFileError(f"{mdt.storage.full(rel)} is gone: a writer compacted and cleaned the metadata "
+                                   "table while it was read; read again") from None
+
+    if len(rels) <= 1:
+        return [read(rel) for rel in rels]
+    with ThreadPoolExecutor(min(FETCH_THREADS, len(rels))) as pool:
+        return list(pool.map(read, rels))
 
 
 def merged_records(mdt: MetadataTable, sl: MetadataSlice) -> dict[str, dict[str, Any]]:
     """Key -> merged record of the slice (HoodieMetadataPayload's merge)."""
+    rels = ([sl.base] if sl.base is not None else []) + [rel for rel, _ in sl.logs]
+    fetched = dict(zip(rels, _read_all(mdt, rels), strict=True))
     base: list[tuple[str, dict[str, Any]]] = []
     if sl.base is not None:
-        base = list(AvroHFileReader(mdt.storage.read_bytes(sl.base), mdt.storage.full(sl.base)))
-    updates = [u for rel, _ in sl.logs for u in _log_updates(mdt, rel)]
+        base = list(AvroHFileReader(fetched[sl.base], mdt.storage.full(sl.base)))
+    updates = [u for rel, _ in sl.logs for u in _log_updates(fetched[rel], mdt.storage.full(rel))]
     return md.merge(base, updates)
 
 
@@ -104,3 +125,20 @@ def read_listing(mdt: MetadataTable, data_timeline: Timeline) -> dict[str, dict[
     """What a Hudi reader takes from the metadata table: data partition -> file name -> size."""
     sl = files_slice(mdt, mdt.timeline(), data_timeline)
     return listing_of(merged_records(mdt, sl), mdt.storage.full(md.FILES))
+
+
+def data_files(mdt: MetadataTable, data_timeline: Timeline) -> list[FileEntry]:
+    """The data table's files as the metadata table lists them, shaped like a walk of storage (paths relative
+    to the table): what a reader plans from instead of listing every data partition. The names are the
+    table's own, so untrusted: one that would leave its partition folder is a CorruptTableError."""
+    where = mdt.storage.full(md.FILES)
+    out: list[FileEntry] = []
+    for partition, files in read_listing(mdt, data_timeline).items():
+        for name, size in files.items():
+            rel = f"{partition}/{name}" if partition else name
+            if "/" in name or not name:
+                raise CorruptTableError(f"refusing file name {name!r} of partition {partition!r} (listed in "
+                                        f"{where}): not a file name; drop the metadata table (a write with "
+                                        "hoodie.metadata.enable=false) and enable it again")
+            out.append(FileEntry(require_inside(rel, where), size, False))
+    return out
