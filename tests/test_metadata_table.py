@@ -271,11 +271,14 @@ def test_enabling_on_an_existing_table_bootstraps_and_disabling_drops(tmp_path):
     assert_in_step(path)
     HudiTable(str(path)).write(trips(range(1), 4))  # unset: the table keeps its metadata table
     assert_in_step(path)
+    reader = HudiTable(str(path))  # its config names the metadata table
+    assert reader.snapshot().listed_files is not None
     off = HudiTable(str(path), options={"hoodie.metadata.enable": "false"})
     off.write(trips(range(1), 5))
     assert not (path / ".hoodie" / "metadata").exists()
     assert "hoodie.table.metadata.partitions" not in loads((path / ".hoodie" / "hoodie.properties").read_text())
-    assert rows(hudi_rs(str(path)), COLS) == rows(off.to_arrow(), COLS)
+    assert rows(hudi_rs(str(path)), COLS) == rows(off.to_arrow(), COLS) == rows(reader.to_arrow(), COLS)
+    assert reader.snapshot().listed_files is None  # dropped since: it lists the partitions
 
 
 def test_a_bootstrap_killed_before_its_switch_is_redone(tmp_path, monkeypatch):

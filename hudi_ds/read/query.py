@@ -13,10 +13,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.config import TableConfig
-from hudi_ds.errors import ConfigError
+from hudi_ds.errors import ConfigError, CorruptTableError
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.keys.keygen import integer_key_column
-from hudi_ds.metadata.layout import metadata_table_of
+from hudi_ds.metadata.layout import MetadataTable, listed_partitions
 from hudi_ds.metadata.listing import data_files
 from hudi_ds.metadata.records import FILES
 from hudi_ds.read import filters as flt
@@ -46,12 +46,17 @@ class TableSnapshot:
         """The table's files as its metadata table lists them (no LIST of a data partition), as Hudi's and
         hudi-rs's readers take them for version 8/9 tables; None where they list storage instead: writers
         (`metadata_listing` off: they must see the files of pending writes), version 6 tables, tables without a
-        metadata table (hoodie.table.metadata.partitions; read afresh when the config names one, since a writer
-        may have dropped it; a listing is right either way)."""
+        metadata table (hoodie.table.metadata.partitions of the config; a listing is right either way, and when
+        a writer dropped the metadata table since the config was loaded the properties are read again)."""
         if not self.metadata_listing or self.config.layout_version < 2 or FILES not in self.config.metadata_partitions:
             return None
-        mdt = metadata_table_of(self.storage)
-        return None if mdt is None else data_files(mdt, self.timeline)
+        try:
+            mdt = MetadataTable.open(self.storage)
+        except CorruptTableError:
+            if FILES not in listed_partitions(self.storage):
+                return None  # dropped: the property goes first, then the folder
+            raise
+        return data_files(mdt, self.timeline)
 
     def reaching(self, instant: str | None) -> TableSnapshot:
         """This snapshot for a query reaching back to `instant`: with the archived instants when it needs them
