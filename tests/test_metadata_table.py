@@ -366,6 +366,22 @@ def test_a_bootstrap_gives_the_records_apache_hudi_wrote(tmp_path, reference):
                                                                       "hoodie.table.metadata.partitions.inflight")}
 
 
+@pytest.mark.parametrize("reference", ["cow_v9_timebasedkeygen_epochmillis", "cow_v9_txns_simple_meta",
+                                       "mor_avro_v9_txns_simple_meta", "mor_avro_v9_txns_simple_overwrite",
+                                       "quickstart_mor_avro_v8_trips_8i3u1d"])
+def test_reading_the_tables_hudi_wrote_through_their_metadata_table(reference):
+    """The reference tables with a metadata table read through Hudi's own files partition: the rows of a read
+    listing the partitions and of hudi-rs."""
+    path = str(REFERENCE_DIR / reference)
+    table = HudiTable(path)
+    listed = table.snapshot().listed_files
+    assert listed and all(not e.path.startswith(".hoodie") for e in listed)
+    got = rows(table.to_arrow(), ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_commit_time"])
+    assert got == rows(listing_storage(REFERENCE_DIR / reference).to_arrow(),
+                       ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_commit_time"])
+    assert got == rows(hudi_rs(path), ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_commit_time"])
+
+
 def _without_meta_fields(records: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Records without the `_hoodie_*` fields (Hudi 1.0 filled _hoodie_file_name in some base file records)."""
     return {k: {f: v for f, v in r.items() if not f.startswith("_hoodie_")} for k, r in records.items()}
