@@ -40,6 +40,7 @@ SUITE: dict[str, tuple[str, list[str], list[str]]] = {
     "stream_read": ("bench_stream_read.py", ["--commits", "60", "--rows", "2000000"],
                     ["--commits", "10", "--rows", "200000"]),
     "object_store": ("bench_object_store.py", ["--rows", "1000000"], ["--rows", "200000"]),
+    "metadata_listing": ("bench_metadata_listing.py", ["--partitions", "200"], ["--partitions", "200", "--repeat", "1"]),
     "lazy": ("bench_lazy.py", ["--rows", "2000000", "--repeat", "5"], ["--rows", "200000", "--repeat", "3"]),
     "timeline": ("bench_timeline.py", ["--commits", "1000"], ["--commits", "150", "--repeat", "2"]),
 }
@@ -86,6 +87,8 @@ GOALS = [
     ("object_store", "read_list_requests", "<=", 10, "S3 snapshot read LISTs (8 partitions: O(partitions))"),
     ("object_store", "read_get_requests", "<=", 70, "S3 snapshot read GETs (64 data files: one GET each)"),
     ("object_store", "upsert_put_requests", "<=", 72, "S3 upsert PUTs (32 log files: O(files written))"),
+    ("metadata_listing", "listing_over_metadata", ">=", 5.0,
+     "S3 snapshot planning, 200 partitions, 20 ms/request: listing vs the metadata table's listing"),
     ("stream_read", "latency_p95_s", "<=", 4.0, "streaming read: commit -> row latency, p95 (s)"),
     ("lazy", "scan_filter_ratio", ">=", 5.0, "scan() of one partition, 2 columns vs to_polars() then the same"),
     ("lazy", "head_s", "<=", 0.1, "scan().head(10) of the snapshot (s)"),

@@ -25,7 +25,7 @@ from tables import REFERENCE_DIR, hudi_rs, rows
 from hudi_ds import HudiTable, faults
 from hudi_ds.cli.validate import validate
 from hudi_ds.config.properties import loads
-from hudi_ds.errors import ConfigError, UnsupportedTableError
+from hudi_ds.errors import ConfigError, CorruptTableError, UnsupportedTableError
 from hudi_ds.hfile import AvroHFileReader
 from hudi_ds.log import read_blocks
 from hudi_ds.log.hfile_block import decode_hfile_data_block
@@ -215,6 +215,26 @@ def test_the_metadata_table_on_an_object_store(s3_table):
     assert report["ok"], report["errors"]
     mdt_timeline = MetadataTable.open(t.storage).timeline()
     assert {"deltacommit", "commit", "clean"} <= {i.action for i in mdt_timeline.completed()}
+
+
+@pytest.mark.parametrize("bad", ["../../escape.parquet", "..", "%2e%2e%2fescape.parquet", "a/b.parquet"])
+def test_a_listed_file_name_that_leaves_its_partition_is_refused(tmp_path, monkeypatch, bad):
+    """The metadata table's file names are the table's own, untrusted: one that would leave its partition folder
+    fails the read with CorruptTableError naming it; nothing is read."""
+    from hudi_ds.metadata import sync
+
+    path = tmp_path / "t"
+    t = make(path, "COPY_ON_WRITE")
+    t.write(trips(range(3), 1))
+    crafted = sync.change_records
+
+    def with_bad_name(changes):  # noqa: ANN001, ANN202 - the patched function's own signature
+        return crafted({**changes, "sf": FileChanges({**changes["sf"].added, bad: 10})})
+
+    monkeypatch.setattr(sync, "change_records", with_bad_name)
+    t.write(trips(range(3, 5), 2))
+    with pytest.raises(CorruptTableError, match="refusing"):
+        HudiTable(str(path)).to_arrow()
 
 
 def _listed_prefixes(proxy: Any) -> list[str]:

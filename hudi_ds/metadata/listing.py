@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from hudi_ds.errors import CorruptTableError, MissingFileError
 from hudi_ds.files.naming import parse_base_file, parse_log_file
@@ -140,11 +141,19 @@ def data_files(mdt: MetadataTable, data_timeline: Timeline) -> list[FileEntry]:
     where = mdt.storage.full(md.FILES)
     out: list[FileEntry] = []
     for partition, files in read_listing(mdt, data_timeline).items():
+        if partition:
+            require_inside(f"{partition}/", where)
         for name, size in files.items():
-            rel = f"{partition}/{name}" if partition else name
-            if "/" in name or not name:
+            if not _is_plain_name(name):
                 raise CorruptTableError(f"refusing file name {name!r} of partition {partition!r} (listed in "
                                         f"{where}): not a file name; drop the metadata table (a write with "
                                         "hoodie.metadata.enable=false) and enable it again")
-            out.append(FileEntry(require_inside(rel, where), size, False))
+            out.append(FileEntry(f"{partition}/{name}" if partition else name, size, False))
     return out
+
+
+def _is_plain_name(name: str) -> bool:
+    """A file name that stays in its folder (the partition itself checked once with require_inside)."""
+    if "%" in name:
+        name = unquote(name)
+    return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")
