@@ -1,6 +1,6 @@
 """Snapshot planning on an object store: the file listing from the metadata table against listing the table.
 
-    ./run py benchmarks/bench_metadata_listing.py [--partitions 200] [--buckets 2] [--commits 4]
+    ./run py benchmarks/bench_metadata_listing.py [--partitions 200] [--buckets 4] [--commits 8]
 
 A version 9 merge-on-read table with the metadata table (`files` partition), `partitions` partitions x
 `buckets` buckets, a load and `commits` upserts touching every partition (a base file, then a log file per
@@ -97,8 +97,8 @@ def run(partitions: int, buckets: int, commits: int, repeat: int, work: Path) ->
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--partitions", type=int, default=200)
-    ap.add_argument("--buckets", type=int, default=2)
-    ap.add_argument("--commits", type=int, default=4)
+    ap.add_argument("--buckets", type=int, default=4)
+    ap.add_argument("--commits", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json")
     args = ap.parse_args()

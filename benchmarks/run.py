@@ -40,7 +40,8 @@ SUITE: dict[str, tuple[str, list[str], list[str]]] = {
     "stream_read": ("bench_stream_read.py", ["--commits", "60", "--rows", "2000000"],
                     ["--commits", "10", "--rows", "200000"]),
     "object_store": ("bench_object_store.py", ["--rows", "1000000"], ["--rows", "200000"]),
-    "metadata_listing": ("bench_metadata_listing.py", ["--partitions", "200"], ["--partitions", "200", "--repeat", "1"]),
+    "metadata_listing": ("bench_metadata_listing.py", ["--partitions", "200", "--buckets", "4", "--commits", "8"],
+                         ["--partitions", "200", "--buckets", "2", "--commits", "4", "--repeat", "1"]),
     "lazy": ("bench_lazy.py", ["--rows", "2000000", "--repeat", "5"], ["--rows", "200000", "--repeat", "3"]),
     "timeline": ("bench_timeline.py", ["--commits", "1000"], ["--commits", "150", "--repeat", "2"]),
 }
