@@ -120,12 +120,15 @@ class HudiTable:
 
     def snapshot(self) -> query.TableSnapshot:
         """The table as it is now (configuration, timeline, schema, file groups), for lower-level queries."""
-        return query.TableSnapshot(self.storage, self.config, self.load_timeline())
+        return self._snapshot(self.load_timeline())
+
+    def _snapshot(self, timeline: Timeline) -> query.TableSnapshot:
+        """A reader's snapshot: file listings from the metadata table unless hoodie.metadata.enable=false."""
+        return query.TableSnapshot(self.storage, self.config, timeline, self.options.metadata_enable is not False)
 
     def _read(self, read: Callable[[query.TableSnapshot], T]) -> T:
         """`read` on the table as it is now, planned again if writers moved on while it ran."""
-        return on_latest_timeline(self.load_timeline,
-                                  lambda timeline: read(query.TableSnapshot(self.storage, self.config, timeline)))
+        return on_latest_timeline(self.load_timeline, lambda timeline: read(self._snapshot(timeline)))
 
     def timeline(self) -> list[Instant]:
         """All instants on the active timeline, oldest first."""

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pyarrow as pa
 import pytest
@@ -24,7 +25,7 @@ from tables import REFERENCE_DIR, hudi_rs, rows
 from hudi_ds import HudiTable, faults
 from hudi_ds.cli.validate import validate
 from hudi_ds.config.properties import loads
-from hudi_ds.errors import ConfigError, UnsupportedTableError
+from hudi_ds.errors import ConfigError, CorruptTableError, UnsupportedTableError
 from hudi_ds.hfile import AvroHFileReader
 from hudi_ds.log import read_blocks
 from hudi_ds.log.hfile_block import decode_hfile_data_block
@@ -71,11 +72,17 @@ def non_empty(files: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     return {p: f for p, f in files.items() if f}
 
 
+def listing_storage(path: Path) -> HudiTable:
+    """The table read with hoodie.metadata.enable=false: listing the data partitions instead."""
+    return HudiTable(str(path), options={"hoodie.metadata.enable": "false"})
+
+
 def assert_in_step(path: Path) -> None:
-    """hudi-rs (listing through the metadata table) and our reader (listing the file system) read the same
-    rows; the metadata table lists exactly the committed files; validate finds nothing."""
+    """hudi-rs and our reader (both listing through the metadata table) and our reader listing the file system
+    read the same rows; the metadata table lists exactly the committed files; validate finds nothing."""
     table = HudiTable(str(path))
-    assert rows(hudi_rs(str(path)), COLS) == rows(table.to_arrow(), COLS)
+    expected = rows(listing_storage(path).to_arrow(), COLS)
+    assert rows(hudi_rs(str(path)), COLS) == rows(table.to_arrow(), COLS) == expected
     assert non_empty(listing(path)) == non_empty(committed_files(table.storage, table.load_timeline()))
     report = validate(str(path))
     assert report["ok"], report["errors"]
@@ -175,18 +182,21 @@ def test_a_clean_killed_after_its_deletes_is_finished_by_the_next(tmp_path, monk
     assert not any("pending clean" in w for w in validate(str(path))["warnings"])
 
 
-def test_hudi_rs_takes_its_listing_from_the_metadata_table(tmp_path):
-    """A copy of a committed base file under a new file group: our reader lists the folder and sees its rows
-    a second time, hudi-rs lists through the metadata table and does not see it; validate names the file."""
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_file_written_into_a_partition_without_a_commit_is_invisible(tmp_path, table_type):
+    """A copy of a committed base file under a new file group (an instant the timeline completed): hudi-rs and
+    our reader list through the metadata table and do not see it; listing the folder (hoodie.metadata.enable=
+    false on the read) sees its rows a second time; validate names the file."""
     path = tmp_path / "t"
-    t = make(path, "COPY_ON_WRITE")
-    t.write(trips(range(5), 1))
-    before = rows(hudi_rs(str(path)), COLS)
+    t = make(path, table_type)
+    t.write(trips(range(5), 1), operation="insert")
+    before = rows(t.to_arrow(), COLS)
     base = next(p for p in (path / "sf").iterdir() if p.suffix == ".parquet")
     file_id, rest = base.name.split("_", 1)
     shutil.copyfile(base, base.with_name(f"{file_id[:-8]}deadbeef-0_{rest}"))
-    assert rows(hudi_rs(str(path)), COLS) == before
-    assert HudiTable(str(path)).to_arrow().num_rows > len(before)  # the copy's rows a second time
+    assert rows(hudi_rs(str(path)), COLS) == rows(HudiTable(str(path)).to_arrow(), COLS) == before
+    assert rows(HudiTable(str(path)).to_arrow(filters=[("city", "=", "sf")]), COLS) == before
+    assert listing_storage(path).to_arrow().num_rows > len(before)  # the copy's rows a second time
     assert any("the metadata table does not list it" in e for e in validate(str(path))["errors"])
 
 
@@ -207,6 +217,68 @@ def test_the_metadata_table_on_an_object_store(s3_table):
     assert {"deltacommit", "commit", "clean"} <= {i.action for i in mdt_timeline.completed()}
 
 
+@pytest.mark.parametrize("bad", ["../../escape.parquet", "..", "%2e%2e%2fescape.parquet", "a/b.parquet"])
+def test_a_listed_file_name_that_leaves_its_partition_is_refused(tmp_path, monkeypatch, bad):
+    """The metadata table's file names are the table's own, untrusted: one that would leave its partition folder
+    fails the read with CorruptTableError naming it; nothing is read."""
+    from hudi_ds.metadata import sync
+
+    path = tmp_path / "t"
+    t = make(path, "COPY_ON_WRITE")
+    t.write(trips(range(3), 1))
+    crafted = sync.change_records
+
+    def with_bad_name(changes):  # noqa: ANN001, ANN202 - the patched function's own signature
+        return crafted({**changes, "sf": FileChanges({**changes["sf"].added, bad: 10})})
+
+    monkeypatch.setattr(sync, "change_records", with_bad_name)
+    t.write(trips(range(3, 5), 2))
+    with pytest.raises(CorruptTableError, match="refusing"):
+        HudiTable(str(path)).to_arrow()
+
+
+def _listed_prefixes(proxy: Any) -> list[str]:
+    """Record the prefix of every LIST request the proxy forwards from now on."""
+    prefixes: list[str] = []
+
+    def record(method: str, path: str) -> None:
+        query = parse_qs(urlsplit(path).query)
+        if method == "GET" and "list-type" in query:
+            prefixes.append(query.get("prefix", [""])[0])
+
+    proxy.rule = record
+    return prefixes
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_a_snapshot_read_on_an_object_store_lists_no_data_partition(s3, table_type):
+    """On S3 (the loopback server, behind a proxy that sees every request) a snapshot read of a table with a
+    metadata table lists only under .hoodie/ (the timelines and the metadata table's files partition), and
+    reads what hudi-rs and a read listing the partitions (hoodie.metadata.enable=false) read."""
+    from s3_proxy import S3Proxy
+
+    proxy = S3Proxy(s3.endpoint).start()
+    try:
+        uri, opts = f"s3://{s3.new_bucket()}/t", {**s3.options(), "AWS_ENDPOINT_URL": proxy.endpoint}
+        t = HudiTable.create(uri, table_name="trips", record_key="uuid", ordering_field="ts", partition_by="city",
+                             table_type=table_type, buckets=2, storage_options=opts,
+                             options={"hoodie.write.table.version": "9", **MDT_OPTIONS})
+        for n, city in enumerate(["sf", "la", "ny", "sf"], start=1):
+            t.write(trips(range(n, n + 4), n, city))
+        prefixes = _listed_prefixes(proxy)
+        got = rows(HudiTable(uri, storage_options=opts).to_arrow(), COLS)
+        assert prefixes and all(p.startswith("t/.hoodie/") for p in prefixes), prefixes
+        assert rows(HudiTable(uri, storage_options=opts).to_arrow(filters=[("city", "=", "la")]), COLS) == \
+            [r for r in got if r[1] == "la"]
+        assert all(p.startswith("t/.hoodie/") for p in prefixes), prefixes
+        listing = HudiTable(uri, {"hoodie.metadata.enable": "false"}, storage_options=opts).to_arrow()
+        assert any(not p.startswith("t/.hoodie/") for p in prefixes)  # listing the data partitions
+        proxy.rule = None
+        assert rows(listing, COLS) == got == rows(hudi_rs(uri, storage_options=opts), COLS)
+    finally:
+        proxy.stop()
+
+
 def test_enabling_on_an_existing_table_bootstraps_and_disabling_drops(tmp_path):
     path = tmp_path / "t"
     t = make(path, "MERGE_ON_READ", **{"hoodie.metadata.enable": "false"})
@@ -219,11 +291,14 @@ def test_enabling_on_an_existing_table_bootstraps_and_disabling_drops(tmp_path):
     assert_in_step(path)
     HudiTable(str(path)).write(trips(range(1), 4))  # unset: the table keeps its metadata table
     assert_in_step(path)
+    reader = HudiTable(str(path))  # its config names the metadata table
+    assert reader.snapshot().listed_files is not None
     off = HudiTable(str(path), options={"hoodie.metadata.enable": "false"})
     off.write(trips(range(1), 5))
     assert not (path / ".hoodie" / "metadata").exists()
     assert "hoodie.table.metadata.partitions" not in loads((path / ".hoodie" / "hoodie.properties").read_text())
-    assert rows(hudi_rs(str(path)), COLS) == rows(off.to_arrow(), COLS)
+    assert rows(hudi_rs(str(path)), COLS) == rows(off.to_arrow(), COLS) == rows(reader.to_arrow(), COLS)
+    assert reader.snapshot().listed_files is None  # dropped since: it lists the partitions
 
 
 def test_a_bootstrap_killed_before_its_switch_is_redone(tmp_path, monkeypatch):
@@ -311,6 +386,22 @@ def test_a_bootstrap_gives_the_records_apache_hudi_wrote(tmp_path, reference):
                                                                       "hoodie.table.metadata.partitions.inflight")}
 
 
+@pytest.mark.parametrize("reference", ["cow_v9_timebasedkeygen_epochmillis", "cow_v9_txns_simple_meta",
+                                       "mor_avro_v9_txns_simple_meta", "mor_avro_v9_txns_simple_overwrite",
+                                       "quickstart_mor_avro_v8_trips_8i3u1d"])
+def test_reading_the_tables_hudi_wrote_through_their_metadata_table(reference):
+    """The reference tables with a metadata table read through Hudi's own files partition: the rows of a read
+    listing the partitions and of hudi-rs."""
+    path = str(REFERENCE_DIR / reference)
+    table = HudiTable(path)
+    listed = table.snapshot().listed_files
+    assert listed and all(not e.path.startswith(".hoodie") for e in listed)
+    got = rows(table.to_arrow(), ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_commit_time"])
+    assert got == rows(listing_storage(REFERENCE_DIR / reference).to_arrow(),
+                       ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_commit_time"])
+    assert got == rows(hudi_rs(path), ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_commit_time"])
+
+
 def _without_meta_fields(records: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Records without the `_hoodie_*` fields (Hudi 1.0 filled _hoodie_file_name in some base file records)."""
     return {k: {f: v for f, v in r.items() if not f.startswith("_hoodie_")} for k, r in records.items()}
@@ -349,6 +440,11 @@ def test_a_write_killed_between_the_two_commits_is_invisible_and_rolled_back(tmp
     pending = [i.requested_time for i in HudiTable(str(path)).load_timeline().pending()]
     assert len(pending) == 1 and any(n.startswith(pending[0] + "_") for n in mdt_timeline)
     assert rows(hudi_rs(str(path)), COLS) == before  # its deltacommit is not taken: the data instant is pending
+    ahead = HudiTable(str(path))
+    assert rows(ahead.to_arrow(), COLS) == before
+    listed = ahead.snapshot().listed_files
+    assert listed is not None and not any(pending[0] in e.path for e in listed)  # the killed write's files
+    assert any(pending[0] in str(p) for p in path.rglob("*") if ".hoodie" not in p.parts)
     HudiTable(str(path), options={"hoodie.client.heartbeat.timeout.secs": "0"}).write(trips(range(7, 8), 9))
     assert not any(n.startswith(pending[0]) for n in os.listdir(path / ".hoodie" / "metadata" / ".hoodie" / "timeline")
                    if not n.endswith("rollback"))

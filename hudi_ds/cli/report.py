@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
@@ -16,10 +16,9 @@ from hudi_ds.errors import ConfigError, HudiDsError
 from hudi_ds.files.naming import BaseFile, LogFile, parse_base_file, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.index.bucket import bucket_of_file_id
-from hudi_ds.metadata.layout import MAINTAINED
+from hudi_ds.metadata.layout import MAINTAINED, metadata_table_of
 from hudi_ds.metadata.listing import files_slice, listing_of, merged_records
 from hudi_ds.metadata.records import FILES
-from hudi_ds.metadata.sync import metadata_table_of
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.schema.meta import is_meta_column
 from hudi_ds.storage import Storage
@@ -52,9 +51,10 @@ class Opened:
 
 
 def open_table(table: str | HudiTable) -> Opened:
-    """The table (a path, or a HudiTable opened with options) and its current snapshot."""
+    """The table (a path, or a HudiTable opened with options) and its current snapshot, its files as storage
+    holds them (validate compares them with the timeline and with the metadata table)."""
     opened = table if isinstance(table, HudiTable) else HudiTable(table)
-    return Opened(opened, opened.snapshot())
+    return Opened(opened, replace(opened.snapshot(), metadata_listing=False))
 
 
 def uses_bucket_index(config: TableConfig) -> bool:

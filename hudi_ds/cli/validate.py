@@ -21,8 +21,8 @@ from hudi_ds.files.view import FileSystemView
 from hudi_ds.log.cdc_block import decode_cdc_block
 from hudi_ds.log.format import BlockType, read_blocks
 from hudi_ds.metadata.bootstrap import committed_files
+from hudi_ds.metadata.layout import metadata_table_of
 from hudi_ds.metadata.listing import read_listing
-from hudi_ds.metadata.sync import metadata_table_of
 from hudi_ds.read.retention import earliest_retained
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, decode_arrow_schema
 from hudi_ds.schema.avro import avro_to_arrow

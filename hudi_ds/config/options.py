@@ -151,7 +151,9 @@ class HudiOptions(BaseModel):
         "hoodie.metadata.enable", None,
         "The metadata table (.hoodie/metadata, its files partition: the file listing Apache Hudi 1.x and hudi-rs "
         "read on versions 8 and 9). true creates it on a version 8/9 table and keeps it up to date; false drops it "
-        "(as Hudi's writers do); unset keeps what the table has (none on tables hudi-py creates).",
+        "(as Hudi's writers do); unset keeps what the table has (none on tables hudi-py creates). Reads take the "
+        "file listing from the metadata table where the table has one (no LIST of a data partition), as Hudi's "
+        "and hudi-rs's readers do, unless this is false.",
         "metadata.enabled")
 
     # ---- write ---------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import CorruptTableError, MissingFileError
 from hudi_ds.files.naming import BaseFile, LogFile, parse_base_file, parse_cdc_file, parse_log_file
-from hudi_ds.storage import Storage
+from hudi_ds.storage import FileEntry, Storage
 from hudi_ds.timeline import Timeline
 from hudi_ds.timeline.archived import with_history
 
@@ -144,7 +144,9 @@ def _attach_change_data(slices: list[FileSlice], files: list[LogFile]) -> None:
 
 
 class FileSystemView:
-    """File groups of a table, built from one listing of its partitions."""
+    """File groups of a table, built from one listing of its partitions: a walk of storage, or `listing` given
+    (the metadata table's, for readers: it holds no file of a pending or failed write, which writers that roll
+    back or clean up must see)."""
 
     def __init__(
         self,
@@ -153,6 +155,7 @@ class FileSystemView:
         timeline: Timeline,
         visibility: Visibility,
         partition_filter: Callable[[str], bool] | None = None,
+        listing: Iterable[FileEntry] | None = None,
     ) -> None:
         self.config = config
         self.visibility = visibility
@@ -161,7 +164,7 @@ class FileSystemView:
         self.partition_filter = partition_filter
         self.partitions: list[str] = []
         self.groups: dict[tuple[str, str], list[FileSlice]] = {}
-        self._build(storage, partition_filter)
+        self._build(storage.walk_files("") if listing is None else listing, partition_filter)
 
     @staticmethod
     def _replaced_file_groups(timeline: Timeline, vis: Visibility) -> set[tuple[str, str]]:
@@ -173,12 +176,12 @@ class FileSystemView:
                     replaced.update((partition, fid) for fid in file_ids)
         return replaced
 
-    def _build(self, storage: Storage, partition_filter: Callable[[str], bool] | None) -> None:
+    def _build(self, listing: Iterable[FileEntry], partition_filter: Callable[[str], bool] | None) -> None:
         bases: dict[tuple[str, str], list[BaseFile]] = defaultdict(list)
         logs: dict[tuple[str, str], list[LogFile]] = defaultdict(list)
         cdc: dict[tuple[str, str], list[LogFile]] = defaultdict(list)
         partitions: set[str] = set()
-        for entry in storage.walk_files(""):
+        for entry in listing:
             if entry.path.startswith(".hoodie/") or "/.hoodie/" in entry.path:
                 continue
             partition, _, name = entry.path.rpartition("/")

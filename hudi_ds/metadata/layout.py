@@ -122,3 +122,11 @@ class MetadataTable:
         rel = f"{FILES}/{PARTITION_METAFILE}"
         if not self.storage.exists(rel):
             self.storage.put_if_absent(rel, partition_metafile(instant))
+
+
+def metadata_table_of(data_storage: Storage) -> MetadataTable | None:
+    """The data table's metadata table, when its hoodie.properties (read afresh) says readers use its files
+    partition."""
+    if FILES not in listed_partitions(data_storage):
+        return None
+    return MetadataTable.open(data_storage)

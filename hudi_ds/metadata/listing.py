@@ -10,18 +10,22 @@ metadata table's own bootstrap instants (HoodieTableMetadataUtil.getValidInstant
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
-from hudi_ds.errors import CorruptTableError
+from hudi_ds.errors import CorruptTableError, MissingFileError
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.hfile import AvroHFileReader
 from hudi_ds.log import BlockType, decode_delete_block, read_blocks
 from hudi_ds.log.hfile_block import decode_hfile_data_block
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.layout import FILES_FILE_ID, MetadataTable, is_init_instant
-from hudi_ds.storage import require_inside
+from hudi_ds.storage import FileEntry, require_inside
 from hudi_ds.timeline import Instant, Timeline
+
+FETCH_THREADS = 16  # the files of one metadata slice: a base file and at most a compaction's worth of logs
 
 
 def compacted_before(mdt_timeline: Timeline) -> str:
@@ -45,14 +49,16 @@ class MetadataSlice:
     logs: list[tuple[str, str]]  # (relative path, instant), oldest completion first
 
 
-def files_slice(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Timeline | None) -> MetadataSlice:
-    """The latest slice of the files partition. `data_timeline` None: every completed deltacommit counts (the
-    metadata table's own view, as its compaction takes it)."""
+def files_slice(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Timeline | None,
+                listed: list[FileEntry] | None = None) -> MetadataSlice:
+    """The latest slice of the files partition (from `listed`, its listing, when the caller has it).
+    `data_timeline` None: every completed deltacommit counts (the metadata table's own view, as its compaction
+    takes it)."""
     completion = {i.requested_time: i.completion_time or "" for i in mdt_timeline.completed()
                   if i.action in ("deltacommit", "commit")}
     bases: list[tuple[str, str]] = []
     logs: list[tuple[str, str, str]] = []
-    for entry in mdt.storage.list(md.FILES):
+    for entry in mdt.storage.list(md.FILES) if listed is None else listed:
         if entry.is_dir:
             continue
         rel = require_inside(f"{md.FILES}/{entry.name}", mdt.storage.full(md.FILES))
@@ -69,21 +75,39 @@ def files_slice(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Timel
     return MetadataSlice(base_rel, base_instant, [(r, i) for _, i, r in after])
 
 
-def _log_updates(mdt: MetadataTable, rel: str) -> Iterator[tuple[str, dict[str, Any] | None]]:
-    for block in read_blocks(mdt.storage.read_bytes(rel), mdt.storage.full(rel)):
+def _log_updates(data: bytes, where: str) -> Iterator[tuple[str, dict[str, Any] | None]]:
+    for block in read_blocks(data, where):
         if block.block_type == BlockType.HFILE_DATA:
-            yield from decode_hfile_data_block(block, mdt.storage.full(rel))
+            yield from decode_hfile_data_block(block, where)
         elif block.block_type == BlockType.DELETE:
-            deleted = decode_delete_block(block, mdt.storage.full(rel)).record_keys.to_pylist()
+            deleted = decode_delete_block(block, where).record_keys.to_pylist()
             yield from ((key, None) for key in deleted)
+
+
+def _read_all(mdt: MetadataTable, rels: list[str]) -> list[bytes]:
+    """The files of a slice, fetched at once (one round trip on an object store, not one per file). One a
+    writer's clean of the metadata table removed meanwhile is a MissingFileError: the read plans again."""
+    def read(rel: str) -> bytes:
+        try:
+            return mdt.storage.read_bytes(rel)
+        except FileNotFoundError:
+            raise MissingFileError(f"{mdt.storage.full(rel)} is gone: a writer compacted and cleaned the metadata "
+                                   "table while it was read; read again") from None
+
+    if len(rels) <= 1:
+        return [read(rel) for rel in rels]
+    with ThreadPoolExecutor(min(FETCH_THREADS, len(rels))) as pool:
+        return list(pool.map(read, rels))
 
 
 def merged_records(mdt: MetadataTable, sl: MetadataSlice) -> dict[str, dict[str, Any]]:
     """Key -> merged record of the slice (HoodieMetadataPayload's merge)."""
+    rels = ([sl.base] if sl.base is not None else []) + [rel for rel, _ in sl.logs]
+    fetched = dict(zip(rels, _read_all(mdt, rels), strict=True))
     base: list[tuple[str, dict[str, Any]]] = []
     if sl.base is not None:
-        base = list(AvroHFileReader(mdt.storage.read_bytes(sl.base), mdt.storage.full(sl.base)))
-    updates = [u for rel, _ in sl.logs for u in _log_updates(mdt, rel)]
+        base = list(AvroHFileReader(fetched[sl.base], mdt.storage.full(sl.base)))
+    updates = [u for rel, _ in sl.logs for u in _log_updates(fetched[rel], mdt.storage.full(rel))]
     return md.merge(base, updates)
 
 
@@ -101,6 +125,35 @@ def listing_of(records: dict[str, dict[str, Any]], where: str) -> dict[str, dict
 
 
 def read_listing(mdt: MetadataTable, data_timeline: Timeline) -> dict[str, dict[str, int]]:
-    """What a Hudi reader takes from the metadata table: data partition -> file name -> size."""
-    sl = files_slice(mdt, mdt.timeline(), data_timeline)
+    """What a Hudi reader takes from the metadata table: data partition -> file name -> size. The files
+    partition is listed while the metadata timeline loads (one round trip less on an object store): a file of
+    an instant that completes in between is not on that timeline, so not taken."""
+    with ThreadPoolExecutor(1) as pool:
+        listed = pool.submit(mdt.storage.list, md.FILES)
+        sl = files_slice(mdt, mdt.timeline(), data_timeline, listed.result())
     return listing_of(merged_records(mdt, sl), mdt.storage.full(md.FILES))
+
+
+def data_files(mdt: MetadataTable, data_timeline: Timeline) -> list[FileEntry]:
+    """The data table's files as the metadata table lists them, shaped like a walk of storage (paths relative
+    to the table): what a reader plans from instead of listing every data partition. The names are the
+    table's own, so untrusted: one that would leave its partition folder is a CorruptTableError."""
+    where = mdt.storage.full(md.FILES)
+    out: list[FileEntry] = []
+    for partition, files in read_listing(mdt, data_timeline).items():
+        if partition:
+            require_inside(f"{partition}/", where)
+        for name, size in files.items():
+            if not _is_plain_name(name):
+                raise CorruptTableError(f"refusing file name {name!r} of partition {partition!r} (listed in "
+                                        f"{where}): not a file name; drop the metadata table (a write with "
+                                        "hoodie.metadata.enable=false) and enable it again")
+            out.append(FileEntry(f"{partition}/{name}" if partition else name, size, False))
+    return out
+
+
+def _is_plain_name(name: str) -> bool:
+    """A file name that stays in its folder (the partition itself checked once with require_inside)."""
+    if "%" in name:
+        name = unquote(name)
+    return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")

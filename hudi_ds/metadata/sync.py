@@ -27,8 +27,8 @@ from hudi_ds.metadata.layout import (
     FILES_FILE_ID,
     MetadataTable,
     is_init_instant,
-    listed_partitions,
     log_name,
+    metadata_table_of,
 )
 from hudi_ds.metadata.listing import compacted_before, is_folded
 from hudi_ds.storage import Storage
@@ -67,13 +67,6 @@ def commit_changes(meta: CommitMetadata) -> dict[str, FileChanges]:
 def deleted_changes(deleted: Mapping[str, Iterable[str]]) -> dict[str, FileChanges]:
     """Partition -> file names a clean or rollback deleted."""
     return {p: FileChanges(deleted=tuple(names)) for p, names in deleted.items() if names}
-
-
-def metadata_table_of(data_storage: Storage) -> MetadataTable | None:
-    """The data table's metadata table, when its hoodie.properties says readers use its files partition."""
-    if md.FILES not in listed_partitions(data_storage):
-        return None
-    return MetadataTable.open(data_storage)
 
 
 def change_records(changes: Mapping[str, FileChanges]) -> dict[str, dict[str, Any]]:

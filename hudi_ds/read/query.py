@@ -6,22 +6,26 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.config import TableConfig
-from hudi_ds.errors import ConfigError
+from hudi_ds.errors import ConfigError, CorruptTableError
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.keys.keygen import integer_key_column
+from hudi_ds.metadata.layout import MetadataTable, listed_partitions
+from hudi_ds.metadata.listing import data_files
+from hudi_ds.metadata.records import FILES
 from hudi_ds.read import filters as flt
 from hudi_ds.read import retention
 from hudi_ds.read.schema_resolver import resolve_schema
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.read.splits import SlicePart, split_slice
 from hudi_ds.schema.meta import COMMIT_TIME, RECORD_KEY, with_meta
-from hudi_ds.storage import Storage
+from hudi_ds.storage import FileEntry, Storage
 from hudi_ds.timeline import Timeline
 from hudi_ds.timeline.archived import with_history
 
@@ -35,6 +39,24 @@ class TableSnapshot:
     storage: Storage
     config: TableConfig
     timeline: Timeline
+    metadata_listing: bool = False  # readers: file listings from the metadata table when the table has one
+
+    @cached_property
+    def listed_files(self) -> list[FileEntry] | None:
+        """The table's files as its metadata table lists them (no LIST of a data partition), as Hudi's and
+        hudi-rs's readers take them for version 8/9 tables; None where they list storage instead: writers
+        (`metadata_listing` off: they must see the files of pending writes), version 6 tables, tables without a
+        metadata table (hoodie.table.metadata.partitions of the config; a listing is right either way, and when
+        a writer dropped the metadata table since the config was loaded the properties are read again)."""
+        if not self.metadata_listing or self.config.layout_version < 2 or FILES not in self.config.metadata_partitions:
+            return None
+        try:
+            mdt = MetadataTable.open(self.storage)
+        except CorruptTableError:
+            if FILES not in listed_partitions(self.storage):
+                return None  # dropped: the property goes first, then the folder
+            raise
+        return data_files(mdt, self.timeline)
 
     def reaching(self, instant: str | None) -> TableSnapshot:
         """This snapshot for a query reaching back to `instant`: with the archived instants when it needs them
@@ -94,7 +116,8 @@ class TableSnapshot:
                            tuple(self.config.record_key_fields))
 
     def view(self, visibility: Visibility, partition_filter: Callable[[str], bool] | None = None) -> FileSystemView:
-        return FileSystemView(self.storage, self.config, self.timeline, visibility, partition_filter)
+        return FileSystemView(self.storage, self.config, self.timeline, visibility, partition_filter,
+                              self.listed_files)
 
 
 def _finish(tables: list[pa.Table], out_schema: pa.Schema) -> pa.Table:

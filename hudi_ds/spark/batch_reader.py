@@ -37,10 +37,12 @@ from hudi_ds.timeline import Timeline, normalize_instant_time
 PUSHDOWN_PER_SCAN = hasattr(DataSourceReader, "pushLimit")
 
 
-def load_snapshot(storage: Storage) -> query.TableSnapshot:
+def load_snapshot(storage: Storage, metadata_listing: bool = True) -> query.TableSnapshot:
+    """A reader's snapshot of the table: file listings from its metadata table unless `metadata_listing` is off
+    (hoodie.metadata.enable=false among the read options)."""
     config = load_config(storage)
     timeline = Timeline.load(storage, config.layout_version, config.timeline_path)
-    return query.TableSnapshot(storage, config, timeline)
+    return query.TableSnapshot(storage, config, timeline, metadata_listing)
 
 
 def instant_option(value: str | None, key: str) -> str | None:
@@ -116,7 +118,7 @@ class HudiBatchReader(DataSourceReader):
     # ---- planning (driver) -----------------------------------------------------------------------
     def _plan(self) -> _Plan:
         opts = self.opts
-        snap = load_snapshot(self.storage)
+        snap = load_snapshot(self.storage, opts.metadata_enable is not False)
         config: TableConfig = snap.config
         layout = config.layout_version
         if opts.query_type == "incremental":

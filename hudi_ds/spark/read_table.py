@@ -69,7 +69,7 @@ def plan_split(path: str, opts: HudiOptions) -> SplitRead | None:
     if not TableLocation.parse(path).is_local:
         return None
     storage = open_storage(path)
-    snap = load_snapshot(storage)
+    snap = load_snapshot(storage, opts.metadata_enable is not False)
     if not snap.config.populate_meta_fields or snap.config.base_file_format != "PARQUET":
         return None
     instant = instant_option(opts.as_of, AS_OF_KEY) or max(

@@ -95,7 +95,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         start = (self.opts.begin_instant or "earliest").strip().lower()
         if start == "earliest":
             return {"instant": "0"}
-        snap = load_snapshot(self.storage)
+        snap = load_snapshot(self.storage, self.opts.metadata_enable is not False)
         if start == "latest":
             commits = self._commits(snap)
             return {"instant": commits[-1][0] if commits else "0"}
@@ -129,7 +129,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         return chosen
 
     def latestOffset(self, start: dict[str, str] | None = None, limit: Any = None) -> dict[str, str]:  # noqa: N802
-        snap = load_snapshot(self.storage)
+        snap = load_snapshot(self.storage, self.opts.metadata_enable is not False)
         begin = (start or {}).get("instant", "0")
         return {"instant": self._limited(snap, begin, limit)}
 
@@ -141,14 +141,14 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         return ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802
-        snap = load_snapshot(self.storage)
+        snap = load_snapshot(self.storage, self.opts.metadata_enable is not False)
         commits = self._commits(snap)
         self.stop_at = {"instant": commits[-1][0] if commits else "0"}
 
     # ---- splits --------------------------------------------------------------------------------------
     def partitions(self, start: dict[str, str], end: dict[str, str]) -> Sequence[InputPartition]:
         begin, finish = start.get("instant", "0"), end.get("instant", "0")
-        snap = load_snapshot(self.storage).reaching(begin)
+        snap = load_snapshot(self.storage, self.opts.metadata_enable is not False).reaching(begin)
         keys = {k: c.requested_time for k, c in self._commits(snap)}
         in_range = [ts for k, ts in sorted(keys.items()) if begin < k <= finish]
         if not in_range:

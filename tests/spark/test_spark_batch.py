@@ -478,3 +478,21 @@ def test_read_without_meta_columns(spark, table_path):
     assert rows(lean, COLUMNS) == rows(full, COLUMNS)
     fast = read_table(spark, table_path, **{"hoodie.datasource.read.meta.columns": "false"}).toArrow()
     assert fast.schema.names == COLUMNS and rows(fast, COLUMNS) == rows(full, COLUMNS)
+
+
+def test_reads_take_the_listing_from_the_metadata_table(spark, tmp_path):
+    """A version 9 table with the metadata table, and a copy of a committed base file under a new file group
+    (never committed): Spark reads through the metadata table and does not see it, as hudi-rs and the Python API;
+    `hoodie.metadata.enable=false` on the read lists the partition and sees its rows a second time."""
+    import shutil
+
+    path = str(tmp_path / "t")
+    t = HudiTable.create(path, table_name="t", record_key="id", ordering_field="ts", partition_by="dt", buckets=2,
+                         options={"hoodie.write.table.version": "9", "hoodie.metadata.enable": "true"})
+    t.write(make(list(range(30)), 1))
+    base = next(p for p in (tmp_path / "t" / DTS[0]).iterdir() if p.suffix == ".parquet")
+    file_id, rest = base.name.split("_", 1)
+    shutil.copyfile(base, base.with_name(f"{file_id[:-8]}deadbeef-0_{rest}"))
+    expected = rows(hudi_rs(path), COLUMNS)
+    assert rows(read(spark, path), COLUMNS) == expected == rows(t.to_arrow(), COLUMNS)
+    assert len(read(spark, path, **{"hoodie.metadata.enable": "false"})) > len(expected)
