@@ -41,6 +41,7 @@ SUITE: dict[str, tuple[str, list[str], list[str]]] = {
                     ["--commits", "10", "--rows", "200000"]),
     "object_store": ("bench_object_store.py", ["--rows", "1000000"], ["--rows", "200000"]),
     "lazy": ("bench_lazy.py", ["--rows", "2000000", "--repeat", "5"], ["--rows", "200000", "--repeat", "3"]),
+    "index": ("bench_index.py", ["--rows", "2000000", "--runs", "3"], ["--rows", "200000", "--runs", "1"]),
     "timeline": ("bench_timeline.py", ["--commits", "1000"], ["--commits", "150", "--repeat", "2"]),
 }
 
@@ -66,6 +67,12 @@ GOALS = [
     ("lakes", "v9_upsert_cost", "<=", 1.05, "upsert into a version 9 table vs version 6"),
     ("lakes", "v9_delete_cost", "<=", 1.05, "delete from a version 9 table vs version 6"),
     ("lakes", "v9_read_cost", "<=", 1.05, "merge-on-read snapshot of a version 9 table vs version 6"),
+    ("index", "simple_upsert_ratio", ">=", 2.0, "upsert into a SIMPLE-index table vs deltalake MERGE"),
+    ("index", "bloom_upsert_ratio", ">=", 3.0, "upsert into a BLOOM-index table (time-ordered keys) vs deltalake MERGE"),
+    ("index", "simple_upsert_rss_growth_mib / delta_upsert_rss_growth_mib", "<=", 1.0,
+     "upsert into a SIMPLE-index table: RSS growth vs deltalake"),
+    ("index", "bloom_upsert_rss_growth_mib / delta_upsert_rss_growth_mib", "<=", 1.0,
+     "upsert into a BLOOM-index table: RSS growth vs deltalake"),
     ("timeline", "v9_travel_early_cost", "<=", 1.0, "time travel to an archived commit: version 9 history vs 6 archive"),
     ("timeline", "v9_travel_middle_cost", "<=", 1.0, "... to a commit half way through 1,000"),
     ("lakes", "hudi_load_rss_growth_mib / delta_load_rss_growth_mib", "<=", 1.0, "load: RSS growth vs deltalake"),

@@ -32,6 +32,7 @@ from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.index.bucket import bucket_of_file_id, check_bucket_file_ids
 from hudi_ds.index.choice import BUCKET, is_global, write_index, writes_bloom_filters
 from hudi_ds.index.lookup import KeyLookup, holds_prefixed_keys
+from hudi_ds.keys.keygen import integer_key_column
 from hudi_ds.metadata.sync import commit_changes, sync_instant
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
 from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
@@ -123,9 +124,12 @@ def _key_lookup(config: TableConfig, index: str, options: HudiOptions, schema: p
         by_partition.setdefault(partition, []).append(sl)
     ordering = config.merge_ordering_field()  # commit-time ordering: none
     moves = options.bloom_update_partition_path if index == "GLOBAL_BLOOM" else options.update_partition_path
+    integer_key = integer_key_column(config.key_generator, config.record_key_fields, config.partition_fields,
+                                     schema) if config.populate_meta_fields else None
     return KeyLookup(is_global(index), moves,
                      {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,
-                     schema.field(ordering) if ordering and ordering in schema.names else None)
+                     schema.field(ordering) if ordering and ordering in schema.names else None,
+                     schema.field(integer_key) if integer_key else None)
 
 
 def _one_field_complex_key(config: TableConfig) -> bool:
