@@ -33,6 +33,7 @@ from hudi_ds.index.bucket import bucket_of_file_id, check_bucket_file_ids
 from hudi_ds.index.choice import BUCKET, is_global, write_index, writes_bloom_filters
 from hudi_ds.index.lookup import KeyLookup, holds_prefixed_keys
 from hudi_ds.keys.keygen import integer_key_column
+from hudi_ds.keys.partition_scheme import with_timestamp_settings
 from hudi_ds.metadata.sync import commit_changes, sync_instant
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
 from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
@@ -218,9 +219,10 @@ class Coordinator:
         the file groups of a lookup index."""
         if operation not in OPERATIONS:
             raise ConfigError(f"unknown operation {operation!r}; use one of {', '.join(OPERATIONS)}")
-        check_writable(self.config)
-        check_operation(operation, self.config.record_key_fields)
         options = options if options is not None else HudiOptions()
+        config = with_timestamp_settings(self.config, options)
+        check_writable(config)
+        check_operation(operation, self.config.record_key_fields)
         index = write_index(self.config, options)
         fmt = self.config.format
         timeline = fmt.load_timeline(self.storage)
@@ -248,7 +250,7 @@ class Coordinator:
             lookup = _key_lookup(self.config, index, options, schema, view, slices)
             placement = _insert_placement(options, timeline, slices, groups)
         return WritePlan(
-            storage=self.storage, instant=instant, operation=operation, config=self.config, schema=schema,
+            storage=self.storage, instant=instant, operation=operation, config=config, schema=schema,
             groups=groups, known_commits=tuple(known), lookup=lookup, placement=placement,
             bloom_filters=writes_bloom_filters(self.config, index),
             prefixed_keys=lookup is not None and _one_field_complex_key(self.config) and holds_prefixed_keys(

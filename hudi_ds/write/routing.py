@@ -13,6 +13,7 @@ from hudi_ds.index.lookup import PENDING
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.keys.keygen import record_key_strings
 from hudi_ds.keys.partition_path import partition_path_strings
+from hudi_ds.keys.partition_scheme import timestamp_partitions
 from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY
 
 BUCKET = "__bucket"
@@ -40,7 +41,8 @@ def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | No
     takes its keys (and their bucket) from the task's `auto_keys`. Without a bucket index the bucket column
     says PENDING: tagging (hudi_ds.write.tagging) finds each row's file group later. `prefixed_key`: a one-field
     key is written `field:value` (hudi_ds.keys.keygen.record_key_strings)."""
-    partitions = partition_path_strings(table, config.partition_fields, config.hive_style, config.url_encode)
+    partitions = partition_path_strings(table, config.partition_fields, config.hive_style, config.url_encode,
+                                        timestamp_partitions(config))
     keys = (auto_keys.take(table.num_rows) if auto_keys is not None
             else record_key_strings(table, config.record_key_fields, single_field_prefixed=prefixed_key))
     if not config.num_buckets:
