@@ -233,7 +233,7 @@ class TaskWriter:
         keys = plan.config.record_key_fields
         if keys and not plan.is_overwrite:  # an overwrite replaces the file groups; generated keys are all new
             ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
-            rows = latest_per_key(rows, ordering)  # one version of a key (global indexes: in the table)
+            rows = latest_per_key(rows, ordering, lookup.match_column)  # one version of a key (global: in the table)
             where = lookup.slices if lookup.global_index else partitions
             rows = tag(rows, lookup.located(self.storage, where), lookup)
         else:
