@@ -36,6 +36,7 @@ def paths(settings_: dict[str, str], values: list, type_: pa.DataType | None = N
     ("EPOCHMILLISECONDS", 1705311000000, "GMT-08:00", "2024/01/15/01"),
     ("UNIX_TIMESTAMP", 1705311000, "UTC", "2024/01/15/09"),
     ("EPOCHMICROSECONDS", 1705311000000123, "UTC", "2024/01/15/09"),
+    ("EPOCHMICROSECONDS", -1, "UTC", "1970/01/01/00"),  # Java's conversion rounds towards zero: 0 ms
     ("EPOCHMILLISECONDS", None, "UTC", "1970/01/01/00"),  # Hudi's default value of a null: 1
 ])
 def test_numeric_instants_make_hudis_paths(kind, value, zone, want):
@@ -47,6 +48,8 @@ def test_scalar_values_count_their_time_unit_and_output_zone_wins():
     days = {P + "timestamp.type": "SCALAR", P + "timestamp.scalar.time.unit": "days",
             P + "output.dateformat": "yyyy-MM-dd", P + "output.timezone": "UTC"}
     assert paths(days, [19737, 0], pa.int32()) == ["2024-01-15", "1970-01-01"]
+    nanos = {**days, P + "timestamp.scalar.time.unit": "NANOSECONDS", P + "output.dateformat": "HH:mm:ss.SSS"}
+    assert paths(nanos, [1_705_311_000_123_999_999, -999_999], pa.int64()) == ["09:30:00.123", "00:00:00.000"]
 
 
 def test_date_strings_follow_their_offset_unless_a_zone_is_set():

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -37,9 +36,9 @@ INPUT_TIMEZONE = PREFIX + "input.timezone"
 OUTPUT_TIMEZONE = PREFIX + "output.timezone"
 SCALAR_UNIT = PREFIX + "timestamp.scalar.time.unit"
 
-# milliseconds per unit of each numeric type (Java TimeUnit names for SCALAR)
-_UNIT_MS = {"NANOSECONDS": 1e-6, "MICROSECONDS": 1e-3, "MILLISECONDS": 1, "SECONDS": 1000, "MINUTES": 60_000,
-            "HOURS": 3_600_000, "DAYS": 86_400_000}
+# (milliseconds per unit, units per millisecond) of each numeric type (Java TimeUnit names for SCALAR)
+_UNIT_MS = {"NANOSECONDS": (1, 1_000_000), "MICROSECONDS": (1, 1000), "MILLISECONDS": (1, 1), "SECONDS": (1000, 1),
+            "MINUTES": (60_000, 1), "HOURS": (3_600_000, 1), "DAYS": (86_400_000, 1)}
 _TYPE_UNIT = {"UNIX_TIMESTAMP": "SECONDS", "EPOCHMILLISECONDS": "MILLISECONDS", "EPOCHMICROSECONDS": "MICROSECONDS"}
 _NUMERIC_LETTERS = "yMdHmsS"
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
@@ -150,7 +149,7 @@ class TimestampPartition:
     """How one partition field's values become paths (see the module doc)."""
 
     kind: str
-    unit_ms: float  # milliseconds per numeric unit (0 for DATE_STRING)
+    unit_ms: tuple[int, int]  # (milliseconds per numeric unit, units per millisecond); (0, 1) for DATE_STRING
     input_patterns: tuple[re.Pattern[str], ...]
     output: tuple[tuple[str, int] | str, ...]
     input_zone: dt.tzinfo | None
@@ -168,7 +167,7 @@ class TimestampPartition:
         if not output:
             raise ConfigError(f"{OUTPUT_FORMAT} is not set: the table's timestamp-based partitions need the output "
                               "pattern its writers used; add it to hoodie.properties")
-        unit_ms = 0.0
+        unit_ms = (0, 1)
         patterns: tuple[re.Pattern[str], ...] = ()
         if kind == "DATE_STRING":
             given = settings.get(INPUT_FORMAT)
@@ -228,7 +227,8 @@ class TimestampPartition:
                                list(self.output))
             return self._from_string(str(value), field)
         count = 1 if value is None else int(str(value))
-        ms = int(np.trunc(count * self.unit_ms)) if self.unit_ms < 1 else count * int(self.unit_ms)
+        per_unit, per_ms = self.unit_ms
+        ms = count * per_unit if per_ms == 1 else (1 if count >= 0 else -1) * (abs(count) // per_ms)  # Java: towards 0
         return _format((_EPOCH + dt.timedelta(milliseconds=ms)).astimezone(self.output_zone or dt.timezone.utc),
                        list(self.output))
 
