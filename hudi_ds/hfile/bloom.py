@@ -28,6 +28,7 @@ _VERSION = -1
 _M = np.uint32(0x5BD1E995)
 _FILTER_HEADER = struct.Struct(">iibi")
 _ROWS = struct.Struct(">iii")
+_CHUNK_KEYS = 1 << 15  # keys hashed at a time (their positions: 4 MiB at Hudi's 30 hashes)
 
 
 def _murmur_chain(raw: np.ndarray, hash_count: int) -> np.ndarray:
@@ -150,10 +151,12 @@ class BloomFilter:
             return
         if not np.all(offsets[1:] > offsets[:-1]):
             raise InvalidDataError("a bloom filter key must not be empty")
-        positions = _positions(data, offsets, self.hash_count, self.vector_size)
-        rows = self._rows_for_next_keys(len(offsets) - 1)
-        for row in np.unique(rows):
-            self.rows[row][positions[rows == row].ravel()] = True
+        for start in range(0, len(offsets) - 1, _CHUNK_KEYS):  # bounded memory: hash_count positions per key
+            part = offsets[start:start + _CHUNK_KEYS + 1]
+            positions = _positions(data, part, self.hash_count, self.vector_size)
+            rows = self._rows_for_next_keys(len(part) - 1)
+            for row in np.unique(rows):
+                self.rows[row][positions[rows == row].ravel()] = True
 
     def might_contain(self, key: bytes) -> bool:
         if not key:
