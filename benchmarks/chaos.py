@@ -6,7 +6,9 @@
 Each Python API kind also runs on a table of version 9 (`api_mor_v9`, `api_cow_v9`, `services_v9`,
 `two_writers_v9`: timeline layout 2, Avro commit metadata, completion times), and on a version 9 table with a
 metadata table (`api_mor_v9_mdt`, ...: hudi-rs then lists the files through it, and `validate` compares it with
-the committed files).
+the committed files). `api_mor_simple` and `two_writers_simple` write a merge-on-read table with Hudi's SIMPLE index
+(each write reads the keys of the partitions it touches; new keys fill small files or make file groups; two
+writers inserting into one partition conflict and retry).
 
 Python API kinds: each writer runs in its own process and works through a fixed, seeded list of operations
 (upserts, deletes, partition overwrites; the services kind also compacts, cleans and archives), logging each
@@ -134,6 +136,7 @@ class Kind:
     runner: str = "api"  # or "stream_sink", "stream_reader" (Spark, local store)
     version: int = 6  # hoodie.write.table.version of the table
     metadata: bool = False  # the table has a metadata table (hoodie.metadata.enable), which every writer keeps
+    index: str = "BUCKET"  # hoodie.index.type: SIMPLE finds each key's file group by reading the table's keys
 
 
 KINDS = {
@@ -149,6 +152,8 @@ KINDS = {
     "api_cow_v9_mdt": Kind("api_cow_v9_mdt", "COPY_ON_WRITE", version=9, metadata=True),
     "services_v9_mdt": Kind("services_v9_mdt", "MERGE_ON_READ", services=True, version=9, metadata=True),
     "two_writers_v9_mdt": Kind("two_writers_v9_mdt", "MERGE_ON_READ", writers=2, version=9, metadata=True),
+    "api_mor_simple": Kind("api_mor_simple", "MERGE_ON_READ", index="SIMPLE"),
+    "two_writers_simple": Kind("two_writers_simple", "MERGE_ON_READ", writers=2, index="SIMPLE"),
     "stream_sink": Kind("stream_sink", "MERGE_ON_READ", runner="stream_sink"),
     "stream_reader": Kind("stream_reader", "MERGE_ON_READ", runner="stream_reader"),
 }
@@ -176,11 +181,13 @@ def run_kind(kind: Kind, kills: int, work: Path, uri: str, storage_options: dict
              rng: random.Random, window: tuple[float, float]) -> Tally:
     from hudi_ds import HudiTable
 
+    bucket = kind.index == "BUCKET"
     HudiTable.create(uri, table_name=kind.name, record_key="id", ordering_field="ts", partition_by="p",
-                     table_type=kind.table_type, buckets=2, storage_options=storage_options,
+                     table_type=kind.table_type, buckets=2 if bucket else None, storage_options=storage_options,
                      options={"compaction.schedule.enabled": "false",
                               "hoodie.write.table.version": str(kind.version),
-                              "hoodie.metadata.enable": str(kind.metadata).lower()})
+                              "hoodie.metadata.enable": str(kind.metadata).lower(),
+                              "hoodie.index.type": kind.index})
     tally, started = Tally(), time.monotonic()
     overwrites = kind.writers == 1
     writers = [(w, work / f"{kind.name}-{w}.log", operations(100 + w, w * KEYS, overwrites))

@@ -15,7 +15,7 @@ import pytest
 
 CHAOS = Path(__file__).resolve().parents[1] / "benchmarks" / "chaos.py"
 KINDS = ["api_mor", "api_cow", "services", "two_writers", "api_mor_v9", "api_cow_v9", "services_v9", "two_writers_v9",
-         "services_v9_mdt"]
+         "services_v9_mdt", "api_mor_simple"]
 
 
 # on S3 (moto answers slowly) one kind of each writer shape, versions 6 and 9 alternating

@@ -254,6 +254,28 @@ def test_bloom_filter_holds_every_key_and_round_trips(bloom_keys, per_row):
     assert all(again.might_contain(k) for k in bloom_keys)
 
 
+@SETTINGS
+@given(st.lists(st.text(min_size=1, max_size=12), max_size=80), st.integers(min_value=0, max_value=3),
+       st.integers(min_value=1, max_value=20))
+def test_bloom_filter_of_arrow_strings_equals_the_filter_of_their_bytes(keys, skip, per_row):
+    # add_strings reads Arrow's buffers (a sliced array starts at an offset); add_all takes the bytes one by one
+    from_arrow, from_bytes = BloomFilter(per_row, 0.01, per_row * 3), BloomFilter(per_row, 0.01, per_row * 3)
+    from_arrow.add_strings(pa.chunked_array([pa.array(["x"] * skip + keys, pa.string()).slice(skip)]))
+    from_bytes.add_all(k.encode() for k in keys)
+    assert from_arrow.serialize() == from_bytes.serialize()
+
+
+def test_a_bloom_filter_is_the_same_however_its_keys_are_split():
+    # keys are hashed in chunks (bounded memory): chunk boundaries must not change which row a key lands in
+    keys = [f"key-{i}".encode() for i in range(70_001)]
+    whole, parts = BloomFilter(5000, 0.01, 20_000), BloomFilter(5000, 0.01, 20_000)
+    whole.add_strings(pa.array([k.decode() for k in keys]))
+    for start, end in ((0, 1), (1, 33_000), (33_000, 70_001)):
+        parts.add_all(keys[start:end])
+    assert whole.serialize() == parts.serialize()
+    assert all(whole.might_contain(k) for k in keys[::997])
+
+
 def test_bloom_filter_sizes_follow_hudi():
     # BloomFilterUtils: bits = ceil(n * -ln(p) / ln(2)^2), hashes = ceil(ln(2) * bits / n)
     assert (BloomFilter(10_000, 1e-9, 100_000).vector_size, BloomFilter(10_000, 1e-9, 100_000).hash_count) == \

@@ -128,8 +128,40 @@ class HudiOptions(BaseModel):
         "hoodie.datasource.write.partitionpath.urlencode", False, "URL-encode partition values in paths.", scope="table")
     keygen_class: str | None = opt(
         "hoodie.datasource.write.keygenerator.class", None,
-        "Accepted for compatibility: Simple, Complex and NonPartitioned key generators (the table infers one).",
+        "TimestampBasedKeyGenerator makes a table's partition paths from a timestamp (hoodie.keygen.timebased.*); "
+        "Simple, Complex and NonPartitioned are accepted for compatibility (the table infers one of them).",
         "hoodie.table.keygenerator.class", "hoodie.datasource.write.keygenerator.type", scope="table")
+    timestamp_type: str | None = opt(
+        "hoodie.keygen.timebased.timestamp.type", None,
+        "Timestamp-based partitions (TimestampBasedKeyGenerator, CustomKeyGenerator's TIMESTAMP fields): what the "
+        "partition value is: UNIX_TIMESTAMP (seconds), EPOCHMILLISECONDS, EPOCHMICROSECONDS, SCALAR (of "
+        "hoodie.keygen.timebased.timestamp.scalar.time.unit) or DATE_STRING (parsed with the input date format). "
+        "Taken from hoodie.properties when it holds it (docs/compatibility.md#key-generators).", scope="table")
+    timestamp_scalar_unit: str | None = opt(
+        "hoodie.keygen.timebased.timestamp.scalar.time.unit", None,
+        "SCALAR timestamp partitions: the java.util.concurrent.TimeUnit of the values (default SECONDS).",
+        scope="table")
+    timestamp_input_format: str | None = opt(
+        "hoodie.keygen.timebased.input.dateformat", None,
+        "DATE_STRING timestamp partitions: the Joda pattern(s) of the input strings, separated by the delimiter.",
+        scope="table")
+    timestamp_input_delimiter: str | None = opt(
+        "hoodie.keygen.timebased.input.dateformat.list.delimiter.regex", None,
+        "DATE_STRING timestamp partitions: the regex between input patterns (default ',').", scope="table")
+    timestamp_output_format: str | None = opt(
+        "hoodie.keygen.timebased.output.dateformat", None,
+        "Timestamp partitions: the Joda pattern of the partition path, e.g. yyyy/MM/dd (numeric fields y, M, d, H, "
+        "m, s, S and literal text).", scope="table")
+    timestamp_timezone: str | None = opt(
+        "hoodie.keygen.timebased.timezone", None,
+        "Timestamp partitions: the time zone of input and output (overrides the two below).", scope="table")
+    timestamp_input_timezone: str | None = opt(
+        "hoodie.keygen.timebased.input.timezone", None,
+        "Timestamp partitions: the zone of DATE_STRING values without an offset.", scope="table")
+    timestamp_output_timezone: str | None = opt(
+        "hoodie.keygen.timebased.output.timezone", None,
+        "Timestamp partitions: the zone paths are formatted in (unset: the value's own zone for DATE_STRING, UTC "
+        "for numbers, where Apache Hudi takes the JVM's default).", scope="table")
     cdc_enabled: bool = opt(
         "hoodie.table.cdc.enabled", False,
         "Persist change data at write time (Apache Hudi's RFC-51): every commit that updates or deletes rows of an "
@@ -497,8 +529,9 @@ class HudiOptions(BaseModel):
     def _keygen(cls, v: str | None) -> str | None:
         if v:
             short = v.rsplit(".", 1)[-1].upper().replace("KEYGENERATOR", "").replace("_", "")
-            if short not in ("SIMPLE", "COMPLEX", "NONPARTITIONED", "NONPARTITION"):
-                raise ValueError("hudi-py writes Simple, Complex and NonPartitioned key generators only")
+            if short not in ("SIMPLE", "COMPLEX", "NONPARTITIONED", "NONPARTITION", "TIMESTAMPBASED", "TIMESTAMP"):
+                raise ValueError("hudi-py creates tables with Simple, Complex, NonPartitioned and TimestampBased key "
+                                 "generators (and writes into Custom ones Apache Hudi made)")
         return v
 
     @field_validator("table_name")

@@ -273,6 +273,8 @@ class TableConfig(BaseModel):
                 props["hoodie.table.keygenerator.type"] = key_generator_type_name(self.key_generator)
             else:
                 props["hoodie.table.keygenerator.class"] = self.key_generator
+        # a timestamp-based key generator's settings, as Apache Hudi 1.x keeps them in the table's properties
+        props.update({k: v for k, v in self.raw.items() if k.startswith("hoodie.keygen.timebased.")})
         if self.ordering_field:
             key = "hoodie.table.ordering.fields" if self.version >= 9 else "hoodie.table.precombine.field"
             props[key] = self.ordering_field

@@ -14,10 +14,11 @@ from hudi_ds.config.merge_mode import (
     payload_class_name,
 )
 from hudi_ds.config.options import OPTION_SPECS, HudiOptions, default_table_name
-from hudi_ds.config.table_config import TableConfig
+from hudi_ds.config.table_config import TableConfig, key_generator_type_name
 from hudi_ds.errors import ConfigError, TableExistsError
 from hudi_ds.index.choice import write_index
 from hudi_ds.keys.keygen import key_generator_class
+from hudi_ds.keys.partition_scheme import TIMESTAMP_KEY_GENERATOR, timestamp_partitions, timestamp_settings
 from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.table_format import format_for
 
@@ -57,10 +58,13 @@ def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
     partial = opts.requested_partial_update_mode() or "NONE"
     _check_partial_updates(partial, opts, fmt.version)
     delete_field, delete_marker = _delete_marker(opts, fmt.version)
-    return TableConfig(
+    key_generator, raw = key_generator_class(keys, parts), {}
+    if opts.keygen_class and key_generator_type_name(opts.keygen_class) == "TIMESTAMP":
+        key_generator, raw = TIMESTAMP_KEY_GENERATOR, timestamp_settings(opts)
+    config = TableConfig(
         version=fmt.version, layout_version=fmt.layout,
         name=opts.table_name or default_table_name(path), table_type=opts.table_type, record_key_fields=keys,
-        ordering_field=opts.ordering_field, partition_fields=parts, key_generator=key_generator_class(keys, parts),
+        ordering_field=opts.ordering_field, partition_fields=parts, key_generator=key_generator, raw=raw,
         hive_style=opts.hive_style, url_encode=opts.url_encode, num_buckets=opts.num_buckets if bucket else None,
         index_type=opts.index_type,
         timezone="UTC", database="default", cdc_enabled=opts.cdc_enabled, cdc_mode=opts.cdc_mode,
@@ -68,6 +72,8 @@ def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
         partial_update_marker=opts.partial_update_marker, delete_field=delete_field, delete_marker=delete_marker,
         populate_meta_fields=opts.populate_meta_fields,
     )
+    timestamp_partitions(config)  # settings a timestamp-based key generator cannot follow are refused now
+    return config
 
 
 def _delete_marker(opts: HudiOptions, version: int) -> tuple[str | None, str | None]:

@@ -90,7 +90,7 @@ def bloom_footer(keys: pa.ChunkedArray | pa.Array) -> dict[str, str]:
     """The footer keys of Hudi's parquet writer (HoodieBloomFilterWriteSupport): the filter of the record keys,
     added in file order, and its type."""
     bloom = BloomFilter(BLOOM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES)
-    bloom.add_all(key.encode() for key in keys.to_pylist())
+    bloom.add_strings(keys)
     return {BLOOM_FILTER_KEY: bloom.serialize().decode("ascii"), BLOOM_TYPE_KEY: bloom.type_code}
 
 

@@ -16,6 +16,8 @@ import struct
 from collections.abc import Iterable
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_ds.errors import CorruptTableError, InvalidDataError
 
@@ -26,48 +28,58 @@ _VERSION = -1
 _M = np.uint32(0x5BD1E995)
 _FILTER_HEADER = struct.Struct(">iibi")
 _ROWS = struct.Struct(">iii")
+_CHUNK_KEYS = 1 << 15  # keys hashed at a time (their positions: 4 MiB at Hudi's 30 hashes)
 
 
-def _murmur(keys: list[bytes], seeds: np.ndarray) -> np.ndarray:
-    """Hadoop's 32-bit MurmurHash of equally long `keys`, each with its own seed (uint32 arrays)."""
-    length = len(keys[0])
-    raw = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), length)
-    h = seeds ^ np.uint32(length)
+def _murmur_chain(raw: np.ndarray, hash_count: int) -> np.ndarray:
+    """Hadoop's 32-bit MurmurHash of equally long keys (the rows of the uint8 matrix `raw`), chained `hash_count`
+    times from seed 0: one column of uint32 hashes per round. What a key's bytes contribute does not depend on the
+    seed, so it is mixed once."""
+    length = raw.shape[1]
     words = length // 4
-    if words:
-        blocks = np.ascontiguousarray(raw[:, :words * 4]).view("<u4")
-        for i in range(words):
-            k = blocks[:, i] * _M
-            k ^= k >> np.uint32(24)
-            k *= _M
-            h = (h * _M) ^ k
+    blocks = np.ascontiguousarray(raw[:, :words * 4]).view("<u4")
+    mixed = []
+    for i in range(words):
+        k = blocks[:, i] * _M
+        k ^= k >> np.uint32(24)
+        k *= _M
+        mixed.append(k)
     # The tail bytes go in big-endian (the first one highest), unlike the 4-byte words, and sign-extended:
     # Java bytes are signed. Hadoop's later MurmurHash reversed this order; Hudi's filters use this one.
     tail = raw[:, words * 4:].astype(np.int8).astype(np.int32)
     left = tail.shape[1]
-    if left:
-        for i in range(left):
-            h ^= (tail[:, i] << (8 * (left - 1 - i))).view(np.uint32)
+    tail_bits = np.zeros(raw.shape[0], dtype=np.uint32)
+    for i in range(left):
+        tail_bits ^= (tail[:, i] << (8 * (left - 1 - i))).view(np.uint32)
+    out = np.empty((raw.shape[0], hash_count), dtype=np.uint32)
+    h = np.zeros(raw.shape[0], dtype=np.uint32)
+    for j in range(hash_count):
+        h = h ^ np.uint32(length)
+        for k in mixed:
+            h = (h * _M) ^ k
+        if left:
+            h ^= tail_bits
+            h *= _M
+        h ^= h >> np.uint32(13)
         h *= _M
-    h ^= h >> np.uint32(13)
-    h *= _M
-    h ^= h >> np.uint32(15)
-    return h
+        h ^= h >> np.uint32(15)
+        out[:, j] = h
+    return out
 
 
-def _positions(keys: list[bytes], hash_count: int, vector_size: int) -> np.ndarray:
-    """The bit positions of each key (one row per key): `abs(h % vector_size)` of the chained hashes."""
-    out = np.empty((len(keys), hash_count), dtype=np.int64)
-    by_length: dict[int, list[int]] = {}
-    for i, key in enumerate(keys):
-        by_length.setdefault(len(key), []).append(i)
+def _positions(data: np.ndarray, offsets: np.ndarray, hash_count: int, vector_size: int) -> np.ndarray:
+    """The bit positions of each key (one row per key): `abs(h % vector_size)` of the chained hashes. Key `i` is
+    the bytes `data[offsets[i]:offsets[i + 1]]`."""
+    out = np.empty((len(offsets) - 1, hash_count), dtype=np.uint32)
+    lengths = np.diff(offsets)
+    order = np.argsort(lengths, kind="stable")
+    starts = np.flatnonzero(np.diff(lengths[order], prepend=-1))
     with np.errstate(over="ignore"):
-        for indices in by_length.values():
-            group = [keys[i] for i in indices]
-            h = np.zeros(len(group), dtype=np.uint32)
-            for j in range(hash_count):
-                h = _murmur(group, h)
-                out[indices, j] = np.abs(np.fmod(h.view(np.int32).astype(np.int64), vector_size))
+        for indices in np.split(order, starts[1:]):
+            raw = data[offsets[indices][:, None] + np.arange(lengths[indices[0]])]
+            # Java's abs(h % size) is |h| % size; |h| of an int32 fits a uint32 (2**31 included)
+            out[indices] = np.abs(_murmur_chain(raw, hash_count).view(np.int32)).view(np.uint32) % np.uint32(
+                vector_size)
     return out
 
 
@@ -88,36 +100,69 @@ class BloomFilter:
         self.in_last_row = 0
         self._round_robin: int | None = None  # next row once the bound is reached
 
-    def _row_for_next_key(self) -> int:
-        if self._round_robin is not None:
-            row = self._round_robin % len(self.rows)
-            self._round_robin += 1
-            return row
-        if self.in_last_row >= self.row_capacity:
-            if len(self.rows) * self.row_capacity < self.max_entries:
-                self.rows.append(np.zeros(self.vector_size, dtype=bool))
-                self.in_last_row = 0
-            else:
-                self._round_robin = 0
-                return 0
-        return len(self.rows) - 1
+    def _rows_for_next_keys(self, count: int) -> np.ndarray:
+        """The row each of the next `count` keys lands in: the last row until it holds `num_entries`, then a new
+        row while the bound allows, then round-robin over the rows (the first key at the bound, and the one after
+        it, both to row 0, as Hudi's InternalDynamicBloomFilter does)."""
+        out = np.empty(count, dtype=np.int64)
+        done = 0
+        while done < count:
+            if self._round_robin is not None:
+                out[done:] = (self._round_robin + np.arange(count - done)) % len(self.rows)
+                self._round_robin += count - done
+                self.in_last_row += count - done
+                break
+            if self.in_last_row >= self.row_capacity:
+                if len(self.rows) * self.row_capacity < self.max_entries:
+                    self.rows.append(np.zeros(self.vector_size, dtype=bool))
+                    self.in_last_row = 0
+                else:
+                    self._round_robin = 0
+                    out[done] = 0
+                    self.in_last_row += 1
+                    done += 1
+                continue
+            take = min(count - done, self.row_capacity - self.in_last_row)
+            out[done:done + take] = len(self.rows) - 1
+            self.in_last_row += take
+            done += take
+        return out
 
     def add_all(self, keys: Iterable[bytes]) -> None:
         """Add keys in order (the order decides which row each key lands in)."""
         batch = list(keys)
-        if any(not key for key in batch):
-            raise InvalidDataError("a bloom filter key must not be empty")
-        if not batch:
+        offsets = np.zeros(len(batch) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, batch), dtype=np.int64, count=len(batch)), out=offsets[1:])
+        self._add(np.frombuffer(b"".join(batch), dtype=np.uint8), offsets)
+
+    def add_strings(self, keys: pa.Array | pa.ChunkedArray) -> None:
+        """Add the UTF-8 bytes of string keys in order, straight from Arrow's buffers."""
+        arr = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+        arr = pc.cast(arr, pa.large_string())
+        if arr.null_count:
+            raise InvalidDataError("a bloom filter key must not be null")
+        _, offset_buf, data_buf = arr.buffers()
+        offsets = np.frombuffer(offset_buf, dtype=np.int64)[arr.offset:arr.offset + len(arr) + 1]
+        data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, dtype=np.uint8)
+        self._add(data, offsets)
+
+    def _add(self, data: np.ndarray, offsets: np.ndarray) -> None:
+        if len(offsets) < 2:
             return
-        positions = _positions(batch, self.hash_count, self.vector_size)
-        for row_positions in positions:
-            self.rows[self._row_for_next_key()][row_positions] = True
-            self.in_last_row += 1
+        if not np.all(offsets[1:] > offsets[:-1]):
+            raise InvalidDataError("a bloom filter key must not be empty")
+        for start in range(0, len(offsets) - 1, _CHUNK_KEYS):  # bounded memory: hash_count positions per key
+            part = offsets[start:start + _CHUNK_KEYS + 1]
+            positions = _positions(data, part, self.hash_count, self.vector_size)
+            rows = self._rows_for_next_keys(len(part) - 1)
+            for row in np.unique(rows):
+                self.rows[row][positions[rows == row].ravel()] = True
 
     def might_contain(self, key: bytes) -> bool:
         if not key:
             return True
-        positions = _positions([key], self.hash_count, self.vector_size)[0]
+        positions = _positions(np.frombuffer(key, dtype=np.uint8), np.array([0, len(key)]), self.hash_count,
+                               self.vector_size)[0]
         return any(bool(row[positions].all()) for row in self.rows)
 
     def serialize(self) -> bytes:

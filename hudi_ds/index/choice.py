@@ -18,7 +18,7 @@ KEY_LOOKUP_INDEXES = ("SIMPLE", "GLOBAL_SIMPLE", *BLOOM_INDEXES)  # they read th
 WRITTEN_INDEXES = (BUCKET, *KEY_LOOKUP_INDEXES)
 HUDI_SPARK_DEFAULT = "SIMPLE"  # HoodieIndexConfig.getDefaultIndexType(EngineType.SPARK)
 # key generators whose keys and partition paths hudi_ds builds exactly as Apache Hudi does (hudi_ds.keys)
-_WRITTEN_KEY_GENERATORS = ("SIMPLE", "COMPLEX", "NON_PARTITION")
+_WRITTEN_KEY_GENERATORS = ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM")
 
 
 def recorded_index(config: TableConfig) -> str | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from hudi_ds.errors import ConfigError, InvalidDataError, SchemaError
 from hudi_ds.keys.keygen import java_string_forms
+from hudi_ds.keys.timestamp_partition import TimestampPartition
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 MAX_SEGMENT_BYTES = 255  # NAME_MAX of Linux file systems; S3 keys allow more, but the table must stay portable
@@ -115,11 +116,27 @@ def _segment(field: str, value: str | None, hive_style: bool, url_encode: bool) 
     return segment
 
 
+def _timestamp_segment(field: str, text: str, hive_style: bool, url_encode: bool) -> str:
+    """The path of a timestamp-based partition value: its pattern may make several folders ('yyyy/MM/dd'), whose
+    text comes from the table's own settings, checked by hudi_ds.keys.timestamp_partition."""
+    if url_encode:
+        text = escape_path_name(text)
+    if any(part in ("", ".", "..") or part.startswith(".") for part in text.split("/")) or "\\" in text:
+        raise InvalidDataError(
+            f"the timestamp-based partition of column {field!r} formats as {text!r}, which would make an empty, "
+            "hidden or parent folder; change hoodie.keygen.timebased.output.dateformat")
+    return f"{field}={text}" if hive_style else text
+
+
 def _encode_field(
-    table: pa.Table, field: str, hive_style: bool, url_encode: bool
+    table: pa.Table, field: str, hive_style: bool, url_encode: bool, timestamp: TimestampPartition | None = None,
 ) -> tuple[np.ndarray, list[str]]:
     """Dictionary-encode one partition column: per-row codes and the segment of each code."""
     col = table.column(field)
+    if timestamp is not None:
+        enc = pc.dictionary_encode(timestamp.values(col, field))
+        segments = [_timestamp_segment(field, v, hive_style, url_encode) for v in enc.dictionary.to_pylist()]
+        return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), segments
     arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     if not pa.types.is_dictionary(arr.type):
         arr = pc.dictionary_encode(arr)
@@ -131,9 +148,12 @@ def _encode_field(
 
 
 def partition_path_strings(
-    table: pa.Table, partition_fields: Sequence[str], hive_style: bool, url_encode: bool
+    table: pa.Table, partition_fields: Sequence[str], hive_style: bool, url_encode: bool,
+    timestamps: Mapping[str, TimestampPartition] | None = None,
 ) -> pa.Array:
-    """``_hoodie_partition_path`` for every row (pa.string()); string forms are built once per distinct value."""
+    """``_hoodie_partition_path`` for every row (pa.string()); string forms are built once per distinct value.
+    `timestamps`: the fields whose values a timestamp-based key generator formats (hudi_ds.keys.partition_scheme)."""
+    timestamps = timestamps or {}
     n = table.num_rows
     if not partition_fields:
         return pa.repeat(pa.scalar("", pa.string()), n)
@@ -148,9 +168,10 @@ def partition_path_strings(
     for f in partition_fields:
         if hive_style:
             _check_field_name(f)
-    codes, paths = _encode_field(table, partition_fields[0], hive_style, url_encode)
+    first = partition_fields[0]
+    codes, paths = _encode_field(table, first, hive_style, url_encode, timestamps.get(first))
     for field in partition_fields[1:]:
-        more_codes, segments = _encode_field(table, field, hive_style, url_encode)
+        more_codes, segments = _encode_field(table, field, hive_style, url_encode, timestamps.get(field))
         # Re-factorize after each field so the combined code stays below rows x distinct values.
         enc = pc.dictionary_encode(pa.array(codes * len(segments) + more_codes))
         paths = [

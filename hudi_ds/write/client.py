@@ -23,6 +23,7 @@ from hudi_ds.config.table_config import TableConfig, load_config, lost_propertie
 from hudi_ds.config.table_shape import check_against_table, new_table_config
 from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError, SchemaError
+from hudi_ds.keys.partition_scheme import timestamp_partitions, with_timestamp_settings
 from hudi_ds.metadata.bootstrap import apply_metadata_setting, planned_config
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.recovery.failed_writes import left_behind_note, roll_back_left_behind, rolling_back
@@ -144,6 +145,7 @@ class WriteClient:
         """Check the write against the table and evolve the schema (`data_schema`: None for an empty write)."""
         operation = resolve_operation(self.options, self.config.record_key_fields, operation, overwrite)
         check_writable(planned_config(self.config, self.options.metadata_enable))  # before anything changes
+        timestamp_partitions(with_timestamp_settings(self.config, self.options))  # settings it cannot follow
         self.config = apply_metadata_setting(self.storage, self.config, self.options.metadata_enable)
         current = self.current_schema()
         if data_schema is None:

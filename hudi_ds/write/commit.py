@@ -32,6 +32,8 @@ from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.index.bucket import bucket_of_file_id, check_bucket_file_ids
 from hudi_ds.index.choice import BUCKET, is_global, write_index, writes_bloom_filters
 from hudi_ds.index.lookup import KeyLookup, holds_prefixed_keys
+from hudi_ds.keys.keygen import integer_key_column
+from hudi_ds.keys.partition_scheme import with_timestamp_settings
 from hudi_ds.metadata.sync import commit_changes, sync_instant
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
 from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
@@ -123,10 +125,13 @@ def _key_lookup(config: TableConfig, index: str, options: HudiOptions, schema: p
         by_partition.setdefault(partition, []).append(sl)
     ordering = config.merge_ordering_field()  # commit-time ordering: none
     moves = options.bloom_update_partition_path if index == "GLOBAL_BLOOM" else options.update_partition_path
+    integer_key = integer_key_column(config.key_generator, config.record_key_fields, config.partition_fields,
+                                     schema) if config.populate_meta_fields else None
     return KeyLookup(is_global(index), moves,
                      {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,
                      schema.field(ordering) if ordering and ordering in schema.names else None,
-                     None if config.populate_meta_fields else tuple(config.record_key_fields))
+                     virtual_keys=None if config.populate_meta_fields else tuple(config.record_key_fields),
+                     integer_key=schema.field(integer_key) if integer_key else None)
 
 
 def _one_field_complex_key(config: TableConfig) -> bool:
@@ -215,9 +220,10 @@ class Coordinator:
         the file groups of a lookup index."""
         if operation not in OPERATIONS:
             raise ConfigError(f"unknown operation {operation!r}; use one of {', '.join(OPERATIONS)}")
-        check_writable(self.config)
-        check_operation(operation, self.config.record_key_fields)
         options = options if options is not None else HudiOptions()
+        config = with_timestamp_settings(self.config, options)
+        check_writable(config)
+        check_operation(operation, self.config.record_key_fields)
         index = write_index(self.config, options)
         fmt = self.config.format
         timeline = fmt.load_timeline(self.storage)
@@ -245,7 +251,7 @@ class Coordinator:
             lookup = _key_lookup(self.config, index, options, schema, view, slices)
             placement = _insert_placement(options, timeline, slices, groups)
         return WritePlan(
-            storage=self.storage, instant=instant, operation=operation, config=self.config, schema=schema,
+            storage=self.storage, instant=instant, operation=operation, config=config, schema=schema,
             groups=groups, known_commits=tuple(known), lookup=lookup, placement=placement,
             bloom_filters=writes_bloom_filters(self.config, index),
             prefixed_keys=lookup is not None and _one_field_complex_key(self.config)

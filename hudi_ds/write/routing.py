@@ -13,6 +13,7 @@ from hudi_ds.index.lookup import PENDING
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.keys.keygen import record_key_strings
 from hudi_ds.keys.partition_path import partition_path_strings
+from hudi_ds.keys.partition_scheme import timestamp_partitions
 from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY
 
 BUCKET = "__bucket"
@@ -42,7 +43,8 @@ def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | No
     key is written `field:value` (hudi_ds.keys.keygen.record_key_strings). Without `key_column` the keys only
     place the rows (virtual keys: each file group's writer builds them again if it needs them, cheaper than
     gathering a column of strings through the split)."""
-    partitions = partition_path_strings(table, config.partition_fields, config.hive_style, config.url_encode)
+    partitions = partition_path_strings(table, config.partition_fields, config.hive_style, config.url_encode,
+                                        timestamp_partitions(config))
     keys = (auto_keys.take(table.num_rows) if auto_keys is not None
             else record_key_strings(table, config.record_key_fields, single_field_prefixed=prefixed_key))
     if not config.num_buckets:

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.index.lookup import PARTITION, PENDING, SLOT, KeyLookup
+from hudi_ds.keys.matching import index_in
 from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY
 from hudi_ds.schema.strings import constant_strings
 from hudi_ds.write.messages import TaskResult
@@ -22,7 +23,8 @@ def tag(rows: pa.Table, located: pa.Table, lookup: KeyLookup) -> pa.Table:
     partition is written there (hoodie.simple.index.update.partition.path=false, or when the held row outranks
     the new one: the merge keeps it), or moves: deleted there, inserted here."""
     n = rows.num_rows
-    idx = pc.index_in(rows[RECORD_KEY], value_set=located[RECORD_KEY])
+    key = lookup.match_column
+    idx = index_in(rows[key], located[key])
     found = pc.is_valid(idx).to_numpy(zero_copy_only=False)
     slot = np.full(n, PENDING, dtype=np.int32)
     safe = pc.fill_null(idx, 0)

@@ -23,7 +23,8 @@ from hudi_ds.errors import InvalidDataError
 from hudi_ds.index.bucket import new_bucket_file_id
 from hudi_ds.index.lookup import PENDING, SLOT, new_file_id
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
-from hudi_ds.keys.keygen import record_key_strings
+from hudi_ds.keys.keygen import integer_key_column, record_key_strings
+from hudi_ds.keys.matching import index_in
 from hudi_ds.log.blocks import natural_deletes
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.recovery.heartbeat import touch_heartbeat
@@ -248,7 +249,7 @@ class TaskWriter:
         keys = plan.config.record_key_fields
         if keys and not plan.is_overwrite:  # an overwrite replaces the file groups; generated keys are all new
             ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
-            rows = latest_per_key(rows, ordering)  # one version of a key (global indexes: in the table)
+            rows = latest_per_key(rows, ordering, lookup.match_column)  # one version of a key (global: in the table)
             where = lookup.slices if lookup.global_index else partitions
             rows = tag(rows, lookup.located(self.storage, where), lookup)
         else:
@@ -360,18 +361,28 @@ class TaskWriter:
         cols = [RECORD_KEY] + ([ordering] if ordering and ordering in rows.column_names else [])
         return rows.select(cols).combine_chunks()
 
-    def _report_outranked(self, partition: str, file_id: str, base: pa.Table, records: pa.Table) -> None:
+    def _report_outranked(self, partition: str, file_id: str, base: pa.Table, records: pa.Table,
+                          held: pa.Array) -> None:
         """Keep the keys whose row the base file's row outranks (the rewrite drops them): should another task of
         the write delete such a key with a lower ordering value, the row still wins the write's own merge, and
-        the base row stays (hudi_ds.write.shared_groups)."""
+        the base row stays (hudi_ds.write.shared_groups). `held`: each record's row in `base` (null: none)."""
         field = self.plan.ordering_field
         if not field or records.num_rows == 0:
             return
-        idx = pc.index_in(records[RECORD_KEY], value_set=base[RECORD_KEY])
-        beaten = pc.fill_null(pc.greater(pc.take(base[field], idx), records[field]), False)
+        beaten = pc.fill_null(pc.greater(pc.take(base[field], held), records[field]), False)
         if pc.any(beaten).as_py():
             with self._lock:
                 self.outranked.append(GroupKeys(partition, file_id, self._keys(records.filter(beaten))))
+
+    def _match_key(self, *tables: pa.Table | None) -> str:
+        """The column a rewrite matches records by: the integer column equal to the record key when the key
+        generator makes one and every table has it (matching integers is cheaper), else the record key."""
+        c = self.plan.config
+        column = integer_key_column(c.key_generator, c.record_key_fields, c.partition_fields, self.plan.schema) \
+            if c.populate_meta_fields else None
+        if column is None or any(t is not None and column not in t.column_names for t in tables):
+            return RECORD_KEY
+        return column
 
     def _records(self, data: pa.Table, file_name: str, partition: str, new_base: bool = False) -> pa.Table:
         with self._lock:
@@ -384,6 +395,7 @@ class TaskWriter:
         full = self.ctx.schema
         base = read_base(self.storage, target.base_file, full, self.ctx.virtual_keys) if target.base_file else None
         n_data = records.num_rows
+        key = self._match_key(base, records, deletes)
         dels = None
         if deletes is not None and deletes.num_rows:
             n = deletes.num_rows
@@ -392,21 +404,24 @@ class TaskWriter:
                                                                                else pa.int64())
             ordv = ordv.combine_chunks() if isinstance(ordv, pa.ChunkedArray) else ordv
             natural = np.full(n, self.ctx.natural_deletes) | natural_deletes(ordv)
-            dels = LogDeletes(deletes[RECORD_KEY].combine_chunks(), ordv, natural,
+            dels = LogDeletes(deletes[key].combine_chunks(), ordv, natural,
                               np.ones(n, dtype=np.int64), np.arange(n_data, n_data + n, dtype=np.int64))
         absent = {c: np.ones(n_data, dtype=bool) for c in full.names
                   if c not in META_COLUMNS and c not in self.plan.partial_columns()} \
             if self.plan.partial_columns() else None
         merged = merge_slice(
             base, LogVersions(records, np.ones(n_data, dtype=np.int64), np.arange(n_data, dtype=np.int64), absent),
-            dels, self.plan.ordering_field, full, partial=self.plan.partial,
+            dels, self.plan.ordering_field, full, key_field=key, partial=self.plan.partial,
         )
-        if base is not None and self.plan.operation != "delete":
-            self._report_outranked(partition, target.file_id, base, records)
+        updates = 0
+        if base is not None:
+            held = index_in(records[key], base[key])
+            updates = len(held) - held.null_count
+            if self.plan.operation != "delete":
+                self._report_outranked(partition, target.file_id, base, records, held)
         if self.ctx.virtual_keys is not None:  # the file cannot tell the task's rows (maybe none) from the base's
             with self._lock:
                 self.rewritten.append(GroupKeys(partition, target.file_id, records.select([RECORD_KEY])))
-        updates = 0 if base is None else int(pc.sum(pc.is_in(records[RECORD_KEY], value_set=base[RECORD_KEY])).as_py() or 0)
         wf = self.ctx.write_base(partition, target.file_id, bucket, merged, target.base_instant, n_data - updates,
                                  updates, is_merge=True)
         if base is not None and writes_change_data(self.plan):

@@ -44,6 +44,22 @@ def test_spark_writes_a_lookup_index_table_from_several_tasks(spark, tmp_path, t
     assert sorted(((r.id, r.v) for r in read), key=repr) == expected
 
 
+def test_spark_creates_and_writes_a_timestamp_keyed_table(spark, tmp_path):
+    """TimestampBasedKeyGenerator options on a first Spark write: the tasks put rows in the paths Hudi's generator
+    makes, the update of a key stays in its partition."""
+    path = str(tmp_path / "t")
+    opts = {"hoodie.index.type": "SIMPLE",
+            "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+            "hoodie.keygen.timebased.timestamp.type": "DATE_STRING",
+            "hoodie.keygen.timebased.input.dateformat": "yyyy-MM-dd",
+            "hoodie.keygen.timebased.output.dateformat": "yyyy/MM", "hoodie.keygen.timebased.timezone": "UTC"}
+    write(spark, path, [(f"k{i}", 1, f"2024-0{1 + i % 2}-15", "a") for i in range(10)], 2, **opts)
+    write(spark, path, [(f"k{i}", 2, f"2024-0{1 + i % 2}-15", "b") for i in range(5)], 2, **opts)
+    got = {r["id"]: (r["_hoodie_partition_path"], r["v"]) for r in HudiTable(path).to_arrow().to_pylist()}
+    assert got == {f"k{i}": (f"2024/0{1 + i % 2}", "b" if i < 5 else "a") for i in range(10)}
+    assert rows(hudi_rs(path), ["id", "v"]) == sorted(((k, v) for k, (_, v) in got.items()), key=repr)
+
+
 def test_a_new_key_in_two_spark_partitions_is_refused(spark, tmp_path):
     path = str(tmp_path / "t")
     write(spark, path, [("a", 1, "d1", "x")], 1, **{"hoodie.index.type": "SIMPLE"})

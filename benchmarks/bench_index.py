@@ -1,0 +1,113 @@
+"""Upserts into tables with Apache Hudi's lookup indexes (SIMPLE, BLOOM) against deltalake's MERGE of the same rows.
+
+    ./run py benchmarks/bench_index.py [--rows 2000000] [--runs 3]
+
+The rows of bench_lakes: a load of `rows` (8 partitions), an upsert of 10% (half updates of random existing ids,
+half new ids) and a delete of 1%. hudi-py writes two merge-on-read tables created with `hoodie.index.type`
+SIMPLE and BLOOM (tagging reads the record keys of the partitions the upsert touches; as in Apache Hudi, updates go
+to log files and inserts fill the small base files, which are rewritten); the keys are ids in the order they
+arrive, the time-ordered keys a bloom index is meant for. deltalake runs a MERGE on (id, dt).
+Each run builds the tables anew; figures are medians over the runs. Memory: the growth of this process's peak
+RSS during the step (the kernel's high-water mark, reset before it). Checks that every table ends with the same
+rows (count and checksum). Goals (issue 28): SIMPLE upsert >= 2x deltalake's MERGE, BLOOM >= 3x, the peak RSS
+growth of each upsert <= deltalake's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from common import checksum, lakes_data, memory_figures, step_memory, timed  # noqa: E402
+
+from hudi_ds import HudiTable  # noqa: E402
+
+INDEXES = ("simple", "bloom")
+STEPS = ("load", "upsert", "delete")
+
+
+def _step(f: dict[str, float], name: str, fn: Callable[[], Any]) -> Any:
+    """Time one step and the growth of this process's peak RSS during it."""
+    mem: dict[str, float] = {}
+    with step_memory(mem, name):
+        seconds, out = timed(fn)
+    f[f"{name}_s"] = seconds
+    f[f"{name}_rss_growth_mib"] = mem[f"{name}_rss_growth_mib"]
+    return out
+
+
+def one_run(rows: int, work: Path) -> dict[str, float]:
+    from deltalake import DeltaTable, write_deltalake
+
+    base, upsert, deletes = lakes_data(rows)
+    f: dict[str, float] = {}
+    dpath = str(work / "delta")
+    _step(f, "delta_load", lambda: write_deltalake(dpath, base, partition_by=["dt"], mode="overwrite"))
+    _step(f, "delta_upsert", lambda: DeltaTable(dpath).merge(
+        upsert, predicate="t.id = s.id AND t.dt = s.dt", source_alias="s", target_alias="t")
+        .when_matched_update_all().when_not_matched_insert_all().execute())
+    _step(f, "delta_delete", lambda: DeltaTable(dpath).merge(
+        deletes.select(["id", "dt"]), predicate="t.id = s.id AND t.dt = s.dt", source_alias="s", target_alias="t")
+        .when_matched_delete().execute())
+    expected = checksum(DeltaTable(dpath).to_pyarrow_table().select(["id", "amount"]))
+
+    for index in INDEXES:
+        t = HudiTable.create(str(work / index), table_name="bench", record_key="id", ordering_field="ts",
+                             partition_by="dt", options={"hoodie.index.type": index.upper()})
+        _step(f, f"{index}_load", lambda t=t: t.write(base, operation="bulk_insert"))
+        _step(f, f"{index}_upsert", lambda t=t: t.write(upsert))
+        _step(f, f"{index}_delete", lambda t=t: t.write(deletes.select(["id", "dt"]), operation="delete"))
+        got = checksum(t.to_arrow(columns=["id", "amount"]))
+        assert got == expected, f"hudi-py {index} table read {got}, deltalake {expected}"
+    f.update(rows=rows, upsert_rows=upsert.num_rows, delete_rows=deletes.num_rows)
+    return f
+
+
+def run(rows: int, runs: int) -> dict[str, float]:
+    """Median figures over `runs` fresh runs, with the hudi-py / deltalake speed ratios."""
+    all_runs = []
+    for _ in range(runs):
+        work = Path(tempfile.mkdtemp(prefix="hudi_ds_index_"))
+        try:
+            all_runs.append(one_run(rows, work))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    f = {key: statistics.median(r[key] for r in all_runs) for key in all_runs[0]}
+    for index in INDEXES:
+        for step in STEPS:
+            f[f"{index}_{step}_ratio"] = f[f"delta_{step}_s"] / f[f"{index}_{step}_s"]
+    f.update(runs=runs, **memory_figures())
+    return f
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--json", help="write the figures to this file")
+    args = ap.parse_args(argv)
+    f = run(args.rows, args.runs)
+    print(f"hudi-py lookup indexes vs deltalake, {args.rows:,} rows, 8 partitions, merge-on-read; median of "
+          f"{args.runs} runs; checksums match")
+    print(f"  {'step':8s} {'index':7s} {'hudi-py s':>10s} {'deltalake s':>12s} {'speed':>7s}"
+          f"   {'RSS growth MiB: hudi-py':>24s} {'deltalake':>10s}")
+    for step in STEPS:
+        for index in INDEXES:
+            print(f"  {step:8s} {index:7s} {f[f'{index}_{step}_s']:>10.2f} {f[f'delta_{step}_s']:>12.2f} "
+                  f"{f[f'{index}_{step}_ratio']:>6.2f}x   {f[f'{index}_{step}_rss_growth_mib']:>24,.0f} "
+                  f"{f[f'delta_{step}_rss_growth_mib']:>10,.0f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(f, indent=1))
+    return f
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""Finding keys among keys: where each incoming record key sits in the keys a file group or partition holds.
+
+Arrow's `index_in` builds a hash table of the held keys on every call; for integer keys (the integer column equal to
+the record key, hudi_ds.keys.keygen.integer_key_column) a stable sort and a binary search find the same positions
+in a fraction of the time."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+
+def _flat(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        return arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    return arr
+
+
+def index_in(keys: pa.Array | pa.ChunkedArray, held: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """The position of each of `keys` in `held` (its first occurrence, as `pyarrow.compute.index_in`), null
+    where `held` lacks it."""
+    keys, held = _flat(keys), _flat(held)
+    if not (pa.types.is_integer(keys.type) and keys.type == held.type and len(held) and len(keys)
+            and not keys.null_count and not held.null_count):
+        return pc.index_in(keys, value_set=held)
+    wanted, values = keys.to_numpy(), held.to_numpy()
+    order = np.argsort(values, kind="stable")  # equal keys keep their order: the first occurrence comes first
+    ordered = values[order]
+    at = np.minimum(np.searchsorted(ordered, wanted), len(ordered) - 1)
+    found = ordered[at] == wanted
+    return pa.array(order[at], pa.int64(), mask=~found)
