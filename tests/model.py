@@ -85,7 +85,11 @@ class DictModel:
 
     def _precombine(self, rows: Iterable[dict[str, Any]],
                     columns: Iterable[str] | None = None) -> dict[Any, dict[str, Any]]:
+        """One version per record of rows written together; they fold in ordering-value order (ties in arrival
+        order), so a partial update's cells come from the highest-ranked rows that give them."""
         out: dict[Any, dict[str, Any]] = {}
+        if self.ordering is not None:
+            rows = sorted(rows, key=self._ord)
         for r in rows:
             r = self._given(r, columns)
             old = out.get(self.ident(r))

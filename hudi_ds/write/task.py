@@ -345,7 +345,11 @@ class TaskWriter:
         return pa.concat_tables([folded.select(rows.column_names), rows.filter(is_del)])
 
     def _fold(self, rows: pa.Table, ordering: str | None, key_field: str) -> pa.Table:
-        """One row per key, its cells filled from the key's other rows by the partial update mode."""
+        """One row per key, its cells filled from the key's other rows by the partial update mode. The rows fold
+        in ordering-value order (ties in arrival order), so each cell ends with the value of the highest-ranked
+        row that gives it, whatever order a batch's rows came in."""
+        if ordering is not None:
+            rows = rows.take(pc.sort_indices(rows, [(ordering, "ascending")], null_placement="at_start"))
         n = rows.num_rows
         return merge_slice(None, LogVersions(rows, np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64)),
                            None, ordering, rows.schema, key_field=key_field, partial=self.plan.partial)
