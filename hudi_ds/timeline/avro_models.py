@@ -94,9 +94,22 @@ def _java_field(f: dict[str, Any], ns: str) -> dict[str, Any]:
 
 # --- object container file ----------------------------------------------------------------------------------
 
+# id(schema) -> (schema, fastavro's parsed form, Java's schema text): the schemas are module constants, parsed
+# once per process rather than at every instant file (a few milliseconds each)
+_PARSED: dict[int, tuple[Schema, Any, str]] = {}
+
+
+def _parsed(schema: Schema) -> tuple[Any, str]:
+    hit = _PARSED.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        hit = _PARSED[id(schema)] = (schema, fastavro.parse_schema(schema, named_schemas={}),
+                                     java_schema_json(schema))
+    return hit[1], hit[2]
+
+
 def encode_avro_instant(record: Mapping[str, Any], schema: Schema, sync_marker: bytes | None = None) -> bytes:
     """One-record Avro object container file, byte-compatible with Java's serializeAvroMetadata."""
-    parsed = fastavro.parse_schema(schema, named_schemas={})
+    parsed, java_text = _parsed(schema)
     body = io.BytesIO()
     fastavro.schemaless_writer(body, parsed, dict(record))
     data = body.getvalue()
@@ -104,7 +117,7 @@ def encode_avro_instant(record: Mapping[str, Any], schema: Schema, sync_marker: 
     if len(sync) != 16:
         raise ValueError("an Avro sync marker has 16 bytes")
     header = (AVRO_MAGIC + zigzag(1) + avro_bytes(b"avro.schema")
-              + avro_bytes(java_schema_json(schema).encode("utf-8")) + zigzag(0) + sync)
+              + avro_bytes(java_text.encode("utf-8")) + zigzag(0) + sync)
     return header + zigzag(1) + avro_bytes(data) + sync
 
 
@@ -115,7 +128,7 @@ def decode_avro_instant(data: bytes, path: str, reader_schema: Schema | None = N
     if not data.startswith(AVRO_MAGIC):
         raise CorruptTableError(f"timeline file {path} is not an Avro object container file (bad magic)")
     try:
-        parsed = fastavro.parse_schema(reader_schema, named_schemas={}) if reader_schema else None
+        parsed = _parsed(reader_schema)[0] if reader_schema else None
         reader = fastavro.reader(io.BytesIO(data), reader_schema=parsed)
         record = next(iter(reader), None)
     except Exception as e:  # fastavro raises many types on truncated or garbled input
