@@ -21,27 +21,15 @@ import shutil
 import statistics
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import checksum, lakes_data, memory_figures, step_memory, timed  # noqa: E402
+from common import checksum, lakes_data, memory_figures, timed_step  # noqa: E402
 
 from hudi_ds import HudiTable  # noqa: E402
 
 INDEXES = ("simple", "bloom")
 STEPS = ("load", "upsert", "delete")
-
-
-def _step(f: dict[str, float], name: str, fn: Callable[[], Any]) -> Any:
-    """Time one step and the growth of this process's peak RSS during it."""
-    mem: dict[str, float] = {}
-    with step_memory(mem, name):
-        seconds, out = timed(fn)
-    f[f"{name}_s"] = seconds
-    f[f"{name}_rss_growth_mib"] = mem[f"{name}_rss_growth_mib"]
-    return out
 
 
 def one_run(rows: int, work: Path) -> dict[str, float]:
@@ -50,11 +38,11 @@ def one_run(rows: int, work: Path) -> dict[str, float]:
     base, upsert, deletes = lakes_data(rows)
     f: dict[str, float] = {}
     dpath = str(work / "delta")
-    _step(f, "delta_load", lambda: write_deltalake(dpath, base, partition_by=["dt"], mode="overwrite"))
-    _step(f, "delta_upsert", lambda: DeltaTable(dpath).merge(
+    timed_step(f, "delta_load", lambda: write_deltalake(dpath, base, partition_by=["dt"], mode="overwrite"))
+    timed_step(f, "delta_upsert", lambda: DeltaTable(dpath).merge(
         upsert, predicate="t.id = s.id AND t.dt = s.dt", source_alias="s", target_alias="t")
         .when_matched_update_all().when_not_matched_insert_all().execute())
-    _step(f, "delta_delete", lambda: DeltaTable(dpath).merge(
+    timed_step(f, "delta_delete", lambda: DeltaTable(dpath).merge(
         deletes.select(["id", "dt"]), predicate="t.id = s.id AND t.dt = s.dt", source_alias="s", target_alias="t")
         .when_matched_delete().execute())
     expected = checksum(DeltaTable(dpath).to_pyarrow_table().select(["id", "amount"]))
@@ -62,9 +50,9 @@ def one_run(rows: int, work: Path) -> dict[str, float]:
     for index in INDEXES:
         t = HudiTable.create(str(work / index), table_name="bench", record_key="id", ordering_field="ts",
                              partition_by="dt", options={"hoodie.index.type": index.upper()})
-        _step(f, f"{index}_load", lambda t=t: t.write(base, operation="bulk_insert"))
-        _step(f, f"{index}_upsert", lambda t=t: t.write(upsert))
-        _step(f, f"{index}_delete", lambda t=t: t.write(deletes.select(["id", "dt"]), operation="delete"))
+        timed_step(f, f"{index}_load", lambda t=t: t.write(base, operation="bulk_insert"))
+        timed_step(f, f"{index}_upsert", lambda t=t: t.write(upsert))
+        timed_step(f, f"{index}_delete", lambda t=t: t.write(deletes.select(["id", "dt"]), operation="delete"))
         got = checksum(t.to_arrow(columns=["id", "amount"]))
         assert got == expected, f"hudi-py {index} table read {got}, deltalake {expected}"
     f.update(rows=rows, upsert_rows=upsert.num_rows, delete_rows=deletes.num_rows)

@@ -24,32 +24,20 @@ import shutil
 import statistics
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).parent))
 import paimon_peer  # noqa: E402
-from common import checksum, lakes_data, memory_figures, step_memory, timed  # noqa: E402
+from common import checksum, lakes_data, memory_figures, timed_step  # noqa: E402
 
 from hudi_ds import HudiTable  # noqa: E402
 
 DATA_COLUMNS = ["id", "name", "amount", "ts", "dt", "flag"]
 # step -> rows it handles (filled per run); the order is the order they run in
 STEPS = ["load", "upsert", "delete", "read", "read_data", "cdf", "read_compacted"]
-
-
-def _step(f: dict[str, float], name: str, fn: Callable[[], Any]) -> Any:
-    """Time one step and the growth of this process's peak RSS during it."""
-    mem: dict[str, float] = {}
-    with step_memory(mem, name):
-        seconds, out = timed(fn)
-    f[f"{name}_s"] = seconds
-    f[f"{name}_rss_growth_mib"] = mem[f"{name}_rss_growth_mib"]
-    return out
 
 
 def one_run(rows: int, work: Path) -> dict[str, float]:
@@ -62,20 +50,20 @@ def one_run(rows: int, work: Path) -> dict[str, float]:
     f: dict[str, float] = {}
     # --- deltalake
     dpath = str(work / "delta")
-    _step(f, "delta_load", lambda: write_deltalake(
+    timed_step(f, "delta_load", lambda: write_deltalake(
         dpath, base, partition_by=["dt"], mode="overwrite", configuration={"delta.enableChangeDataFeed": "true"}))
     dt = DeltaTable(dpath)
-    _step(f, "delta_upsert", lambda: dt.merge(
+    timed_step(f, "delta_upsert", lambda: dt.merge(
         upsert, predicate="t.id = s.id AND t.dt = s.dt", source_alias="s", target_alias="t")
         .when_matched_update_all().when_not_matched_insert_all().execute())
     v_upsert = DeltaTable(dpath).version()
-    _step(f, "delta_delete", lambda: DeltaTable(dpath).merge(
+    timed_step(f, "delta_delete", lambda: DeltaTable(dpath).merge(
         deletes.select(["id", "dt"]), predicate="t.id = s.id AND t.dt = s.dt", source_alias="s", target_alias="t")
         .when_matched_delete().execute())
-    delta_rows = pa.table(_step(f, "delta_read", lambda: DeltaTable(dpath).to_pyarrow_table()))
+    delta_rows = pa.table(timed_step(f, "delta_read", lambda: DeltaTable(dpath).to_pyarrow_table()))
     f["delta_read_data_s"] = f["delta_read_s"]  # deltalake's read returns the data columns only
     f["delta_read_data_rss_growth_mib"] = f["delta_read_rss_growth_mib"]
-    delta_cdf = pa.table(_step(f, "delta_cdf", lambda: DeltaTable(dpath).load_cdf(
+    delta_cdf = pa.table(timed_step(f, "delta_cdf", lambda: DeltaTable(dpath).load_cdf(
         starting_version=v_upsert, ending_version=v_upsert).read_all()))
     f["delta_read_compacted_s"] = f["delta_read_s"]  # a delta table has no log files to fold away
     f["delta_read_compacted_rss_growth_mib"] = f["delta_read_rss_growth_mib"]
@@ -83,31 +71,31 @@ def one_run(rows: int, work: Path) -> dict[str, float]:
     # --- hudi-py
     t = HudiTable.create(str(work / "hudi"), table_name="bench", record_key="id", ordering_field="ts",
                          partition_by="dt", buckets=4)
-    _step(f, "hudi_load", lambda: t.write(base, operation="bulk_insert"))
-    c_up = _step(f, "hudi_upsert", lambda: t.write(upsert))
-    _step(f, "hudi_delete", lambda: t.write(deletes.select(["id", "dt"]), operation="delete"))
-    hudi_rows = _step(f, "hudi_read", t.to_arrow)
-    hudi_data = _step(f, "hudi_read_data", lambda: t.to_arrow(columns=DATA_COLUMNS))
+    timed_step(f, "hudi_load", lambda: t.write(base, operation="bulk_insert"))
+    c_up = timed_step(f, "hudi_upsert", lambda: t.write(upsert))
+    timed_step(f, "hudi_delete", lambda: t.write(deletes.select(["id", "dt"]), operation="delete"))
+    hudi_rows = timed_step(f, "hudi_read", t.to_arrow)
+    hudi_data = timed_step(f, "hudi_read_data", lambda: t.to_arrow(columns=DATA_COLUMNS))
     before_upsert = [i.requested_time for i in t.timeline() if i.is_completed][0]
-    hudi_cdf = _step(f, "hudi_cdf", lambda: t.changes(before_upsert, c_up))
+    hudi_cdf = timed_step(f, "hudi_cdf", lambda: t.changes(before_upsert, c_up))
     t.compact()
-    compacted = _step(f, "hudi_read_compacted", lambda: t.to_arrow(columns=DATA_COLUMNS))
+    compacted = timed_step(f, "hudi_read_compacted", lambda: t.to_arrow(columns=DATA_COLUMNS))
 
     # --- hudi-py with virtual keys (hoodie.populate.meta.fields=false: base files without meta values), copy-on-write
     vk = HudiTable.create(str(work / "hudi_vk"), table_name="bench", record_key="id", ordering_field="ts",
                           partition_by="dt", buckets=4, table_type="COPY_ON_WRITE",
                           options={"hoodie.populate.meta.fields": "false"})
-    _step(f, "hudi_vk_load", lambda: vk.write(base, operation="bulk_insert"))
+    timed_step(f, "hudi_vk_load", lambda: vk.write(base, operation="bulk_insert"))
     assert checksum(vk.to_arrow(columns=["id", "amount"])) == checksum(base.select(["id", "amount"]))
 
     # --- hudi-py with change data written at commit time (hoodie.table.cdc.enabled)
     c = HudiTable.create(str(work / "hudi_cdc"), table_name="bench", record_key="id", ordering_field="ts",
                          partition_by="dt", buckets=4, options={"hoodie.table.cdc.enabled": "true"})
     c.write(base, operation="bulk_insert")
-    c_up_cdc = _step(f, "hudi_cdc_upsert", lambda: c.write(upsert))
-    _step(f, "hudi_cdc_delete", lambda: c.write(deletes.select(["id", "dt"]), operation="delete"))
+    c_up_cdc = timed_step(f, "hudi_cdc_upsert", lambda: c.write(upsert))
+    timed_step(f, "hudi_cdc_delete", lambda: c.write(deletes.select(["id", "dt"]), operation="delete"))
     before_cdc = [i.requested_time for i in c.timeline() if i.is_completed][0]
-    cdc_feed = _step(f, "hudi_cdc_cdf", lambda: c.changes(before_cdc, c_up_cdc))
+    cdc_feed = timed_step(f, "hudi_cdc_cdf", lambda: c.changes(before_cdc, c_up_cdc))
     assert cdc_feed.num_rows == hudi_cdf.num_rows, (cdc_feed.num_rows, hudi_cdf.num_rows)
 
     expected = checksum(delta_rows.select(["id", "amount"]))

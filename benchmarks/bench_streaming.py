@@ -70,6 +70,12 @@ def _stream(spark, src: Path, table: Path, ck: Path, seconds: float, n_files: in
          .option("hoodie.bucket.index.num.buckets", "2")
          .option("compaction.delta_commits", "10").option("compaction.async.enabled", "true")
          .option("checkpointLocation", str(ck)).start(str(table)))
+    return _run(q, seconds, n_files)
+
+
+def _run(q, seconds: float, n_files: int) -> list[dict]:
+    """Let the query run until `seconds` pass or its last file is committed; its progress of micro-batches with
+    rows."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and q.isActive and (q.lastProgress or {}).get("batchId", -1) < n_files - 1:
         time.sleep(0.2)
@@ -87,12 +93,7 @@ def _floor_stream(spark, src: Path, work: Path, seconds: float, n_files: int) ->
     df = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(src))
     q = (df.writeStream.format("hudi-py-floor-sink").option("path", str(work / "floor_rows"))
          .option("checkpointLocation", str(work / "floor_ck")).start())
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and q.isActive and (q.lastProgress or {}).get("batchId", -1) < n_files - 1:
-        time.sleep(0.2)
-    progress = [p for p in q.recentProgress if p.get("numInputRows", 0) > 0]
-    q.stop()
-    return progress
+    return _run(q, seconds, n_files)
 
 
 def _rows_per_second(progress: list[dict]) -> float:

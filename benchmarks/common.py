@@ -44,6 +44,17 @@ def lakes_data(n: int) -> tuple[pa.Table, pa.Table, pa.Table]:
     return base, upsert, make_rows(del_ids, ts=3, seed=2)
 
 
+def timed_step(f: dict[str, float], name: str, fn: Callable[[], Any]) -> Any:
+    """Time one step into `f` (`<name>_s`) with the growth of this process's peak RSS during it
+    (`<name>_rss_growth_mib`); returns what the step returned."""
+    mem: dict[str, float] = {}
+    with step_memory(mem, name):
+        seconds, out = timed(fn)
+    f[f"{name}_s"] = seconds
+    f[f"{name}_rss_growth_mib"] = mem[f"{name}_rss_growth_mib"]
+    return out
+
+
 def checksum(table: pa.Table) -> tuple[int, int, float]:
     """Row count, sum of ids and sum of amounts: a fast wrong answer cannot match."""
     return (table.num_rows, int(pc.sum(table["id"]).as_py() or 0), round(float(pc.sum(table["amount"]).as_py() or 0), 3))
