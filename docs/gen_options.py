@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from hudi_ds.config.hudi_features import FEATURES, NOT_IMPLEMENTED_YET, TUNING_KEYS, HudiFeature
-from hudi_ds.config.options import OPTION_SPECS
+from hudi_ds.config.option_parsing import OPTION_SPECS
 from hudi_ds.storage.storage_options import CLIENT_KEYS, OUR_KEYS, S3A_KEYS, STORE_KEYS
 
 SCOPES = [("table", "Table (fixed when the table is created)"), ("write", "Writes"), ("read", "Reads"),

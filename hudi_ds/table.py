@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from hudi_ds.config.options import key_of, parse_options
+from hudi_ds.config.option_parsing import key_of, parse_options
 from hudi_ds.config.table_config import load_config
 from hudi_ds.config.table_shape import TABLE_SETTINGS, check_against_table
 from hudi_ds.config.writable import check_timeline_writable, check_writable

@@ -22,7 +22,7 @@ from hudi_ds import (
     SchemaError,
     TableNotFoundError,
 )
-from hudi_ds.config.options import parse_options
+from hudi_ds.config.option_parsing import parse_options
 
 
 @pytest.fixture

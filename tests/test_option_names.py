@@ -14,7 +14,8 @@ import pytest
 from hudi_ds import ConfigError, HudiTable, IgnoredOptionWarning
 from hudi_ds.cli import main
 from hudi_ds.config.hudi_features import FEATURES, NOT_IMPLEMENTED_YET, TUNING_KEYS, HudiFeature
-from hudi_ds.config.options import OPTION_SPECS, HudiOptions, OptionSpec, parse_options
+from hudi_ds.config.option_parsing import OPTION_SPECS, OptionSpec, parse_options
+from hudi_ds.config.options import HudiOptions
 
 
 def create(path: Path, table_type: str = "MERGE_ON_READ", **options: Any) -> HudiTable:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from hudi_ds.config.options import parse_options
+from hudi_ds.config.option_parsing import parse_options
 from hudi_ds.spark.stream_writer import HudiStreamWriter
 from hudi_ds.storage import open_storage
 from hudi_ds.storage.layout import streaming_plan_dir

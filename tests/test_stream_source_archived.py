@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from hudi_ds import CleanedInstantsError, HudiTable
-from hudi_ds.config.options import parse_options
+from hudi_ds.config.option_parsing import parse_options
 from hudi_ds.spark.batch_reader import load_snapshot
 from hudi_ds.spark.stream_reader import HudiStreamReader, stream_schema
 

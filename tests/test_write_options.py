@@ -9,7 +9,7 @@ import pytest
 from write_option_probes import PROBES, python_api, rows, state, table, values
 
 from hudi_ds import TableExistsError
-from hudi_ds.config.options import OPTION_SPECS, key_of
+from hudi_ds.config.option_parsing import OPTION_SPECS, key_of
 from hudi_ds.config.table_shape import TABLE_SETTINGS
 
 WRITE_OPTIONS = [s for s in OPTION_SPECS if s.scope == "write"]

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hudi_ds import HudiTable
-from hudi_ds.config.options import key_of
+from hudi_ds.config.option_parsing import key_of
 from hudi_ds.log.format import BlockType, read_blocks
 from hudi_ds.recovery.heartbeat import touch_heartbeat
 from hudi_ds.write.commit import Coordinator

@@ -1,35 +1,16 @@
-"""The option registry: every setting of hudi-py declared once (key, type, default, aliases, scope, doc).
-
-The Python API (`HudiTable(path, options=...)`, `HudiTable.create(..., options=...)`), the Spark source and
-sink and the CLI all parse options here. Canonical keys are Apache Hudi's Spark keys; the other keys Apache
-Hudi 0.14-1.2 reads for the same setting (its alternatives, older names, Flink names) are accepted as aliases;
-keys are case-insensitive. `parse_options` maps them onto `HudiOptions`, checks the relations between settings
-that Apache Hudi checks when it builds its write config, answers Hudi keys of features hudi-py does not
-implement by naming the feature (hudi_ds.config.hudi_features), and rejects other unknown keys with the closest
-valid name. `OPTION_SPECS` lists every declared option (docs/options.md is generated from it).
-"""
+"""The option registry: every setting of hudi-py declared once (key, type, default, aliases, scope, doc), and the
+relations between settings that Apache Hudi checks when it builds its write config. Canonical keys are Apache
+Hudi's Spark keys; the other keys Hudi 0.14-1.2 reads for a setting are its aliases. Options are parsed onto
+`HudiOptions` by hudi_ds.config.option_parsing."""
 
 from __future__ import annotations
 
-import difflib
-import re
-import warnings
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.types import PositiveFloat, PositiveInt
 
-from hudi_ds.config.hudi_features import (
-    FEATURES,
-    NOT_IMPLEMENTED_YET,
-    TUNING_KEYS,
-    UNWRITTEN_INDEXES,
-    HudiFeature,
-    IgnoredOptionWarning,
-    feature_of,
-)
+from hudi_ds.config.hudi_features import UNWRITTEN_INDEXES
 from hudi_ds.config.merge_mode import (
     COMMIT_TIME_MERGER_ID,
     CUSTOM,
@@ -40,7 +21,12 @@ from hudi_ds.config.merge_mode import (
     mode_of_strategy,
     payload_class_name,
 )
-from hudi_ds.config.retention_rules import check_archive_keeps_retained_commits, check_archive_window
+from hudi_ds.config.retention_rules import (
+    check_archive_keeps_retained_commits,
+    check_archive_window,
+    inferred_clean_policy,
+)
+from hudi_ds.config.table_config import LEGACY_CDC_MODES
 from hudi_ds.errors import ConfigError
 
 TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
@@ -49,16 +35,8 @@ QueryType = Literal["snapshot", "read_optimized", "incremental"]
 CdcMode = Literal["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]
 WriteIndex = Literal["BUCKET", "SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM"]
 CleanPolicyName = Literal["KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"]
-# Apache Hudi 0.13's names of the same modes, still accepted by Hudi
-LEGACY_CDC_MODES = {"CDC_OP_KEY": "OP_KEY_ONLY", "CDC_DATA_BEFORE": "DATA_BEFORE",
-                    "CDC_DATA_BEFORE_AFTER": "DATA_BEFORE_AFTER", "OP_KEY": "OP_KEY_ONLY",
-                    "WITH_BEFORE": "DATA_BEFORE", "WITH_BEFORE_AFTER": "DATA_BEFORE_AFTER"}
 
 
-# each cleaning policy and the setting that counts what it retains
-_RETAINED_COUNTS: tuple[tuple[CleanPolicyName, str], ...] = (
-    ("KEEP_LATEST_COMMITS", "clean_retain_commits"), ("KEEP_LATEST_FILE_VERSIONS", "clean_retain_file_versions"),
-    ("KEEP_LATEST_BY_HOURS", "clean_retain_hours"))
 
 
 Scope = Literal["table", "write", "read", "service", "storage"]
@@ -577,7 +555,6 @@ class HudiOptions(BaseModel):
             check_archive_keeps_retained_commits(self.archive_min_commits, self.clean_retain_commits)
         return self
 
-    # ---- helpers -----------------------------------------------------------------------------------
     def is_set(self, name: str) -> bool:
         return name in self.model_fields_set
 
@@ -599,141 +576,16 @@ class HudiOptions(BaseModel):
 
     def cleaning_policy(self) -> CleanPolicyName:
         """hoodie.clean.policy, or the policy whose retained count alone is set (Apache Hudi's inference)."""
-        if self.clean_policy is not None:
-            return self.clean_policy
-        counted = [policy for policy, count in _RETAINED_COUNTS if self.is_set(count)]
-        return counted[0] if len(counted) == 1 else "KEEP_LATEST_COMMITS"
+        return self.clean_policy or inferred_clean_policy(self.is_set)  # type: ignore[return-value]
 
     def with_values(self, **values: Any) -> HudiOptions:
         """A copy with some settings changed (validated again); they count as set."""
         data = {k: getattr(self, k) for k in self.model_fields_set}
         data.update(values)
-        return _validated(data, {})
+        return validated_options(data, {})
 
 
-@dataclass(frozen=True)
-class OptionSpec:
-    name: str  # HudiOptions field
-    key: str
-    aliases: tuple[str, ...]
-    default: Any
-    doc: str
-    scope: str
-    type: str
-
-
-def _specs() -> list[OptionSpec]:
-    out = []
-    for name, f in HudiOptions.model_fields.items():
-        extra = f.json_schema_extra or {}
-        assert isinstance(extra, dict)
-        out.append(OptionSpec(
-            name=name, key=str(extra["key"]), aliases=tuple(extra.get("aliases") or ()),  # type: ignore[arg-type]
-            default=f.default, doc=f.description or "", scope=str(extra.get("scope", "write")),
-            type=str(f.annotation).replace("typing.", ""),
-        ))
-    return out
-
-
-OPTION_SPECS: list[OptionSpec] = _specs()
-_BY_KEY: dict[str, OptionSpec] = {}
-for _spec in OPTION_SPECS:
-    for _k in (_spec.key, *_spec.aliases):
-        _BY_KEY[_k.lower()] = _spec
-
-
-def _suggest(key: str) -> str:
-    """The spelling closest to a misspelled key (the one the user was likely after: an alias stays an alias)."""
-    names = list(_BY_KEY) + sorted(TUNING_KEYS)
-    close = [n for n in names if n.endswith("." + key)][:1]  # "recordkey.field" -> "hoodie...recordkey.field"
-    close = close or difflib.get_close_matches(key, names, n=1, cutoff=0.6)
-    if not close:
-        # compare the last segments too: "hoodie.datasource.write.recordkey.feild" vs "...recordkey.field"
-        tail = {n.rsplit(".", 1)[-1]: n for n in names}
-        hit = difflib.get_close_matches(key.rsplit(".", 1)[-1], list(tail), n=1, cutoff=0.75)
-        close = [tail[hit[0]]] if hit else []
-    if close:
-        return f"; did you mean {close[0]!r}?"
-    return "; see docs/options.md for the valid options"
-
-
-def _hudi_feature(key: str) -> HudiFeature | None:
-    """The unimplemented Apache Hudi feature a key configures; a key only under a feature's prefix that is a near
-    miss of a registry key is taken for a typo of that key instead ("hoodie.metadata.enabled")."""
-    feature = feature_of(key)
-    if feature is None or feature.names(key):
-        return feature
-    return None if difflib.get_close_matches(key, list(_BY_KEY), n=1, cutoff=0.9) else feature
-
-
-def _answer_features(given: dict[str, dict[str, str]], warn: bool) -> None:
-    """Refuse the keys of unimplemented features that could change the data; warn about the others (`warn`)."""
-    for name, keys in given.items():
-        feature = next(f for f in FEATURES + NOT_IMPLEMENTED_YET if f.name == name)
-        engaged = feature.engaged(keys)
-        if not engaged:
-            continue
-        listed = ", ".join(f"{k}={keys[k]!r}" for k in engaged)
-        if feature.effect == "error":
-            raise ConfigError(f"{listed}: {feature.name} is an Apache Hudi feature hudi-py does not implement, "
-                              f"and ignoring it could change the data. {feature.answer}")
-        if warn:
-            warnings.warn(f"hudi-py ignores {listed}: {feature.name} is not implemented; {feature.answer}",
-                          IgnoredOptionWarning, stacklevel=4)
-
-
-def _text(value: Any) -> Any:
-    """Options arrive as strings from Spark and as Python values from the Python API: one form for both."""
-    if value is None or isinstance(value, (list, tuple)):
-        return list(value) if value is not None else None
-    if isinstance(value, bool):
-        return str(value).lower()
-    return str(value).strip()
-
-
-def parse_options(options: Mapping[str, Any] | None, *, tolerated_prefixes: tuple[str, ...] = ()) -> HudiOptions:
-    """Validate options (any key spelling, case-insensitive); ConfigError names the bad key and the fix.
-
-    Keys starting with one of `tolerated_prefixes` are skipped (Spark passes its own settings along). Apache Hudi
-    keys of features hudi-py does not implement are refused or warned about (hudi_ds.config.hudi_features)."""
-    if options is not None and not isinstance(options, Mapping):
-        raise ConfigError(
-            f"options must be a mapping of option keys to values, such as {{'hoodie.clean.commits.retained': 5}}; "
-            f"got a {type(options).__name__} ({options!r:.80}). Pass dict(...) of key/value pairs")
-    values: dict[str, Any] = {}
-    given_as: dict[str, str] = {}
-    foreign: dict[str, dict[str, str]] = {}
-    for raw_key, value in (options or {}).items():
-        key = str(raw_key).strip().lower()
-        spec = _BY_KEY.get(key)
-        if spec is None:
-            if key in TUNING_KEYS or (tolerated_prefixes and key.startswith(tolerated_prefixes)):
-                continue
-            feature = _hudi_feature(key)
-            if feature is None:
-                raise ConfigError(f"unknown option {raw_key!r}{_suggest(key)}")
-            foreign.setdefault(feature.name, {})[key] = str(_text(value))
-            continue
-        text = _text(value)
-        if spec.name in values and values[spec.name] != text:
-            raise ConfigError(
-                f"options {given_as[spec.name]!r}={values[spec.name]!r} and {raw_key!r}={text!r} set the same "
-                f"setting ({spec.key}) to different values; keep one"
-            )
-        values[spec.name] = text
-        given_as[spec.name] = str(raw_key)
-    _answer_features(foreign, warn=False)
-    opts = _validated(values, given_as)
-    _answer_features(foreign, warn=True)
-    return opts
-
-
-def key_of(field: str) -> str:
-    """The canonical key of a HudiOptions field."""
-    return next(s.key for s in OPTION_SPECS if s.name == field)
-
-
-def _validated(values: dict[str, Any], given_as: dict[str, str]) -> HudiOptions:
+def validated_options(values: dict[str, Any], given_as: dict[str, str]) -> HudiOptions:
     try:
         return HudiOptions(**values)
     except ValidationError as exc:
@@ -741,13 +593,8 @@ def _validated(values: dict[str, Any], given_as: dict[str, str]) -> HudiOptions:
         name = str(err["loc"][0]) if err.get("loc") else ""
         if not name:  # a check across settings: its message names them
             raise ConfigError(str(err.get("msg", exc)).removeprefix("Value error, ")) from None
-        spec = next((s for s in OPTION_SPECS if s.name == name), None)
-        key = given_as.get(name, spec.key if spec else name)
+        field = HudiOptions.model_fields.get(name)
+        extra = field.json_schema_extra if field is not None and isinstance(field.json_schema_extra, dict) else {}
+        key = given_as.get(name, str(extra.get("key", name)))
         msg = str(err.get("msg", exc)).removeprefix("Value error, ")
         raise ConfigError(f"option {key}={values.get(name)!r} is not valid: {msg}") from None
-
-
-def default_table_name(path: str) -> str:
-    tail = path.rstrip("/").rsplit("/", 1)[-1] or "hudi_table"
-    name = re.sub(r"[^0-9A-Za-z_]", "_", tail)
-    return name if name and not name[0].isdigit() else f"t_{name}"

@@ -3,6 +3,8 @@ one owner, called where options are parsed and by the archive service."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hudi_ds.errors import ConfigError
 
 
@@ -31,3 +33,16 @@ def check_archive_keeps_retained_commits(min_commits: int, retain_commits: int) 
             f"{retain_commits}: archiving would move commits that cleaning still retains off the active timeline. "
             f"Raise hoodie.keep.min.commits to {retain_commits + 1} or more (and hoodie.keep.max.commits above "
             "it), or lower hoodie.clean.commits.retained")
+
+
+# each cleaning policy and the option field that counts what it retains
+_RETAINED_COUNTS = (("KEEP_LATEST_COMMITS", "clean_retain_commits"),
+                    ("KEEP_LATEST_FILE_VERSIONS", "clean_retain_file_versions"),
+                    ("KEEP_LATEST_BY_HOURS", "clean_retain_hours"))
+
+
+def inferred_clean_policy(is_set: Callable[[str], bool]) -> str:
+    """The cleaning policy without hoodie.clean.policy: the one whose retained count alone is set (Apache Hudi's
+    inference), else KEEP_LATEST_COMMITS."""
+    counted = [policy for policy, count in _RETAINED_COUNTS if is_set(count)]
+    return counted[0] if len(counted) == 1 else "KEEP_LATEST_COMMITS"

@@ -46,10 +46,14 @@ def _split(value: str | None) -> list[str]:
     return [part.split(":")[0].strip() for part in value.split(",") if part.strip()]
 
 
+# Apache Hudi 0.13's names of the supplemental logging modes, still accepted by Hudi
+LEGACY_CDC_MODES = {"CDC_OP_KEY": "OP_KEY_ONLY", "CDC_DATA_BEFORE": "DATA_BEFORE",
+                    "CDC_DATA_BEFORE_AFTER": "DATA_BEFORE_AFTER", "OP_KEY": "OP_KEY_ONLY",
+                    "WITH_BEFORE": "DATA_BEFORE", "WITH_BEFORE_AFTER": "DATA_BEFORE_AFTER"}
+
+
 def _cdc_mode(value: str | None) -> str:
     """The supplemental logging mode under its current name (Hudi 0.13 wrote cdc_op_key, cdc_data_before, ...)."""
-    from hudi_ds.config.options import LEGACY_CDC_MODES
-
     mode = (value or "DATA_BEFORE_AFTER").strip().upper()
     mode = LEGACY_CDC_MODES.get(mode, mode)
     if mode not in ("OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"):

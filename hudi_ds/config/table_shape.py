@@ -13,7 +13,8 @@ from hudi_ds.config.merge_mode import (
     PARTIAL_PAYLOADS,
     payload_class_name,
 )
-from hudi_ds.config.options import OPTION_SPECS, HudiOptions, default_table_name
+from hudi_ds.config.option_parsing import OPTION_SPECS, default_table_name
+from hudi_ds.config.options import HudiOptions
 from hudi_ds.config.table_config import TableConfig, key_generator_type_name
 from hudi_ds.errors import ConfigError, TableExistsError
 from hudi_ds.index.choice import write_index

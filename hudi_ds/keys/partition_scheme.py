@@ -4,7 +4,8 @@ both read the `hoodie.keygen.timebased.*` settings of hoodie.properties (hudi_ds
 
 from __future__ import annotations
 
-from hudi_ds.config.options import OPTION_SPECS, HudiOptions
+from hudi_ds.config.option_parsing import OPTION_SPECS
+from hudi_ds.config.options import HudiOptions
 from hudi_ds.config.table_config import TableConfig, key_generator_type_name
 from hudi_ds.errors import ConfigError, TableExistsError
 from hudi_ds.keys.timestamp_partition import PREFIX, TimestampPartition

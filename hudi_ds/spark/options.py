@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hudi_ds.config.options import HudiOptions, parse_options
+from hudi_ds.config.option_parsing import parse_options
+from hudi_ds.config.options import HudiOptions
 from hudi_ds.storage.storage_options import is_storage_key, normalize_storage_options
 
 SPARK_PREFIXES = ("spark.", "__")

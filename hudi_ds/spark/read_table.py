@@ -27,7 +27,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - pyspark's own convention
 from pyspark.sql.types import StructType
 
-from hudi_ds.config.options import OPTION_SPECS, HudiOptions, key_of
+from hudi_ds.config.option_parsing import OPTION_SPECS, key_of
+from hudi_ds.config.options import HudiOptions
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.read import query
 from hudi_ds.spark import types

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 from write_option_probes import PROBES, Write
 
-from hudi_ds.config.options import OPTION_SPECS
+from hudi_ds.config.option_parsing import OPTION_SPECS
 
 pytestmark = [pytest.mark.spark]
 
