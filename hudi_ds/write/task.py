@@ -250,8 +250,11 @@ class TaskWriter:
         if keys and not plan.is_overwrite:  # an overwrite replaces the file groups; generated keys are all new
             ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
             rows = latest_per_key(rows, ordering, lookup.match_column)  # one version of a key (global: in the table)
-            where = lookup.slices if lookup.global_index else partitions
-            rows = tag(rows, lookup.located(self.storage, where), lookup)
+            if lookup.global_index:  # every key of the table is read: keep those of this write only
+                located = lookup.located(self.storage, lookup.slices, rows[lookup.match_column])
+            else:
+                located = lookup.located(self.storage, partitions)
+            rows = tag(rows, located, lookup)
         else:
             rows = rows.append_column(SLOT, pa.array(np.full(rows.num_rows, PENDING, dtype=np.int32)))
         groups = split_by_group(rows.rename_columns([BUCKET if c == SLOT else c for c in rows.column_names]))
