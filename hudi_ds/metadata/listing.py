@@ -50,23 +50,24 @@ class MetadataSlice:
 
 
 def files_slice(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Timeline | None,
-                listed: list[FileEntry] | None = None) -> MetadataSlice:
-    """The latest slice of the files partition (from `listed`, its listing, when the caller has it).
-    `data_timeline` None: every completed deltacommit counts (the metadata table's own view, as its compaction
-    takes it)."""
+                listed: list[FileEntry] | None = None, partition: str = md.FILES,
+                file_id: str = FILES_FILE_ID) -> MetadataSlice:
+    """The latest slice of the files partition (from `listed`, its listing, when the caller has it), or of
+    another metadata partition's file group `file_id`. `data_timeline` None: every completed deltacommit counts
+    (the metadata table's own view, as its compaction takes it)."""
     completion = {i.requested_time: i.completion_time or "" for i in mdt_timeline.completed()
                   if i.action in ("deltacommit", "commit")}
     bases: list[tuple[str, str]] = []
     logs: list[tuple[str, str, str]] = []
-    for entry in mdt.storage.list(md.FILES) if listed is None else listed:
+    for entry in mdt.storage.list(partition) if listed is None else listed:
         if entry.is_dir:
             continue
-        rel = require_inside(f"{md.FILES}/{entry.name}", mdt.storage.full(md.FILES))
-        base = parse_base_file(md.FILES, entry.name)
-        log = parse_log_file(md.FILES, entry.name)
-        if base is not None and base.file_id == FILES_FILE_ID and base.instant in completion:
+        rel = require_inside(f"{partition}/{entry.name}", mdt.storage.full(partition))
+        base = parse_base_file(partition, entry.name)
+        log = parse_log_file(partition, entry.name)
+        if base is not None and base.file_id == file_id and base.instant in completion:
             bases.append((base.instant, rel))
-        elif log is not None and log.file_id == FILES_FILE_ID and log.instant in completion and (
+        elif log is not None and log.file_id == file_id and log.instant in completion and (
                 data_timeline is None or is_init_instant(log.instant)
                 or data_timeline.contains_completed(log.instant)):
             logs.append((completion[log.instant], log.instant, rel))
