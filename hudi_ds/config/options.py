@@ -165,6 +165,25 @@ class HudiOptions(BaseModel):
         "file listing from the metadata table where the table has one (no LIST of a data partition), as Hudi's "
         "and hudi-rs's readers do, unless this is false.",
         "metadata.enabled")
+    record_index_enable: bool | None = opt(
+        "hoodie.metadata.record.index.enable", None,
+        "The metadata table's record_index partition (record key -> partition and file group, what "
+        "hoodie.index.type=RECORD_INDEX looks keys up in). true builds it from the table's keys (needs the metadata "
+        "table: hoodie.metadata.enable=true) and keeps it up to date; false drops it; unset keeps what the table "
+        "has.")
+    record_index_min_file_groups: int = opt(
+        "hoodie.metadata.record.index.min.filegroup.count", 10,
+        "The fewest file groups a new record index gets (keys hash to one of them).")
+    record_index_max_file_groups: int = opt(
+        "hoodie.metadata.record.index.max.filegroup.count", 10_000,
+        "The most file groups a new record index gets.")
+    record_index_max_file_group_bytes: int = opt(
+        "hoodie.metadata.record.index.max.filegroup.size", 1 << 30,
+        "A new record index gets enough file groups for each to stay under this size (48 bytes per key, as Hudi "
+        "estimates), between the min and max counts.")
+    record_index_growth_factor: float = opt(
+        "hoodie.metadata.record.index.growth.factor", 2.0,
+        "A new record index is sized for this many times the keys the table holds.")
 
     # ---- write ---------------------------------------------------------------------------------------
     update_partition_path: bool = opt(
@@ -528,7 +547,8 @@ class HudiOptions(BaseModel):
 
     @field_validator("compaction_delta_commits", "clean_retain_commits", "clean_retain_file_versions",
                      "clean_retain_hours", "archive_min_commits", "archive_max_commits",
-                     "metadata_compact_max_delta_commits")
+                     "metadata_compact_max_delta_commits", "record_index_min_file_groups",
+                     "record_index_max_file_groups", "record_index_max_file_group_bytes")
     @classmethod
     def _positive(cls, v: int) -> int:
         if v < 1:

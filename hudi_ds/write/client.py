@@ -25,6 +25,11 @@ from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError, SchemaError
 from hudi_ds.keys.partition_scheme import timestamp_partitions, with_timestamp_settings
 from hudi_ds.metadata.bootstrap import apply_metadata_setting, planned_config
+from hudi_ds.metadata.record_index_sync import (
+    RecordIndexSettings,
+    apply_record_index_setting,
+    planned_partitions,
+)
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.recovery.failed_writes import left_behind_note, roll_back_left_behind, rolling_back
 from hudi_ds.recovery.rollback import rollback_failed_writes
@@ -70,17 +75,24 @@ def create_table(storage: Storage, opts: HudiOptions) -> TableConfig:
     config = new_table_config(opts, storage.uri)
     if not storage.exists(PROPS_PATH):
         lost_properties(storage)
-        planned_config(config, opts.metadata_enable)  # a version that cannot have a metadata table: nothing made
+        # a version that cannot have a metadata table, or a record index without one: nothing made
+        planned_partitions(planned_config(config, opts.metadata_enable), opts.record_index_enable)
         try:
             storage.makedirs(config.format.archive_dir)
         except (NotADirectoryError, FileExistsError) as exc:
             raise ConfigError(f"cannot create a table at {storage.uri}: the path (or a folder above it) is a file; "
                               "choose a folder path") from exc
         if storage.put_if_absent(PROPS_PATH, config.to_bytes()):
-            return apply_metadata_setting(storage, config, opts.metadata_enable)
+            config = apply_metadata_setting(storage, config, opts.metadata_enable)
+            return apply_record_index_setting(storage, config, opts.record_index_enable, record_index_settings(opts))
     existing = open_existing(storage, opts)
     assert existing is not None
     return existing
+
+
+def record_index_settings(opts: HudiOptions) -> RecordIndexSettings:
+    return RecordIndexSettings(opts.record_index_min_file_groups, opts.record_index_max_file_groups,
+                               opts.record_index_max_file_group_bytes, opts.record_index_growth_factor)
 
 
 def resolve_operation(opts: HudiOptions, record_key_fields: Sequence[str], operation: str | None = None,
@@ -144,9 +156,13 @@ class WriteClient:
     def prepare(self, operation: str | None, data_schema: pa.Schema | None, overwrite: bool = False) -> PreparedWrite:
         """Check the write against the table and evolve the schema (`data_schema`: None for an empty write)."""
         operation = resolve_operation(self.options, self.config.record_key_fields, operation, overwrite)
-        check_writable(planned_config(self.config, self.options.metadata_enable))  # before anything changes
+        opts = self.options
+        check_writable(planned_partitions(planned_config(self.config, opts.metadata_enable),  # before anything
+                                          opts.record_index_enable))  # changes
         timestamp_partitions(with_timestamp_settings(self.config, self.options))  # settings it cannot follow
         self.config = apply_metadata_setting(self.storage, self.config, self.options.metadata_enable)
+        self.config = apply_record_index_setting(self.storage, self.config, opts.record_index_enable,
+                                                 record_index_settings(opts))
         current = self.current_schema()
         if data_schema is None:
             return PreparedWrite(operation, current if current is not None else pa.schema([]))

@@ -34,6 +34,7 @@ from hudi_ds.index.choice import BUCKET, is_global, write_index, writes_bloom_fi
 from hudi_ds.index.lookup import KeyLookup, holds_prefixed_keys
 from hudi_ds.keys.keygen import integer_key_column
 from hudi_ds.keys.partition_scheme import with_timestamp_settings
+from hudi_ds.metadata.record_index_sync import instant_changes
 from hudi_ds.metadata.sync import commit_changes, sync_instant
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
 from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
@@ -310,7 +311,8 @@ class Coordinator:
             conflict = require_version(self.storage, self.config) or self._conflict(
                 plan, latest, _touched(plan, files), partitions)
             if conflict is None:
-                sync_instant(self.storage, latest, plan.instant, commit_changes(meta), self.metadata_compact_every)
+                sync_instant(self.storage, latest, plan.instant, commit_changes(meta), self.metadata_compact_every,
+                             instant_changes(self.storage, self.config, latest, meta))
                 faults.pause_point("commit_publishing")
                 latest.writer().complete(plan.instant, plan.action, fmt.encode_commit_metadata(meta, plan.action))
         if conflict is not None:
