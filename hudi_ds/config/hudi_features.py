@@ -285,7 +285,6 @@ NOT_IMPLEMENTED_YET: tuple[HudiFeature, ...] = (
 
 # Apache Hudi's other index types, and why hudi-py does not write with them yet
 UNWRITTEN_INDEXES = {
-    "RECORD_INDEX": "it lives in the metadata table, which hudi-py does not maintain yet; use SIMPLE or BLOOM",
     "HBASE": "it lives in an external HBase table; use GLOBAL_SIMPLE or GLOBAL_BLOOM",
     "INMEMORY": "it is Flink's and Java's in-memory index; use SIMPLE or BLOOM",
     "FLINK_STATE": "it is Flink's state index; use SIMPLE or BLOOM",

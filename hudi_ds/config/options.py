@@ -33,7 +33,7 @@ TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
 Operation = Literal["upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"]
 QueryType = Literal["snapshot", "read_optimized", "incremental"]
 CdcMode = Literal["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]
-WriteIndex = Literal["BUCKET", "SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM"]
+WriteIndex = Literal["BUCKET", "SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "RECORD_INDEX"]
 CleanPolicyName = Literal["KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"]
 
 
@@ -91,7 +91,8 @@ class HudiOptions(BaseModel):
         "keeps the table at its version.")
     index_type: WriteIndex = opt(
         "hoodie.index.type", "BUCKET", "How writes find a key's file group: BUCKET (hash; the default of new tables), "
-        "SIMPLE / BLOOM (read the keys of the partitions written), GLOBAL_SIMPLE / GLOBAL_BLOOM (of all partitions). "
+        "SIMPLE / BLOOM (read the keys of the partitions written), GLOBAL_SIMPLE / GLOBAL_BLOOM (of all partitions), "
+        "RECORD_INDEX (global: finds keys in the metadata table's record index, which it turns on). "
         "Tables that record none (Apache Hudi's) default to SIMPLE (docs/compatibility.md#indexes).", "index.type",
         scope="table")
     bucket_engine: Literal["SIMPLE"] = opt(
@@ -191,6 +192,9 @@ class HudiOptions(BaseModel):
         "than the one holding it moves there (deleted from the old one); false updates it where it is.")
     bloom_update_partition_path: bool = opt(
         "hoodie.bloom.index.update.partition.path", True, "The same for GLOBAL_BLOOM.")
+    record_index_update_partition_path: bool = opt(
+        "hoodie.record.index.update.partition.path", False, "The same for RECORD_INDEX (false by default, as in "
+        "Apache Hudi).")
     small_file_limit: int = opt(
         "hoodie.parquet.small.file.limit", 104857600, "Lookup indexes (all but BUCKET): base files under this many "
         "bytes take new keys before new file groups are made (<= 0: none).")

@@ -64,9 +64,11 @@ class KeyLookup:
     def slot_count(self, partition: str) -> int:
         return len(self.slices.get(partition, ()))
 
-    def located(self, storage: Storage, partitions: Iterable[str]) -> pa.Table:
+    def located(self, storage: Storage, partitions: Iterable[str],
+                keys: pa.Array | pa.ChunkedArray | None = None) -> pa.Table:
         """The keys the latest slices of `partitions` hold: key, (with an ordering field) the ordering value, LIVE,
-        partition and slot; the keys the slices hold live first (a key a log deleted may be live elsewhere)."""
+        partition and slot; the keys the slices hold live first (a key a log deleted may be live elsewhere).
+        `keys`, the incoming keys, serve the lookups that find keys rather than read partitions (RECORD_INDEX)."""
         parts = []
         for partition in sorted(set(partitions)):
             for slot, sl in enumerate(self.slices.get(partition, ())):

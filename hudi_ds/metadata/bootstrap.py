@@ -56,7 +56,7 @@ def committed_files(storage: Storage, timeline: Timeline) -> dict[str, dict[str,
     return out
 
 
-def write_data_partitions(storage: Storage, partitions: list[str]) -> None:
+def _write_data_partitions(storage: Storage, partitions: list[str]) -> None:
     props = properties.loads(properties.decode_bytes(storage.read_bytes(PROPS_PATH)))
     if partitions:
         props[PARTITIONS_KEY] = ",".join(partitions)
@@ -88,11 +88,11 @@ def _bootstrap(storage: Storage, config: TableConfig) -> None:
                      file_size_in_bytes=len(data))
     meta = CommitMetadata(partition_to_write_stats={md.FILES: [stat]}, operation_type="BULK_INSERT")
     writer.complete(INIT_INSTANT, "deltacommit", fmt.encode_commit_metadata(meta, "deltacommit"))
-    write_data_partitions(storage, sorted({*listed_partitions(storage), md.FILES}))
+    _write_data_partitions(storage, sorted({*listed_partitions(storage), md.FILES}))
 
 
 def _drop(storage: Storage) -> None:
-    write_data_partitions(storage, [])
+    _write_data_partitions(storage, [])
     storage.delete_dir(METADATA_DIR)
 
 

@@ -35,7 +35,7 @@ from hudi_ds.log import (
     read_blocks,
 )
 from hudi_ds.metadata import records as md
-from hudi_ds.metadata.bootstrap import write_data_partitions
+from hudi_ds.metadata.bootstrap import _write_data_partitions as write_data_partitions
 from hudi_ds.metadata.hfiles import encode_base_file, encode_delete_log_block, encode_log_block
 from hudi_ds.metadata.layout import WRITE_TOKEN, MetadataTable, listed_partitions, partition_metafile
 from hudi_ds.metadata.listing import MetadataSlice, files_slice, merged_records

@@ -251,7 +251,7 @@ class TaskWriter:
             ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
             rows = latest_per_key(rows, ordering, lookup.match_column)  # one version of a key (global: in the table)
             where = lookup.slices if lookup.global_index else partitions
-            rows = tag(rows, lookup.located(self.storage, where), lookup)
+            rows = tag(rows, lookup.located(self.storage, where, rows[lookup.match_column]), lookup)
         else:
             rows = rows.append_column(SLOT, pa.array(np.full(rows.num_rows, PENDING, dtype=np.int32)))
         groups = split_by_group(rows.rename_columns([BUCKET if c == SLOT else c for c in rows.column_names]))
