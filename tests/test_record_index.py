@@ -59,6 +59,13 @@ def test_hash_and_file_group_follow_the_definition(text, count):
 
 
 @SETTINGS
+@given(st.lists(st.one_of(st.text(max_size=40), st.text(alphabet="abcXYZ-019", max_size=40)), max_size=30),
+       st.integers(min_value=1, max_value=1000))
+def test_hashing_many_keys_at_once_equals_one_by_one(keys, count):
+    assert ri.file_groups_of(keys, count) == [ri.file_group_of(k, count) for k in keys]
+
+
+@SETTINGS
 @given(st.text(min_size=1, max_size=30), st.text(max_size=30), st.one_of(st.uuids().map(str), st.text(max_size=20)),
        st.integers(min_value=0, max_value=99), st.integers(min_value=0, max_value=2**45))
 def test_location_records_round_trip(key, partition, head, part, instant_ms):

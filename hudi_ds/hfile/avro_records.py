@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import io
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 import fastavro
@@ -167,6 +167,14 @@ class AvroHFileReader:
         """The present ones of `keys` with their records."""
         found = self.hfile.get_many(sorted(k.encode("utf-8") for k in keys))
         return dict(self._decode(k, v) for k, v in found.items())
+
+    def select(self, keys: Collection[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(key, record) of the present ones of `keys`, in key order: one pass over the file, decoding only
+        those (a batch lookup that would otherwise search block by block for each key)."""
+        wanted = {k.encode("utf-8") for k in keys}
+        for key, value in self.hfile:
+            if key in wanted:
+                yield self._decode(key, value)
 
     def scan_prefix(self, prefix: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """(key, record) of the keys starting with `prefix`, in key order."""

@@ -9,7 +9,7 @@ metadata table's own bootstrap instants (HoodieTableMetadataUtil.getValidInstant
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -76,13 +76,15 @@ def files_slice(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Timel
     return MetadataSlice(base_rel, base_instant, [(r, i) for _, i, r in after])
 
 
-def _log_updates(data: bytes, where: str) -> Iterator[tuple[str, dict[str, Any] | None]]:
+def _log_updates(data: bytes, where: str,
+                 keys: Collection[str] | None = None) -> Iterator[tuple[str, dict[str, Any] | None]]:
     for block in read_blocks(data, where):
         if block.block_type == BlockType.HFILE_DATA:
-            yield from decode_hfile_data_block(block, where)
+            reader = decode_hfile_data_block(block, where)
+            yield from reader if keys is None else reader.select(keys)
         elif block.block_type == BlockType.DELETE:
             deleted = decode_delete_block(block, where).record_keys.to_pylist()
-            yield from ((key, None) for key in deleted)
+            yield from ((key, None) for key in deleted if keys is None or key in keys)
 
 
 def _read_all(mdt: MetadataTable, rels: list[str]) -> list[bytes]:
@@ -101,14 +103,16 @@ def _read_all(mdt: MetadataTable, rels: list[str]) -> list[bytes]:
         return list(pool.map(read, rels))
 
 
-def merged_records(mdt: MetadataTable, sl: MetadataSlice) -> dict[str, dict[str, Any]]:
-    """Key -> merged record of the slice (HoodieMetadataPayload's merge)."""
+def merged_records(mdt: MetadataTable, sl: MetadataSlice,
+                   keys: Collection[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Key -> merged record of the slice (HoodieMetadataPayload's merge); of `keys` only, when given."""
     rels = ([sl.base] if sl.base is not None else []) + [rel for rel, _ in sl.logs]
     fetched = dict(zip(rels, _read_all(mdt, rels), strict=True))
     base: list[tuple[str, dict[str, Any]]] = []
     if sl.base is not None:
-        base = list(AvroHFileReader(fetched[sl.base], mdt.storage.full(sl.base)))
-    updates = [u for rel, _ in sl.logs for u in _log_updates(fetched[rel], mdt.storage.full(rel))]
+        reader = AvroHFileReader(fetched[sl.base], mdt.storage.full(sl.base))
+        base = list(reader if keys is None else reader.select(keys))
+    updates = [u for rel, _ in sl.logs for u in _log_updates(fetched[rel], mdt.storage.full(rel), keys)]
     return md.merge(base, updates)
 
 

@@ -10,11 +10,16 @@ HFile data blocks of locations, DELETE blocks of removed keys), merged newest ov
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_ds.errors import CorruptTableError
 from hudi_ds.metadata import records as md
@@ -49,6 +54,26 @@ def file_group_of(key: str, count: int) -> int:
     return abs(java_string_hash(key)) % count
 
 
+def file_groups_of(keys: Sequence[str], count: int) -> list[int]:
+    """`file_group_of` of many keys at once: the hash runs over numpy columns (one step per character
+    position) for ASCII keys, whose bytes are their UTF-16 code units; other keys take the scalar path."""
+    if not keys:
+        return []
+    arr = pa.array(keys, pa.string())
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset:arr.offset + len(arr) + 1].astype(np.int64)
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if arr.buffers()[2] is not None else np.zeros(1, np.uint8)
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    h = np.zeros(len(arr), dtype=np.int64)
+    for j in range(int(lengths.max())):
+        live = lengths > j
+        h[live] = (h[live] * 31 + data[starts[live] + j]) & _INT_MASK
+    groups = (np.abs(np.where(h >= 1 << 31, h - (1 << 32), h)) % count).tolist()
+    ascii_keys = pc.string_is_ascii(arr).to_numpy(zero_copy_only=False)
+    for i in np.flatnonzero(~ascii_keys).tolist():
+        groups[i] = file_group_of(keys[i], count)
+    return groups
+
+
 def file_group_count(entries: Iterable[FileEntry]) -> int:
     """How many file groups the partition has (its listing's `record-index-NNNN-0` files): 0 when none, a
     CorruptTableError when their numbers have holes (a key would hash to a missing group)."""
@@ -80,12 +105,13 @@ def lookup(mdt: MetadataTable, data_timeline: Timeline, keys: Iterable[str]) -> 
     if not slices:
         return {}
     wanted: dict[int, set[str]] = defaultdict(set)
-    for key in keys:
-        wanted[file_group_of(key, len(slices))].add(key)
+    key_list = list(keys)
+    for key, index in zip(key_list, file_groups_of(key_list, len(slices)), strict=True):
+        wanted[index].add(key)
     out: dict[str, md.RecordLocation] = {}
     for index, group_keys in sorted(wanted.items()):
-        merged = merged_records(mdt, slices[index])
-        out.update((k, md.record_location(merged[k])) for k in group_keys if k in merged)
+        merged = merged_records(mdt, slices[index], group_keys)
+        out.update((k, md.record_location(record)) for k, record in merged.items())
     return out
 
 
@@ -100,21 +126,23 @@ def all_locations(mdt: MetadataTable, data_timeline: Timeline) -> dict[str, md.R
 def location_record(key: str, partition: str, file_id: str, instant_ms: int) -> dict[str, Any]:
     """The record_index record of `key` living in `file_id` of data `partition`, written at `instant_ms`: a
     `<uuid>-<n>` file id in Hudi's compact form (encoding 0: the UUID's two halves and n), any other as text."""
-    info: dict[str, Any] = {"partitionName": partition, "fileIdHighBits": None, "fileIdLowBits": None,
-                            "fileIndex": None, "fileId": None, "instantTime": instant_ms, "fileIdEncoding": 1,
-                            "position": None}
+    return md.record_index_record(key, {"partitionName": partition, **_file_id_fields(file_id),
+                                        "instantTime": instant_ms, "position": None})
+
+
+@functools.lru_cache(maxsize=4096)  # a write places its keys into a few file groups
+def _file_id_fields(file_id: str) -> dict[str, Any]:
     head, _, tail = file_id.rpartition("-")
     try:
         parsed = uuid.UUID(head) if len(head) == 36 and tail.isdigit() else None
     except ValueError:
         parsed = None
-    if parsed is not None and str(parsed) == head:
-        bits = parsed.int
-        info.update(fileIdHighBits=_signed64(bits >> 64), fileIdLowBits=_signed64(bits & (2**64 - 1)),
-                    fileIndex=int(tail), fileId="", fileIdEncoding=0)
-    else:
-        info["fileId"] = file_id
-    return md.record_index_record(key, info)
+    if parsed is None or str(parsed) != head:
+        return {"fileIdHighBits": None, "fileIdLowBits": None, "fileIndex": None, "fileId": file_id,
+                "fileIdEncoding": 1}
+    bits = parsed.int
+    return {"fileIdHighBits": _signed64(bits >> 64), "fileIdLowBits": _signed64(bits & (2**64 - 1)),
+            "fileIndex": int(tail), "fileId": "", "fileIdEncoding": 0}
 
 
 def _signed64(value: int) -> int:

@@ -39,7 +39,7 @@ from hudi_ds.metadata.bootstrap import _write_data_partitions as write_data_part
 from hudi_ds.metadata.hfiles import encode_base_file, encode_delete_log_block, encode_log_block
 from hudi_ds.metadata.layout import WRITE_TOKEN, MetadataTable, listed_partitions, partition_metafile
 from hudi_ds.metadata.listing import MetadataSlice, files_slice, merged_records
-from hudi_ds.metadata.record_index import file_group_count, file_group_id, file_group_of, location_record
+from hudi_ds.metadata.record_index import file_group_count, file_group_id, file_groups_of, location_record
 from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S
@@ -194,11 +194,14 @@ def write_logs(mdt: MetadataTable, instant: str, changes: RecordIndexChanges) ->
         return []
     ms = _instant_ms(instant)
     placed: dict[int, dict[str, dict[str, Any]]] = {}
-    for key, (partition, file_id) in changes.placed.items():
-        placed.setdefault(file_group_of(key, count), {})[key] = location_record(key, partition, file_id, ms)
+    keys = list(changes.placed)
+    for key, index in zip(keys, file_groups_of(keys, count), strict=True):
+        partition, file_id = changes.placed[key]
+        placed.setdefault(index, {})[key] = location_record(key, partition, file_id, ms)
     removed: dict[int, list[str]] = {}
-    for key in sorted(changes.removed):
-        removed.setdefault(file_group_of(key, count), []).append(key)
+    gone = sorted(changes.removed)
+    for key, index in zip(gone, file_groups_of(gone, count), strict=True):
+        removed.setdefault(index, []).append(key)
     stats = []
     for index in sorted({*placed, *removed}):
         data = b""
@@ -222,8 +225,10 @@ def write_base_files(mdt: MetadataTable, instant: str, locations: Mapping[str, t
                      count: int) -> list[WriteStat]:
     """`count` file groups' base files at `instant` holding `locations` (key -> partition, file id, epoch ms)."""
     groups: list[dict[str, dict[str, Any]]] = [{} for _ in range(count)]
-    for key, (partition, file_id, ms) in locations.items():
-        groups[file_group_of(key, count)][key] = location_record(key, partition, file_id, ms)
+    keys = list(locations)
+    for key, index in zip(keys, file_groups_of(keys, count), strict=True):
+        partition, file_id, ms = locations[key]
+        groups[index][key] = location_record(key, partition, file_id, ms)
     created = int(time.time() * 1000)
     stats = []
     for index, records in enumerate(groups):

@@ -248,9 +248,9 @@ class RecordLocation:
     position: int | None
 
 
-def record_index_record(key: str, info: Mapping[str, Any]) -> dict[str, Any]:
-    """The record_index record of `key` with its HoodieRecordIndexInfo `info`."""
-    return _record(key, RecordType.RECORD_INDEX, recordIndexMetadata=dict(info))
+def record_index_record(key: str, info: dict[str, Any]) -> dict[str, Any]:
+    """The record_index record of `key` with its HoodieRecordIndexInfo `info` (taken, not copied)."""
+    return _record(key, RecordType.RECORD_INDEX, recordIndexMetadata=info)
 
 
 def record_location(record: Mapping[str, Any]) -> RecordLocation:
