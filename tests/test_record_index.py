@@ -5,6 +5,7 @@ the index kept in step by every write (ours and into copies of Hudi's), built wh
 from __future__ import annotations
 
 import shutil
+from collections import defaultdict
 
 import pyarrow as pa
 import pytest
@@ -16,10 +17,14 @@ from hudi_ds import HudiTable, faults
 from hudi_ds.config.properties import dumps, loads
 from hudi_ds.config.table_config import load_config
 from hudi_ds.errors import ConfigError, UnsupportedTableError
+from hudi_ds.hfile import AvroHFileReader
 from hudi_ds.index.lookup import KeyLookup
+from hudi_ds.log import BlockType, decode_hfile_data_block, read_blocks
 from hudi_ds.metadata import record_index as ri
+from hudi_ds.metadata import record_index_codec as codec
 from hudi_ds.metadata import record_index_sync as rs
 from hudi_ds.metadata import records as md
+from hudi_ds.metadata.hfiles import encode_base_file
 from hudi_ds.metadata.layout import MetadataTable
 from hudi_ds.storage import open_storage
 
@@ -294,3 +299,50 @@ def test_the_record_index_cannot_be_turned_off_under_it(tmp_path):
         with pytest.raises(ConfigError, match="RECORD_INDEX finds keys in the metadata table's record index"):
             HudiTable(str(path), options={off: "false"}).write(trips(range(1), 2))
     assert HudiTable(str(path)).config.metadata_partitions == ["files", "record_index"]
+
+
+# ------------------------------------------------------------------------------------------ the fast codec
+
+_LONGS = st.one_of(st.none(), st.integers(min_value=-2**63, max_value=2**63 - 1))
+_INTS = st.one_of(st.none(), st.integers(min_value=-2**31, max_value=2**31 - 1))
+_INFOS = st.fixed_dictionaries({
+    "partitionName": st.one_of(st.none(), st.text(max_size=20)), "fileIdHighBits": _LONGS, "fileIdLowBits": _LONGS,
+    "fileIndex": _INTS, "fileId": st.one_of(st.none(), st.text(max_size=40)), "instantTime": _LONGS,
+    "fileIdEncoding": st.integers(min_value=-2**31, max_value=2**31 - 1), "position": _LONGS})
+
+
+@SETTINGS
+@given(st.text(min_size=1, max_size=20), _INFOS, st.sampled_from([8, 9]))
+def test_the_fast_codec_writes_and_reads_fastavros_bytes(key, info, version):
+    """Any record index record: the codec's bytes are fastavro's (through an HFile, as written), and both
+    decoders read them back alike."""
+    record = md.record_index_record(key, dict(info))
+    fast = encode_base_file({key: record}, version, created_ms=1, encoder=codec.encode)
+    assert fast == encode_base_file({key: record}, version, created_ms=1)
+    assert list(AvroHFileReader(fast, "x", decoder=codec.decode)) == list(AvroHFileReader(fast, "x")) == [
+        (key, record)]
+
+
+def test_the_fast_codec_leaves_other_records_to_fastavro(reference_dir):
+    files = md.file_list_record("p", {"a.parquet": 5})
+    assert codec.encode(files) is None
+    with_meta = {**md.record_index_record("", {"partitionName": "p", "fileId": "f", "fileIdEncoding": 1}),
+                 "_hoodie_commit_time": "1"}
+    assert codec.encode(with_meta) is None
+    decoded = defaultdict(int)
+    for path in (reference_dir / "cow_v9_txns_simple_meta" / ".hoodie" / "metadata").glob("*/*"):
+        if path.suffix == ".hfile":
+            readers = [AvroHFileReader(path.read_bytes(), str(path))]
+        elif ".log." in path.name:
+            readers = [decode_hfile_data_block(b, str(path)) for b in read_blocks(path.read_bytes(), str(path))
+                       if b.block_type == BlockType.HFILE_DATA]
+        else:
+            continue
+        for reader in readers:
+            for raw_key, value in reader.hfile:
+                fast = codec.decode(value, raw_key.decode())
+                assert fast is None or fast == reader.get(raw_key.decode())
+                decoded[(path.parent.name, fast is not None)] += 1
+    # Hudi's log blocks take the fast path; its base files name themselves in _hoodie_file_name: fastavro's
+    assert decoded[("record_index", True)] > 0 and decoded[("record_index", False)] > 0
+    assert not any(fast for (partition, fast) in decoded if partition != "record_index")

@@ -18,6 +18,7 @@ from urllib.parse import unquote
 from hudi_ds.errors import CorruptTableError, MissingFileError
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.hfile import AvroHFileReader
+from hudi_ds.hfile.avro_records import Decoder
 from hudi_ds.log import BlockType, decode_delete_block, read_blocks
 from hudi_ds.log.hfile_block import decode_hfile_data_block
 from hudi_ds.metadata import records as md
@@ -76,11 +77,11 @@ def files_slice(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Timel
     return MetadataSlice(base_rel, base_instant, [(r, i) for _, i, r in after])
 
 
-def _log_updates(data: bytes, where: str,
-                 keys: Collection[str] | None = None) -> Iterator[tuple[str, dict[str, Any] | None]]:
+def _log_updates(data: bytes, where: str, keys: Collection[str] | None = None,
+                 decoder: Decoder | None = None) -> Iterator[tuple[str, dict[str, Any] | None]]:
     for block in read_blocks(data, where):
         if block.block_type == BlockType.HFILE_DATA:
-            reader = decode_hfile_data_block(block, where)
+            reader = decode_hfile_data_block(block, where, decoder)
             yield from reader if keys is None else reader.select(keys)
         elif block.block_type == BlockType.DELETE:
             deleted = decode_delete_block(block, where).record_keys.to_pylist()
@@ -103,16 +104,17 @@ def _read_all(mdt: MetadataTable, rels: list[str]) -> list[bytes]:
         return list(pool.map(read, rels))
 
 
-def merged_records(mdt: MetadataTable, sl: MetadataSlice,
-                   keys: Collection[str] | None = None) -> dict[str, dict[str, Any]]:
-    """Key -> merged record of the slice (HoodieMetadataPayload's merge); of `keys` only, when given."""
+def merged_records(mdt: MetadataTable, sl: MetadataSlice, keys: Collection[str] | None = None,
+                   decoder: Decoder | None = None) -> dict[str, dict[str, Any]]:
+    """Key -> merged record of the slice (HoodieMetadataPayload's merge); of `keys` only, when given
+    (`decoder`: a fast path for the partition's records, hudi_ds.hfile.avro_records)."""
     rels = ([sl.base] if sl.base is not None else []) + [rel for rel, _ in sl.logs]
     fetched = dict(zip(rels, _read_all(mdt, rels), strict=True))
     base: list[tuple[str, dict[str, Any]]] = []
     if sl.base is not None:
-        reader = AvroHFileReader(fetched[sl.base], mdt.storage.full(sl.base))
+        reader = AvroHFileReader(fetched[sl.base], mdt.storage.full(sl.base), decoder=decoder)
         base = list(reader if keys is None else reader.select(keys))
-    updates = [u for rel, _ in sl.logs for u in _log_updates(fetched[rel], mdt.storage.full(rel), keys)]
+    updates = [u for rel, _ in sl.logs for u in _log_updates(fetched[rel], mdt.storage.full(rel), keys, decoder)]
     return md.merge(base, updates)
 
 

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.errors import CorruptTableError
+from hudi_ds.metadata import record_index_codec as codec
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.layout import MetadataTable
 from hudi_ds.metadata.listing import MetadataSlice, files_slice, merged_records
@@ -110,7 +111,7 @@ def lookup(mdt: MetadataTable, data_timeline: Timeline, keys: Iterable[str]) -> 
         wanted[index].add(key)
     out: dict[str, md.RecordLocation] = {}
     for index, group_keys in sorted(wanted.items()):
-        merged = merged_records(mdt, slices[index], group_keys)
+        merged = merged_records(mdt, slices[index], group_keys, codec.decode)
         out.update((k, md.record_location(record)) for k, record in merged.items())
     return out
 
@@ -119,7 +120,7 @@ def all_locations(mdt: MetadataTable, data_timeline: Timeline) -> dict[str, md.R
     """Every key the record index holds, with its location (what a bootstrap or `validate` compares)."""
     out: dict[str, md.RecordLocation] = {}
     for sl in file_group_slices(mdt, mdt.timeline(), data_timeline):
-        out.update(locations(merged_records(mdt, sl)))
+        out.update(locations(merged_records(mdt, sl, decoder=codec.decode)))
     return out
 
 

@@ -34,6 +34,7 @@ from hudi_ds.log import (
     decode_parquet_data_block,
     read_blocks,
 )
+from hudi_ds.metadata import record_index_codec as codec
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.bootstrap import _write_data_partitions as write_data_partitions
 from hudi_ds.metadata.hfiles import encode_base_file, encode_delete_log_block, encode_log_block
@@ -206,7 +207,7 @@ def write_logs(mdt: MetadataTable, instant: str, changes: RecordIndexChanges) ->
     for index in sorted({*placed, *removed}):
         data = b""
         if index in placed:
-            data += encode_log_block(placed[index], mdt.version, instant)
+            data += encode_log_block(placed[index], mdt.version, instant, encoder=codec.encode)
         if index in removed:
             data += encode_delete_log_block(removed[index], md.RECORD_INDEX, instant)
         rel = f"{md.RECORD_INDEX}/{log_name(index, instant)}"
@@ -233,7 +234,7 @@ def write_base_files(mdt: MetadataTable, instant: str, locations: Mapping[str, t
     stats = []
     for index, records in enumerate(groups):
         rel = f"{md.RECORD_INDEX}/{base_name(index, instant)}"
-        data = encode_base_file(dict(sorted(records.items())), mdt.version, created_ms=created)
+        data = encode_base_file(records, mdt.version, created_ms=created, encoder=codec.encode)
         mdt.storage.write_bytes(rel, data)
         stats.append(WriteStat(file_id=file_group_id(index), path=rel, prev_commit="null", num_writes=len(records),
                                num_inserts=len(records), total_write_bytes=len(data),
@@ -287,9 +288,9 @@ def compact(mdt: MetadataTable, slices: Sequence[tuple[int, MetadataSlice]], ins
     """Fold each of `slices` into a base file at the compaction `instant`."""
     stats = []
     for index, sl in slices:
-        records = merged_records(mdt, sl)
+        records = merged_records(mdt, sl, decoder=codec.decode)
         rel = f"{md.RECORD_INDEX}/{base_name(index, instant)}"
-        data = encode_base_file(dict(sorted(records.items())), mdt.version)
+        data = encode_base_file(records, mdt.version, encoder=codec.encode)
         mdt.storage.write_bytes(rel, data)
         stats.append(WriteStat(file_id=file_group_id(index), path=rel, prev_commit=sl.base_instant or "null",
                                num_writes=len(records), total_write_bytes=len(data), partition_path=md.RECORD_INDEX,
