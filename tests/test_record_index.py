@@ -180,6 +180,27 @@ def test_enabling_on_an_existing_table_builds_it_and_disabling_drops_it(tmp_path
     assert not (path / ".hoodie" / "metadata" / "record_index").exists()
 
 
+def test_a_bootstrap_killed_before_its_switch_is_invisible_and_redone(tmp_path, monkeypatch):
+    path = tmp_path / "t"
+    t = HudiTable.create(str(path), table_name="trips", record_key="uuid", ordering_field="ts", partition_by="city",
+                         options={"hoodie.write.table.version": "9", "hoodie.metadata.enable": "true"})
+    t.write(trips(range(6), 1))
+
+    def killed(*args: object) -> None:
+        raise faults.InjectedFault("killed")
+
+    monkeypatch.setattr(rs, "write_data_partitions", killed)
+    enabled = {"hoodie.metadata.record.index.enable": "true"}
+    with pytest.raises(faults.InjectedFault):
+        HudiTable(str(path), options=enabled).write(trips(range(2), 2))
+    monkeypatch.undo()
+    assert (path / ".hoodie" / "metadata" / "record_index").is_dir()
+    assert HudiTable(str(path)).config.metadata_partitions == ["files"]  # readers and writers ignore it
+    HudiTable(str(path)).write(trips(range(7, 8), 3))
+    HudiTable(str(path), options=enabled).write(trips(range(8, 9), 4))
+    assert assert_index_in_step(path) == 8
+
+
 def test_a_record_index_needs_the_metadata_table(tmp_path):
     with pytest.raises(ConfigError, match="hoodie.metadata.enable=true"):
         HudiTable.create(str(tmp_path / "t"), table_name="trips", record_key="uuid", partition_by="city",
