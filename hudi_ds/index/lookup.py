@@ -71,7 +71,8 @@ class KeyLookup:
         partition and slot; the keys the slices hold live first (a key a log deleted may be live elsewhere).
 
         With `wanted` (the keys being written, in `match_column`'s type) only those are kept, filtered a batch of
-        slices at a time: memory holds the matches, not every key of the table a global index reads."""
+        slices at a time: memory holds the matches, not every key of the table a global index reads (a lookup that
+        finds keys instead of reading partitions, RECORD_INDEX, needs them)."""
         parts: list[pa.Table] = []
         unfiltered: list[pa.Table] = []
         for partition in sorted(set(partitions)):
