@@ -33,10 +33,12 @@ def timeline_differences(mdt: MetadataTable, data_timeline: Timeline) -> Differe
     out = Differences()
     mdt_timeline = mdt.timeline()
     inits = [i.completion_time or "" for i in mdt_timeline.completed() if is_init_instant(i.requested_time)]
-    if not inits:
-        out.errors.append("the metadata table has no completed bootstrap instant: readers find no listing")
+    folded = compacted_before(mdt_timeline)
+    if not inits and not folded:
+        out.errors.append("the metadata table has neither a completed bootstrap nor a compaction: readers find no "
+                          "listing")
         return out
-    bootstrapped, folded = min(inits), compacted_before(mdt_timeline)
+    bootstrapped = min(inits, default="")  # archived after a compaction: that compaction covers what it held
     for inst in data_timeline.completed():
         if inst.action not in SYNCED_ACTIONS or (inst.completion_time or "") <= bootstrapped:
             continue
