@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 
+from hudi_ds import faults
 from hudi_ds.config import properties
 from hudi_ds.config.table_config import TableConfig, load_config
 from hudi_ds.errors import ConfigError
@@ -88,6 +89,7 @@ def _bootstrap(storage: Storage, config: TableConfig) -> None:
                      file_size_in_bytes=len(data))
     meta = CommitMetadata(partition_to_write_stats={md.FILES: [stat]}, operation_type="BULK_INSERT")
     writer.complete(INIT_INSTANT, "deltacommit", fmt.encode_commit_metadata(meta, "deltacommit"))
+    faults.pause_point("metadata_bootstrap_written")  # crash tests: all written but the switch
     _write_data_partitions(storage, sorted({*listed_partitions(storage), md.FILES}))
 
 
