@@ -34,6 +34,9 @@ from hudi_ds.timeline import State
 
 from .report import Opened, bucket_of, data_files, open_table, uses_bucket_index
 
+REBUILD = ("to rebuild the metadata table: hudi-py metadata drop PATH (or a write with hoodie.metadata.enable=false); "
+           "the next write to a version 8/9 table builds it afresh")
+
 
 @dataclass
 class Check:
@@ -377,7 +380,7 @@ def check_metadata_table(o: Opened, check: Check) -> None:
                 check.errors.append(f"the metadata table lists {partition}/{name} with {mine[name]} bytes; it has "
                                     f"{disk[name]}")
     if check.errors:
-        check.errors.append("to rebuild the metadata table: write with hoodie.metadata.enable=false, then true")
+        check.errors.append(REBUILD)
     check.detail = f"{sum(len(f) for f in listed.values())} files in {len(listed)} partitions"
 
 
@@ -392,7 +395,7 @@ def check_metadata_timeline(o: Opened, check: Check) -> None:
     check.errors.extend(found.errors)
     check.warnings.extend(found.warnings)
     if found.errors:
-        check.errors.append("to rebuild the metadata table: write with hoodie.metadata.enable=false, then true")
+        check.errors.append(REBUILD)
     check.detail = f"synced to {found.synced_to or 'its bootstrap'}"
 
 
