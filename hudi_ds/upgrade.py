@@ -171,8 +171,9 @@ def _new_properties(storage: Storage, config: TableConfig, to_version: int) -> d
     if config.version < 8 and storage.is_dir(f"{HOODIE_DIR}/metadata"):
         raise UnsupportedTableError(
             f"{storage.uri} has a metadata table (.hoodie/metadata) of version {config.version}, which hudi_ds "
-            "does not convert; drop it first with a write with hoodie.metadata.enable=false (hudi-py or Apache "
-            "Hudi): after the upgrade a write builds the version's own")
+            f"does not convert; drop it first (hudi-py metadata drop {storage.uri}, or a write with "
+            "hoodie.metadata.enable=false by hudi-py or Apache Hudi): after the upgrade a write builds the "
+            "version's own")
     if config.raw.get("hoodie.bootstrap.base.path"):
         raise UnsupportedTableError(
             "the table is a bootstrap table (hoodie.bootstrap.base.path), whose bootstrap index hudi_ds does not "
