@@ -284,6 +284,8 @@ def _check(tally: Tally, uri: str, storage_options: dict[str, str] | None,
         tally.failures.append(f"writer {w} after op {done}: table matches no model state")
     tally.rounds += 1
     tally.writes = sum(_logged(log) for _, log, _ in writers)
+    if table.config.version >= 8 and tally.writes and "files" not in table.config.metadata_partitions:
+        tally.failures.append("a version 8/9 table written by default has no metadata table in use")
     tally.consistent += ok
     _as_the_next_writer(table)
     recovered = HudiTable(uri, storage_options=storage_options).to_arrow(columns=["id", "p", "v"]).to_pylist() \
