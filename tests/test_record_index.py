@@ -204,8 +204,13 @@ def test_a_bootstrap_killed_before_its_switch_is_invisible_and_redone(tmp_path, 
 def test_a_record_index_needs_the_metadata_table(tmp_path):
     with pytest.raises(ConfigError, match="hoodie.metadata.enable=true"):
         HudiTable.create(str(tmp_path / "t"), table_name="trips", record_key="uuid", partition_by="city",
-                         options={"hoodie.write.table.version": "9", "hoodie.metadata.record.index.enable": "true"})
+                         options={"hoodie.write.table.version": "9", "hoodie.metadata.enable": "false",
+                                  "hoodie.metadata.record.index.enable": "true"})
     assert not (tmp_path / "t" / ".hoodie").exists()
+    # on by default on version 9 tables: the record index comes with it
+    t = HudiTable.create(str(tmp_path / "t"), table_name="trips", record_key="uuid", partition_by="city",
+                         options={"hoodie.write.table.version": "9", "hoodie.metadata.record.index.enable": "true"})
+    assert {"files", "record_index"} <= set(t.config.metadata_partitions)
 
 
 def test_a_rolled_back_write_leaves_nothing_in_the_record_index(tmp_path, monkeypatch):
