@@ -53,8 +53,10 @@ from hudi_ds.config.writable import check_timeline_writable
 from hudi_ds.errors import ConfigError, CorruptTableError, InstantStateError, UnsupportedTableError
 from hudi_ds.files.compaction_plan import pending_compactions
 from hudi_ds.files.view import FileSystemView, Visibility
+from hudi_ds.metadata import record_index_sync as record_index
+from hudi_ds.metadata import records as md
 from hudi_ds.metadata.bootstrap import drop_for_version_change, rebuild_after_version_change
-from hudi_ds.metadata.layout import PARTITIONS_KEY
+from hudi_ds.metadata.layout import PARTITIONS_KEY, listed_partitions
 from hudi_ds.recovery.heartbeat import DEFAULT_HEARTBEAT_TIMEOUT_S, heartbeat_age
 from hudi_ds.recovery.rollback import rollback_failed_writes
 from hudi_ds.services import compaction
@@ -251,6 +253,7 @@ def _switch(storage: Storage, config: TableConfig, props: dict[str, str]) -> Tab
             faults.pause_point("version_history_written")
     if _old_files(storage, old_fmt) != read:
         return None
+    had_record_index = md.RECORD_INDEX in listed_partitions(storage)
     had_metadata_table = drop_for_version_change(storage)
     props.pop(PARTITIONS_KEY, None)
     faults.pause_point("version_metadata_dropped")
@@ -262,7 +265,10 @@ def _switch(storage: Storage, config: TableConfig, props: dict[str, str]) -> Tab
     _remove_old_layout(storage, old_fmt, new_fmt)
     storage.delete(PROPS_BACKUP_PATH)
     config = load_config(storage)
-    return rebuild_after_version_change(storage, config) if had_metadata_table else config
+    if not had_metadata_table:
+        return config
+    config = rebuild_after_version_change(storage, config)
+    return record_index.rebuild_after_version_change(storage, config) if had_record_index else config
 
 
 def _old_files(storage: Storage, fmt: TableFormat) -> list[tuple[str, int]]:

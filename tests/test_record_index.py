@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from tables import REFERENCE_DIR, hudi_rs, rows
 
 from hudi_ds import HudiTable, faults
+from hudi_ds.cli import app as cli
 from hudi_ds.config.properties import dumps, loads
 from hudi_ds.config.table_config import load_config
 from hudi_ds.errors import ConfigError, UnsupportedTableError
@@ -178,6 +179,22 @@ def test_enabling_on_an_existing_table_builds_it_and_disabling_drops_it(tmp_path
     HudiTable(str(path), options={"hoodie.metadata.record.index.enable": "false"}).write(trips(range(1), 5))
     assert HudiTable(str(path)).config.metadata_partitions == ["files"]
     assert not (path / ".hoodie" / "metadata" / "record_index").exists()
+
+
+def test_the_record_index_outlives_version_changes(tmp_path):
+    """An upgrade or downgrade between 8 and 9 rebuilds the metadata table with its record index (hudi-py
+    upgrade/downgrade), and RECORD_INDEX writes find their keys after it."""
+    path = tmp_path / "t"
+    t = HudiTable.create(str(path), table_name="trips", record_key="uuid", ordering_field="ts", partition_by="city",
+                         options={**RLI_OPTIONS, "hoodie.write.table.version": "8", "hoodie.index.type": "RECORD_INDEX"})
+    t.write(trips(range(10), 1))
+    for version, command in ((9, "upgrade"), (8, "downgrade")):
+        assert cli.main([command, str(path), "--to", str(version)]) == 0
+        changed = HudiTable(str(path))
+        assert (changed.config.version, changed.config.metadata_partitions) == (version, ["files", "record_index"])
+        changed.write(trips(range(5, 12), version))
+        assert assert_index_in_step(path) == 12
+        assert len(changed.to_arrow()) == 12  # the updated keys found their file groups: none twice
 
 
 def test_a_bootstrap_killed_before_its_switch_is_invisible_and_redone(tmp_path, monkeypatch):
