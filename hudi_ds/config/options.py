@@ -15,6 +15,7 @@ from hudi_ds.config.merge_mode import (
     COMMIT_TIME_MERGER_ID,
     CUSTOM,
     EVENT_TIME_MERGER_ID,
+    FIRST_VALUE_PAYLOAD,
     PARTIAL_PAYLOADS,
     infer_merge_mode,
     mode_of_payload,
@@ -197,7 +198,9 @@ class HudiOptions(BaseModel):
         "The merge rule of a new table as a payload class (as on version 6 tables): DefaultHoodieRecordPayload or "
         "EventTimeAvroPayload (event-time ordering), OverwriteWithLatestAvroPayload (commit-time ordering), "
         "PartialUpdateAvroPayload / OverwriteNonDefaultsWithLatestAvroPayload (the same with IGNORE_DEFAULTS partial "
-        "updates). On an existing table it must agree with the table's merge mode.",
+        "updates), FirstValueAvroPayload (event-time ordering where an equal ordering value keeps the stored record "
+        "and, within a write, the first row; needs an ordering field). On an existing table it must agree with the "
+        "table's merge mode.",
         "payload.class", "write.payload.class", "hoodie.compaction.payload.class", scope="table")
     merge_mode: Literal["EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"] | None = opt(
         "hoodie.record.merge.mode", None,
@@ -477,11 +480,12 @@ class HudiOptions(BaseModel):
     @field_validator("payload_class")
     @classmethod
     def _payload(cls, v: str | None) -> str | None:
-        if v and mode_of_payload(v) == CUSTOM:
+        if v and mode_of_payload(v) == CUSTOM and payload_class_name(v) != FIRST_VALUE_PAYLOAD:
             raise ValueError(
                 f"hudi-py does not have the merge rule of {payload_class_name(v)} (Java code it cannot run); use "
                 "DefaultHoodieRecordPayload (event-time ordering), OverwriteWithLatestAvroPayload (commit-time "
-                "ordering), PartialUpdateAvroPayload or OverwriteNonDefaultsWithLatestAvroPayload, or "
+                "ordering), PartialUpdateAvroPayload or OverwriteNonDefaultsWithLatestAvroPayload, "
+                "FirstValueAvroPayload (event-time ordering, ties keep the first version), or "
                 "hoodie.record.merge.mode")
         return payload_class_name(v) if v else v
 

@@ -102,6 +102,11 @@ class WritePlan:
         """The field merges compare (none under commit-time ordering: the later write wins)."""
         return self.config.merge_ordering_field()
 
+    @property
+    def first_value(self) -> bool:
+        """Ties keep the first version (FirstValueAvroPayload), in the write's own rows and against the table's."""
+        return self.config.first_value
+
     def partial_columns(self) -> tuple[str, ...]:
         """The data columns this write's log blocks carry when it is a KEEP_VALUES partial update (empty: all)."""
         partial = self.partial

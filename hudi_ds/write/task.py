@@ -249,7 +249,7 @@ class TaskWriter:
         keys = plan.config.record_key_fields
         if keys and not plan.is_overwrite:  # an overwrite replaces the file groups; generated keys are all new
             ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
-            rows = latest_per_key(rows, ordering, lookup.match_column)  # one version of a key (global: in the table)
+            rows = latest_per_key(rows, ordering, lookup.match_column, plan.first_value)  # one version of a key (global: in the table)
             where = lookup.slices if lookup.global_index else partitions
             rows = tag(rows, lookup.located(self.storage, where), lookup)
         else:
@@ -335,7 +335,7 @@ class TaskWriter:
         ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
         partial = plan.partial
         if partial is None or plan.partial_columns():
-            return latest_per_key(rows, ordering, key_field)
+            return latest_per_key(rows, ordering, key_field, plan.first_value)
         if DELETE not in rows.column_names:
             return self._fold(rows, ordering, key_field)
         rows = versions_after_deletes(rows, ordering)
@@ -373,7 +373,8 @@ class TaskWriter:
         field = self.plan.ordering_field
         if not field or records.num_rows == 0:
             return
-        beaten = pc.fill_null(pc.greater(pc.take(base[field], held), records[field]), False)
+        outranks = pc.greater_equal if self.plan.first_value else pc.greater
+        beaten = pc.fill_null(outranks(pc.take(base[field], held), records[field]), False)
         if pc.any(beaten).as_py():
             with self._lock:
                 self.outranked.append(GroupKeys(partition, file_id, self._keys(records.filter(beaten))))
@@ -416,6 +417,7 @@ class TaskWriter:
         merged = merge_slice(
             base, LogVersions(records, np.ones(n_data, dtype=np.int64), np.arange(n_data, dtype=np.int64), absent),
             dels, self.plan.ordering_field, full, key_field=key, partial=self.plan.partial,
+            first_value=self.plan.first_value,
         )
         updates = 0
         if base is not None:
