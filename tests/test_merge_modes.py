@@ -255,3 +255,15 @@ def test_lookup_index_tables_merge_by_their_mode(tmp_path, index, table_type):
     t.write(pa.table({"id": [1, 2, 2], "ts": [6, 9, 1], "p": ["a", "a", "a"], "w": [10, None, 20]}))
     got = {r["id"]: (r["ts"], r["v"], r["w"]) for r in t.to_arrow(columns=["id", "ts", "v", "w"]).to_pylist()}
     assert got == {1: (6, "a", 10), 2: (1, "b", 20)}
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_first_value_keeps_a_key_where_a_global_index_holds_it_on_a_tie(tmp_path, table_type):
+    """A global index moves a key to the partition of its new version unless the held row outranks it: under
+    FirstValueAvroPayload an equal ordering value does."""
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field="ts", partition_by="p",
+                         table_type=table_type, options={**FIRST_VALUE, "hoodie.index.type": "GLOBAL_SIMPLE"})
+    t.write(pa.table({"id": [1, 2], "ts": [5, 5], "p": ["a", "a"], "v": ["a", "b"]}))
+    t.write(pa.table({"id": [1, 2], "ts": [5, 6], "p": ["b", "b"], "v": ["x", "y"]}))
+    got = {r["id"]: (r["p"], r["v"]) for r in t.to_arrow(columns=["id", "p", "v"]).to_pylist()}
+    assert got == {1: ("a", "a"), 2: ("b", "y")}

@@ -131,7 +131,7 @@ def _key_lookup(config: TableConfig, index: str, options: HudiOptions, schema: p
                      {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,
                      schema.field(ordering) if ordering and ordering in schema.names else None,
                      virtual_keys=None if config.populate_meta_fields else tuple(config.record_key_fields),
-                     integer_key=schema.field(integer_key) if integer_key else None)
+                     integer_key=schema.field(integer_key) if integer_key else None, first_value=config.first_value)
 
 
 def _one_field_complex_key(config: TableConfig) -> bool:
