@@ -246,6 +246,15 @@ class HudiOptions(BaseModel):
     changelog_enabled: bool = opt(
         "changelog.enabled", False,
         "Flink-style switch: treat a '_change_type' or 'op' column as the change kind (see the column option).")
+    insert_dup_policy: Literal["none", "drop", "fail"] = opt(
+        "hoodie.datasource.insert.dup.policy", "none",
+        "Insert-if-absent, as Apache Hudi's insert applies it: drop (an incoming row whose key the table holds is "
+        "dropped) or fail (the write fails naming such keys, nothing written); none: such rows update the record. "
+        "With drop or fail an upsert is written as an insert; other operations are not affected. The key is "
+        "looked up where the table's index looks (the row's partition, anywhere with a global index).")
+    insert_drop_duplicates: bool = opt(
+        "hoodie.datasource.write.insert.drop.duplicates", False,
+        "Apache Hudi 0.x's switch for hoodie.datasource.insert.dup.policy=drop (a policy of fail still fails).")
     drop_partition_columns: bool = opt(
         "hoodie.datasource.write.drop.partition.columns", False, "Must be false (partition columns are stored).")
     write_tasks: int | None = opt("write.tasks", None, "Flink's writer parallelism: accepted and ignored.")
@@ -569,6 +578,13 @@ class HudiOptions(BaseModel):
             return None
         return infer_merge_mode(self.merge_mode, self.payload_class, self.merge_strategy_id, self.ordering_field,
                                 self.table_version)
+
+    def duplicate_policy(self) -> str:
+        """What an insert does with rows whose keys the table holds: none, drop or fail (Apache Hudi's
+        HoodieSparkSqlWriter: fail wins, the 0.x drop switch means drop)."""
+        if self.insert_dup_policy == "none" and self.insert_drop_duplicates:
+            return "drop"
+        return self.insert_dup_policy
 
     def requested_partial_update_mode(self) -> str | None:
         """The partial update mode the options ask for (the mode, or a version 6 partial-update payload)."""

@@ -250,9 +250,14 @@ class Coordinator:
         if index != BUCKET:
             lookup = _key_lookup(self.config, index, options, schema, view, slices)
             placement = _insert_placement(options, timeline, slices, groups)
+        policy = options.duplicate_policy() if operation == "insert" and self.config.record_key_fields else "none"
+        existing = None
+        if policy != "none":  # the keys a bucket table holds, read partition by partition as a simple index would
+            existing = lookup or _key_lookup(self.config, "SIMPLE", options, schema, view, slices)
         return WritePlan(
             storage=self.storage, instant=instant, operation=operation, config=config, schema=schema,
             groups=groups, known_commits=tuple(known), lookup=lookup, placement=placement,
+            duplicate_policy=policy, existing_keys=existing,
             bloom_filters=writes_bloom_filters(self.config, index),
             prefixed_keys=lookup is not None and _one_field_complex_key(self.config)
             and self.config.populate_meta_fields and holds_prefixed_keys(

@@ -88,6 +88,9 @@ class WritePlan:
     # the data columns a KEEP_VALUES partial update carries (empty: every column): its log blocks carry only these
     written_columns: tuple[str, ...] = ()
     delete_marker: DeleteMarker | None = None  # rows whose field holds the marker are deletes (write.delete_markers)
+    # insert-if-absent (write.insert_duplicates): drop or fail, and the keys the table holds to check against
+    duplicate_policy: str = "none"
+    existing_keys: KeyLookup | None = None
 
     @property
     def action(self) -> str:

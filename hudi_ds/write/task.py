@@ -36,6 +36,7 @@ from hudi_ds.write.change_data import task_change_data, writes_change_data
 from hudi_ds.write.delete_markers import apply_delete_markers
 from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metadata, read_base
 from hudi_ds.write.input import cast_to
+from hudi_ds.write.insert_duplicates import without_held_keys
 from hudi_ds.write.messages import ChangeDataFile, DeferredRows, GroupKeys, TaskResult, WrittenFile
 from hudi_ds.write.plan import GroupTarget, WritePlan
 from hudi_ds.write.routing import (
@@ -219,9 +220,19 @@ class TaskWriter:
         self.buffers.close()
 
     def _buffered(self) -> Iterator[tuple[tuple[str, int], pa.Table]]:
-        """Each file group's rows, taken out of the buffers only when its turn comes."""
-        for key in self.buffers.keys():
-            yield key, self.buffers.take(key)
+        """Each file group's rows, taken out of the buffers only when its turn comes (an insert-if-absent's rows
+        whose keys the partition holds left out)."""
+        existing, held, held_in = self.plan.existing_keys, None, None
+        for key in sorted(self.buffers.keys()):
+            rows = self.buffers.take(key)
+            if existing is not None:
+                if held_in != key[0]:  # the partition's keys, read once for its buckets
+                    held, held_in = existing.located(self.storage, [key[0]]), key[0]
+                assert held is not None
+                if existing.match_column not in rows.column_names:  # virtual keys: routed without the key column
+                    rows = rows.append_column(RECORD_KEY, record_key_strings(rows, self.plan.config.record_key_fields))
+                rows = without_held_keys(rows, held, existing.match_column, self.plan.duplicate_policy)
+            yield key, rows
 
     def _tagged(self) -> Iterator[tuple[tuple[str, int], pa.Table]]:
         """Lookup indexes: the rows of each partition (global ones: of all of them, as a key is one
@@ -251,7 +262,10 @@ class TaskWriter:
             ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
             rows = latest_per_key(rows, ordering, lookup.match_column, plan.first_value)  # one version of a key (global: in the table)
             where = lookup.slices if lookup.global_index else partitions
-            rows = tag(rows, lookup.located(self.storage, where), lookup)
+            located = lookup.located(self.storage, where)
+            if plan.existing_keys is not None:  # insert-if-absent
+                rows = without_held_keys(rows, located, lookup.match_column, plan.duplicate_policy)
+            rows = tag(rows, located, lookup)
         else:
             rows = rows.append_column(SLOT, pa.array(np.full(rows.num_rows, PENDING, dtype=np.int32)))
         groups = split_by_group(rows.rename_columns([BUCKET if c == SLOT else c for c in rows.column_names]))
