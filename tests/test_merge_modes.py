@@ -163,6 +163,14 @@ def test_first_value_keeps_the_stored_record_on_equal_ordering_values(tmp_path, 
         assert values(t) == {2: "y", 3: "c", 4: "p"}
 
 
+def test_first_value_may_be_asked_for_as_hudi_records_it(tmp_path):
+    t = create(tmp_path / "t", 9, **FIRST_VALUE, **{"hoodie.record.merge.mode": "CUSTOM"})
+    assert t.config.first_value
+    HudiTable(t.path, options={"hoodie.record.merge.mode": "CUSTOM", **FIRST_VALUE}).write(
+        pa.table({"id": [1], "ts": [1], "v": ["a"]}))
+    assert values(t) == {1: "a"}
+
+
 def test_first_value_tables_of_apache_hudi_merge_by_their_payload(tmp_path):
     """Hudi 0.x's version 6 tables carry the payload with the event-time strategy id; the payload decides."""
     t = create(tmp_path / "t", 6)

@@ -202,11 +202,12 @@ class HudiOptions(BaseModel):
         "and, within a write, the first row; needs an ordering field). On an existing table it must agree with the "
         "table's merge mode.",
         "payload.class", "write.payload.class", "hoodie.compaction.payload.class", scope="table")
-    merge_mode: Literal["EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"] | None = opt(
+    merge_mode: Literal["EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING", "CUSTOM"] | None = opt(
         "hoodie.record.merge.mode", None,
         "How the versions of a record merge: EVENT_TIME_ORDERING (the highest ordering value wins, ties to the "
-        "later write) or COMMIT_TIME_ORDERING (the later write wins; no ordering field needed). Unset: event-time "
-        "with an ordering field, else commit-time. Version 6 tables record it as their payload class.",
+        "later write) or COMMIT_TIME_ORDERING (the later write wins; no ordering field needed); CUSTOM only with "
+        "the payload class FirstValueAvroPayload (as Apache Hudi 1.1 records it). Unset: event-time with an "
+        "ordering field, else commit-time. Version 6 tables record it as their payload class.",
         "hoodie.write.record.merge.mode", scope="table")
     partial_update_mode: Literal["NONE", "KEEP_VALUES", "FILL_DEFAULTS", "IGNORE_DEFAULTS", "IGNORE_MARKERS"] | None = (
         opt("hoodie.table.partial.update.mode", None,
@@ -501,9 +502,6 @@ class HudiOptions(BaseModel):
     @field_validator("merge_mode", mode="before")
     @classmethod
     def _merge_mode(cls, v: Any) -> Any:
-        if isinstance(v, str) and v.strip().upper() == CUSTOM:
-            raise ValueError("a CUSTOM merger is Java code hudi-py cannot run; use EVENT_TIME_ORDERING or "
-                             "COMMIT_TIME_ORDERING")
         return v.strip().upper() if isinstance(v, str) else v
 
     @field_validator("merge_strategy_id")
@@ -550,7 +548,9 @@ class HudiOptions(BaseModel):
 
     @model_validator(mode="after")
     def _merge_settings_agree(self) -> HudiOptions:
-        self.requested_merge_mode()
+        if self.requested_merge_mode() == CUSTOM and self.payload_class != FIRST_VALUE_PAYLOAD:
+            raise ValueError("a CUSTOM merger is Java code hudi-py cannot run; use EVENT_TIME_ORDERING or "
+                             "COMMIT_TIME_ORDERING (CUSTOM goes only with the payload class FirstValueAvroPayload)")
         return self
 
     @model_validator(mode="after")
