@@ -14,6 +14,7 @@ slices then move into the metadata table's archived timeline (LSM history), as H
 from __future__ import annotations
 
 from hudi_ds.files.naming import parse_base_file, parse_log_file
+from hudi_ds.metadata import record_index_sync as record_index
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.hfiles import encode_base_file
 from hudi_ds.metadata.layout import FILES_FILE_ID, MetadataTable, base_name, is_init_instant
@@ -41,6 +42,7 @@ def undo_pending(mdt: MetadataTable, inst: Instant) -> None:
     written included; files a clean did not delete yet are deleted by the next clean)."""
     if inst.action == "compaction":
         mdt.storage.delete(f"{md.FILES}/{base_name(inst.requested_time)}")
+        record_index.undo_compaction(mdt, inst.requested_time)
     mdt.fmt.timeline_writer(mdt.storage).delete_instant_files(inst.requested_time, inst.action)
 
 
@@ -58,7 +60,11 @@ def compact_if_due(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Ti
     op = compaction_operation(sl.base_instant, FILES_FILE_ID, md.FILES,
                               sl.base.rsplit("/", 1)[-1] if sl.base else None,
                               [rel.rsplit("/", 1)[-1] for rel, _ in sl.logs])
-    if not writer.create_requested(instant, "compaction", encode_avro_instant(compaction_plan([op]), COMPACTION_PLAN)):
+    index_slices = record_index.compaction_slices(mdt, mdt_timeline)
+    ops = [op, *(compaction_operation(s.base_instant, record_index.file_group_id(i), md.RECORD_INDEX,
+                                      s.base.rsplit("/", 1)[-1] if s.base else None,
+                                      [rel.rsplit("/", 1)[-1] for rel, _ in s.logs]) for i, s in index_slices)]
+    if not writer.create_requested(instant, "compaction", encode_avro_instant(compaction_plan(ops), COMPACTION_PLAN)):
         return None
     writer.transition_to_inflight(instant, "compaction")
     records = merged_records(mdt, sl)
@@ -68,7 +74,10 @@ def compact_if_due(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Ti
     stat = WriteStat(file_id=FILES_FILE_ID, path=f"{md.FILES}/{name}", prev_commit=sl.base_instant or "null",
                      num_writes=len(records), total_write_bytes=len(data), partition_path=md.FILES,
                      file_size_in_bytes=len(data), total_log_files_compacted=len(sl.logs))
-    meta = CommitMetadata(partition_to_write_stats={md.FILES: [stat]}, compacted=True, operation_type="COMPACT")
+    stats = {md.FILES: [stat]}
+    if index_slices:
+        stats[md.RECORD_INDEX] = record_index.compact(mdt, index_slices, instant)
+    meta = CommitMetadata(partition_to_write_stats=stats, compacted=True, operation_type="COMPACT")
     writer.complete(instant, "compaction", mdt.fmt.encode_commit_metadata(meta, "commit"))
     clean(mdt, mdt.timeline())
     return instant
@@ -84,21 +93,26 @@ def clean(mdt: MetadataTable, mdt_timeline: Timeline) -> str | None:
     if len(bases) <= KEPT_SLICES:
         return None
     oldest_kept = bases[-KEPT_SLICES]
-    doomed = []
-    for e in entries:
-        base, log = parse_base_file(md.FILES, e.name), parse_log_file(md.FILES, e.name)
-        if (base is not None and base.instant < oldest_kept) or (
-                log is not None and log.instant in completion and completion[log.instant] < oldest_kept):
-            doomed.append(e.path)
+    # the record index's file groups are compacted with the files partition: the same slices go
+    partitions = [md.FILES, *([md.RECORD_INDEX] if mdt.storage.exists(md.RECORD_INDEX) else [])]
+    doomed: dict[str, list[str]] = {}
+    for partition in partitions:
+        listed = entries if partition == md.FILES else [e for e in mdt.storage.list(partition) if not e.is_dir]
+        for e in listed:
+            base, log = parse_base_file(partition, e.name), parse_log_file(partition, e.name)
+            if (base is not None and base.instant < oldest_kept) or (
+                    log is not None and log.instant in completion and completion[log.instant] < oldest_kept):
+                doomed.setdefault(partition, []).append(e.path)
     if not doomed:
         return None
     instant = new_instant_time(after=mdt_timeline.last_instant_time())
-    full = [mdt.storage.full(rel) for rel in doomed]
-    plan = clean_plan(CLEAN_POLICY, {md.FILES: full}, None, oldest_kept)
-    for rel in doomed:
-        mdt.storage.delete(rel)
-    names = [rel.rsplit("/", 1)[-1] for rel in doomed]
-    meta = clean_metadata(instant, "", {md.FILES: clean_partition_metadata(md.FILES, CLEAN_POLICY, names, names)},
+    plan = clean_plan(CLEAN_POLICY, {p: [mdt.storage.full(rel) for rel in rels] for p, rels in doomed.items()},
+                      None, oldest_kept)
+    for rels in doomed.values():
+        for rel in rels:
+            mdt.storage.delete(rel)
+    names = {p: [rel.rsplit("/", 1)[-1] for rel in rels] for p, rels in doomed.items()}
+    meta = clean_metadata(instant, "", {p: clean_partition_metadata(p, CLEAN_POLICY, n, n) for p, n in names.items()},
                           oldest_kept)
     mdt.fmt.timeline_writer(mdt.storage).write_avro_completed(instant, "clean", plan, meta)
     archive(mdt, mdt.timeline(), oldest_kept)
