@@ -33,6 +33,10 @@ class InvalidDataError(HudiDsError):
     """Input values cannot be stored: null record keys, unsafe partition values, unsupported types."""
 
 
+class DuplicateKeyError(InvalidDataError):
+    """An insert-if-absent write (hoodie.datasource.insert.dup.policy=fail) carries keys the table holds."""
+
+
 class UnsupportedTableError(HudiDsError):
     """The table uses a feature this version cannot write (or read) safely."""
 

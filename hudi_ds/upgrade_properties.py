@@ -23,7 +23,6 @@ from hudi_ds.errors import UnsupportedTableError
 
 # payloads whose merge rule is event-time or commit-time ordering (RFC-97): the ones hudi_ds converts
 KNOWN_PAYLOADS = frozenset({DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, EVENT_TIME_PAYLOAD})
-PAYLOAD_BASED_MERGER_ID = "00000000-0000-0000-0000-000000000000"  # HoodieRecordMerger.PAYLOAD_BASED_MERGE_STRATEGY_UUID
 
 VERSION = "hoodie.table.version"
 LAYOUT = "hoodie.timeline.layout.version"

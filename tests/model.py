@@ -9,7 +9,9 @@ then meet the base row (a folded delete removes it; a folded data version replac
 row has a strictly higher ordering value). A COPY_ON_WRITE write merges straight into the base. A
 compaction folds the logs into the base rows, so the answers of a MERGE_ON_READ table depend on when it ran.
 
-Under commit-time ordering (no ordering field) the later version always wins. With a partial update mode a
+Under commit-time ordering (no ordering field) the later version always wins. Under FirstValueAvroPayload
+(`first_value`) a data version does not replace one with an equal ordering value: the earlier row of a write, the
+earlier log version, the base row stay (a delete still replaces it). With a partial update mode a
 version gives some cells only (GIVEN): KEEP_VALUES the columns its write carried, IGNORE_DEFAULTS the non-null
 ones, IGNORE_MARKERS those not equal to the marker; whenever two versions meet, the winner's cells it does not give
 come from the loser; a version that follows a delete takes nothing from before it; a cell no version gives keeps
@@ -28,7 +30,8 @@ GIVEN = "__given"  # a version's given columns, under a partial update mode
 class DictModel:
     def __init__(self, key: str | list[str], ordering: str | None, partition: str | list[str] | None = None,
                  merge_on_read: bool = False, bucket_of: Callable[[tuple[Any, ...]], Any] | None = None,
-                 partial: str | None = None, marker: str | None = None) -> None:
+                 partial: str | None = None, marker: str | None = None, first_value: bool = False) -> None:
+        self.first_value = first_value
         self.partial = partial
         self.marker = marker
         self.columns: set[str] = set()  # every column written so far (a base file row holds them all)
@@ -83,6 +86,12 @@ class DictModel:
         row = {**dict.fromkeys(self.columns), **{k: v for k, v in row.items() if k != GIVEN}}
         return self._given(row) if self.partial else row
 
+    def _replaces(self, new: Any, current: Any) -> bool:
+        """Whether a data version `new` replaces `current` by their ordering values."""
+        if self.ordering is None:
+            return True
+        return self._ord(new) > self._ord(current) if self.first_value else self._ord(new) >= self._ord(current)
+
     def _precombine(self, rows: Iterable[dict[str, Any]],
                     columns: Iterable[str] | None = None) -> dict[Any, dict[str, Any]]:
         """One version per record of rows written together; they fold in ordering-value order (ties in arrival
@@ -93,7 +102,7 @@ class DictModel:
         for r in rows:
             r = self._given(r, columns)
             old = out.get(self.ident(r))
-            if old is None or self.ordering is None or self._ord(r) >= self._ord(old):
+            if old is None or self._replaces(r, old):
                 out[self.ident(r)] = self._combine(r, old)
             else:
                 out[self.ident(r)] = self._combine(old, r)
@@ -104,7 +113,7 @@ class DictModel:
             return new
         if current is DELETED:
             return self._after_delete(new)
-        if self.ordering is None or not self._ord(current) > self._ord(new):
+        if self._replaces(new, current):
             return self._combine(new, current)
         return self._combine(current, new)
 
@@ -113,7 +122,7 @@ class DictModel:
             return base
         if log is DELETED:
             return None
-        if base is not None and self.ordering is not None and self._ord(base) > self._ord(log):
+        if base is not None and not self._replaces(log, base):
             return self._combine(base, log)
         return self._combine(log, base)
 

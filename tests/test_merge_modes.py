@@ -126,6 +126,75 @@ def test_version_6_tables_of_apache_hudi_merge_by_their_payload(tmp_path):
     assert HudiTable(t.path).config.merge_mode == "COMMIT_TIME_ORDERING"
 
 
+FIRST_VALUE = {"hoodie.datasource.write.payload.class": "FirstValueAvroPayload"}
+PAYLOAD_BASED = "00000000-0000-0000-0000-000000000000"
+
+
+@pytest.mark.parametrize("version,expected", [
+    (6, {"hoodie.compaction.payload.class": MODEL + "FirstValueAvroPayload"}),
+    # Apache Hudi 1.1 keeps the payload (RFC-97 gives it no merge mode): a CUSTOM mode the payload runs
+    (8, {"hoodie.record.merge.mode": "CUSTOM", "hoodie.record.merge.strategy.id": PAYLOAD_BASED,
+         "hoodie.compaction.payload.class": MODEL + "FirstValueAvroPayload"}),
+    (9, {"hoodie.record.merge.mode": "CUSTOM", "hoodie.record.merge.strategy.id": PAYLOAD_BASED,
+         "hoodie.compaction.payload.class": MODEL + "FirstValueAvroPayload"}),
+])
+def test_each_version_records_first_value_as_hudi_does(tmp_path, version, expected):
+    t = create(tmp_path / "t", version, **FIRST_VALUE)
+    p = props(t)
+    assert {k: p.get(k) for k in expected} == expected
+    assert HudiTable(t.path).config.first_value
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+@pytest.mark.parametrize("version", [6, 8, 9])
+def test_first_value_keeps_the_stored_record_on_equal_ordering_values(tmp_path, version, table_type):
+    t = create(tmp_path / "t", version, table_type, **FIRST_VALUE)
+    t.write(pa.table({"id": [1, 2, 3], "ts": [5, 5, 5], "v": ["a", "b", "c"]}))
+    # within one batch the first row of equal ordering values wins; across batches the stored record stays on a
+    # tie and a higher ordering value still replaces it
+    t.write(pa.table({"id": [1, 2, 2, 3, 4, 4], "ts": [5, 6, 6, 4, 1, 1], "v": ["x", "y", "y2", "z", "p", "q"]}))
+    assert values(t) == {1: "a", 2: "y", 3: "c", 4: "p"}
+    t.write(pa.table({"id": [2, 4], "ts": [6, 1], "v": ["later", "later"]}))  # the log versions tie
+    assert values(t) == {1: "a", 2: "y", 3: "c", 4: "p"}
+    t.write(pa.table({"id": [1], "ts": [5]}), operation="delete")  # a delete still removes the record
+    assert values(t) == {2: "y", 3: "c", 4: "p"}
+    if table_type == "MERGE_ON_READ":
+        t.compact()
+        assert values(t) == {2: "y", 3: "c", 4: "p"}
+
+
+def test_first_value_may_be_asked_for_as_hudi_records_it(tmp_path):
+    t = create(tmp_path / "t", 9, **FIRST_VALUE, **{"hoodie.record.merge.mode": "CUSTOM"})
+    assert t.config.first_value
+    HudiTable(t.path, options={"hoodie.record.merge.mode": "CUSTOM", **FIRST_VALUE}).write(
+        pa.table({"id": [1], "ts": [1], "v": ["a"]}))
+    assert values(t) == {1: "a"}
+
+
+def test_first_value_tables_of_apache_hudi_merge_by_their_payload(tmp_path):
+    """Hudi 0.x's version 6 tables carry the payload with the event-time strategy id; the payload decides."""
+    t = create(tmp_path / "t", 6)
+    t.write(pa.table({"id": [1], "ts": [1], "v": ["a"]}))
+    path = Path(t.path) / ".hoodie" / "hoodie.properties"
+    path.write_text(dumps({**props(t), "hoodie.compaction.payload.class": MODEL + "FirstValueAvroPayload",
+                           "hoodie.compaction.record.merger.strategy": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"}, "x"))
+    t = HudiTable(t.path)
+    assert t.config.first_value
+    t.write(pa.table({"id": [1], "ts": [1], "v": ["b"]}))
+    assert values(t) == {1: "a"}
+
+
+def test_first_value_settings_it_cannot_follow_are_refused(tmp_path):
+    with pytest.raises(ConfigError, match="no ordering field"):
+        create(tmp_path / "t", 6, ordering=None, **FIRST_VALUE)
+    with pytest.raises(ConfigError, match="replaces whole rows"):
+        create(tmp_path / "t", 9, **FIRST_VALUE, **{"hoodie.table.partial.update.mode": "KEEP_VALUES"})
+    assert not (tmp_path / "t").exists()
+    create(tmp_path / "t", 9)
+    with pytest.raises(ConfigError, match="merges with EVENT_TIME_ORDERING"):
+        HudiTable(str(tmp_path / "t"), options=FIRST_VALUE).write(pa.table({"id": [1], "ts": [1], "v": ["a"]}))
+
+
 def wide(t: HudiTable) -> dict[int, tuple]:
     return {r["id"]: (r["name"], r["price"], r["stock"])
             for r in t.to_arrow(columns=["id", "name", "price", "stock"]).to_pylist()}
@@ -194,3 +263,15 @@ def test_lookup_index_tables_merge_by_their_mode(tmp_path, index, table_type):
     t.write(pa.table({"id": [1, 2, 2], "ts": [6, 9, 1], "p": ["a", "a", "a"], "w": [10, None, 20]}))
     got = {r["id"]: (r["ts"], r["v"], r["w"]) for r in t.to_arrow(columns=["id", "ts", "v", "w"]).to_pylist()}
     assert got == {1: (6, "a", 10), 2: (1, "b", 20)}
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_first_value_keeps_a_key_where_a_global_index_holds_it_on_a_tie(tmp_path, table_type):
+    """A global index moves a key to the partition of its new version unless the held row outranks it: under
+    FirstValueAvroPayload an equal ordering value does."""
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field="ts", partition_by="p",
+                         table_type=table_type, options={**FIRST_VALUE, "hoodie.index.type": "GLOBAL_SIMPLE"})
+    t.write(pa.table({"id": [1, 2], "ts": [5, 5], "p": ["a", "a"], "v": ["a", "b"]}))
+    t.write(pa.table({"id": [1, 2], "ts": [5, 6], "p": ["b", "b"], "v": ["x", "y"]}))
+    got = {r["id"]: (r["p"], r["v"]) for r in t.to_arrow(columns=["id", "p", "v"]).to_pylist()}
+    assert got == {1: ("a", "a"), 2: ("b", "y")}

@@ -37,12 +37,13 @@ row = st.fixed_dictionaries({
 batch = st.tuples(st.sampled_from(["upsert", "upsert", "delete", "insert"]), st.lists(row, min_size=1, max_size=25))
 
 
-# how a table is told its merge mode: (options, whether the ordering field decides)
+# how a table is told its merge mode: (options, whether the ordering field decides, whether ties keep the first)
 MERGE_MODES = {
-    "event time": ({}, True),
-    "commit time": ({"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"}, False),
-    "commit-time payload": ({"hoodie.datasource.write.payload.class": "OverwriteWithLatestAvroPayload"}, False),
-    "event-time payload": ({"hoodie.datasource.write.payload.class": "EventTimeAvroPayload"}, True),
+    "event time": ({}, True, False),
+    "commit time": ({"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"}, False, False),
+    "commit-time payload": ({"hoodie.datasource.write.payload.class": "OverwriteWithLatestAvroPayload"}, False, False),
+    "event-time payload": ({"hoodie.datasource.write.payload.class": "EventTimeAvroPayload"}, True, False),
+    "first value": ({"hoodie.datasource.write.payload.class": "FirstValueAvroPayload"}, True, True),
 }
 
 
@@ -80,15 +81,18 @@ def test_any_upsert_delete_sequence_matches_dict_model(kind, buckets, batches, p
     # parallel_route: every batch is routed in parts on the writer threads, as big inputs are
     threshold = 2 if parallel_route else task._PARALLEL_ROUTE_ROWS
     table_type, table_options = TABLE_KINDS[kind]
-    options, event_time = MERGE_MODES[mode]
+    options, event_time, first_value = MERGE_MODES[mode]
     with tempfile.TemporaryDirectory() as tmp, mock.patch.object(task, "_PARALLEL_ROUTE_ROWS", threshold):
         t = HudiTable.create(tmp + "/t", table_name="prop", record_key="key", ordering_field="ts",
                              partition_by="part", table_type=table_type, buckets=buckets,
                              options={"compaction.delta_commits": 3,  # compactions run between writes too
                                       "hoodie.write.table.version": str(version), **options, **table_options})
-        assert t.config.merge_mode == ("EVENT_TIME_ORDERING" if event_time else "COMMIT_TIME_ORDERING")
+        assert t.config.merge_mode == ("CUSTOM" if first_value else "EVENT_TIME_ORDERING" if event_time
+                                       else "COMMIT_TIME_ORDERING")
+        assert t.config.first_value == first_value
         model = DictModel("key", "ts" if event_time else None, "part", merge_on_read=table_type == "MERGE_ON_READ",
-                          bucket_of=lambda key: bucket_for_hash_values([str(key[0])], buckets))
+                          bucket_of=lambda key: bucket_for_hash_values([str(key[0])], buckets),
+                          first_value=first_value)
         schema = SCHEMA.set(0, pa.field("key", pa.int64())) if int_keys else SCHEMA
         for op, data in batches:
             if int_keys:
@@ -105,9 +109,9 @@ def test_any_upsert_delete_sequence_matches_dict_model(kind, buckets, batches, p
         assert rows(t.to_arrow(), COLS) == expected
         assert rows(t.incremental("earliest"), COLS) == expected
         assert folded_changes(t.changes("earliest"), COLS) == expected
-        if event_time or table_type == "COPY_ON_WRITE":
+        if (event_time and not first_value) or table_type == "COPY_ON_WRITE":
             assert rows(hudi_rs(t.path), COLS) == expected
-        else:  # commit time: hudi-rs reads the same once a compaction folded every log
+        else:  # commit time, first value: hudi-rs reads the same once a compaction folded every log
             t.compact()
             assert rows(t.to_arrow(), COLS) == expected
             assert rows(hudi_rs(t.path), COLS) == expected

@@ -281,3 +281,22 @@ def _record_size_threshold(write: Write, path: str) -> None:
               key_of("max_file_size"): "200000"}
     assert new_groups_for_five_keys(write, path, sizing) == 1
     assert new_groups_for_five_keys(write, path + "_2", {**sizing, key_of("record_size_threshold"): "1e9"}) == 3
+
+
+@probe("insert_dup_policy")
+def _insert_dup_policy(write: Write, path: str) -> None:
+    """drop: the rows whose keys the table holds are left out (an upsert is written as an insert); fail: the write
+    fails naming them, and the table reads as before."""
+    t = table(path)
+    write(path, rows(["a", "d"], 2), {key_of("insert_dup_policy"): "drop"})
+    assert values(t) == {"a": "a@1", "b": "b@1", "c": "c@1", "d": "d@2"}
+    with pytest.raises(Exception, match=r"already holds \(b\)"):
+        write(path, rows(["b", "e"], 3), {key_of("insert_dup_policy"): "fail"})
+    assert values(HudiTable(path)) == {"a": "a@1", "b": "b@1", "c": "c@1", "d": "d@2"}
+
+
+@probe("insert_drop_duplicates")
+def _insert_drop_duplicates(write: Write, path: str) -> None:
+    t = table(path)
+    write(path, rows(["a", "d"], 2), {key_of("insert_drop_duplicates"): "true"})
+    assert values(t) == {"a": "a@1", "b": "b@1", "c": "c@1", "d": "d@2"}

@@ -205,13 +205,14 @@ FEATURES: tuple[HudiFeature, ...] = (
         prefixes=("hoodie.keygen.timebased.", "hoodie.deltastreamer.keygen.timebased.",
                   "hoodie.streamer.keygen.timebased."),
         harmless={"hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled": _FALSE}),
-    # Hudi would keep duplicate keys of an insert batch, or drop incoming rows whose keys exist
+    # Hudi would keep duplicate keys of a batch
     HudiFeature(
         "Apache Hudi's deduplication switches", "error",
-        "hudi-py combines the rows of every write by record key (by the table's hoodie.record.merge.mode) and never drops "
-        "rows whose keys the table already has; remove these options",
+        "hudi-py combines the rows of every write by record key (by the table's hoodie.record.merge.mode); to drop "
+        "incoming rows whose keys the table already has, use hoodie.datasource.insert.dup.policy=drop; remove "
+        "these options",
         harmless={"hoodie.combine.before.insert": _TRUE, "hoodie.combine.before.upsert": _TRUE,
-                  "hoodie.combine.before.delete": _TRUE, "hoodie.datasource.write.insert.drop.duplicates": _FALSE}),
+                  "hoodie.combine.before.delete": _TRUE}),
     # renamed, dropped or retyped columns would be read differently
     HudiFeature(
         "schema-on-read evolution", "error",

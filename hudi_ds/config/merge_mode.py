@@ -7,7 +7,10 @@ class, and any table may carry it in a merge strategy id. Which wins, and what i
 on version 8, the ordering field deciding when none is set. EVENT_TIME_ORDERING: per key the highest ordering value
 wins (ties to the later write). COMMIT_TIME_ORDERING: the later write wins, whatever the ordering field says
 (commit order: completion time on versions 8/9). CUSTOM (a Java merger or any other payload) is refused: merging
-by another rule would return other rows than Apache Hudi does.
+by another rule would return other rows than Apache Hudi does, except for one payload whose rule hudi_ds has:
+FirstValueAvroPayload, event-time ordering whose ties keep the first version (the stored record, the earlier row of
+a batch). Apache Hudi 1.1 keeps it as a payload at every version (RFC-97 deprecates it without a merge mode), so a
+table with it says CUSTOM with the payload-based strategy id on versions 8 and 9.
 """
 
 from __future__ import annotations
@@ -33,8 +36,11 @@ PARTIAL_PAYLOADS = frozenset({PARTIAL_UPDATE_PAYLOAD, OVERWRITE_NON_DEFAULTS_PAY
 # AWS DMS changelogs: commit-time ordering, a row whose Op column is D deletes (RFC-97 maps it so on version 9)
 DMS_PAYLOAD = _MODEL + "AWSDmsAvroPayload"
 DMS_DELETE_FIELD, DMS_DELETE_MARKER = "Op", "D"
+# event-time ordering, ties to the first version (HoodieTableConfig keeps it as a CUSTOM payload at version 9)
+FIRST_VALUE_PAYLOAD = _MODEL + "FirstValueAvroPayload"
 EVENT_TIME_MERGER_ID = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 COMMIT_TIME_MERGER_ID = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
+PAYLOAD_BASED_MERGER_ID = "00000000-0000-0000-0000-000000000000"  # HoodieRecordMerger.PAYLOAD_BASED_MERGE_STRATEGY_UUID
 
 # payload class -> the merge mode it means (HoodieTableConfig.inferRecordMergeModeFromPayloadClass)
 _PAYLOAD_MODES: dict[str, MergeMode] = {DEFAULT_PAYLOAD: EVENT_TIME, EVENT_TIME_PAYLOAD: EVENT_TIME,
@@ -84,10 +90,19 @@ def infer_merge_mode(mode: str | None, payload: str | None, strategy_id: str | N
     return inferred
 
 
+def is_first_value(mode: str, payload: str | None, strategy_id: str | None) -> bool:
+    """Whether these settings mean FirstValueAvroPayload's rule (a CUSTOM mode run by that payload)."""
+    return (mode == CUSTOM and bool(payload) and payload_class_name(payload or "") == FIRST_VALUE_PAYLOAD
+            and mode_of_strategy(strategy_id) in (None, CUSTOM, EVENT_TIME))
+
+
 def require_known(mode: str, payload: str | None, strategy_id: str | None) -> MergeMode:
-    """The mode, when hudi_ds merges by it; UnsupportedTableError naming the merger otherwise."""
+    """The mode, when hudi_ds merges by it (FirstValueAvroPayload's: event-time ordering, its ties aside);
+    UnsupportedTableError naming the merger otherwise."""
     if mode == EVENT_TIME or mode == COMMIT_TIME:
         return mode
+    if is_first_value(mode, payload, strategy_id):
+        return EVENT_TIME
     merger = (f"the payload class {payload}" if mode_of_payload(payload) == CUSTOM
               else f"the merge strategy {strategy_id}" if strategy_id else "a custom merger")
     raise UnsupportedTableError(

@@ -15,6 +15,7 @@ from hudi_ds.config.merge_mode import (
     COMMIT_TIME_MERGER_ID,
     CUSTOM,
     EVENT_TIME_MERGER_ID,
+    FIRST_VALUE_PAYLOAD,
     PARTIAL_PAYLOADS,
     infer_merge_mode,
     mode_of_payload,
@@ -222,13 +223,16 @@ class HudiOptions(BaseModel):
         "The merge rule of a new table as a payload class (as on version 6 tables): DefaultHoodieRecordPayload or "
         "EventTimeAvroPayload (event-time ordering), OverwriteWithLatestAvroPayload (commit-time ordering), "
         "PartialUpdateAvroPayload / OverwriteNonDefaultsWithLatestAvroPayload (the same with IGNORE_DEFAULTS partial "
-        "updates). On an existing table it must agree with the table's merge mode.",
+        "updates), FirstValueAvroPayload (event-time ordering where an equal ordering value keeps the stored record "
+        "and, within a write, the first row; needs an ordering field). On an existing table it must agree with the "
+        "table's merge mode.",
         "payload.class", "write.payload.class", "hoodie.compaction.payload.class", scope="table")
-    merge_mode: Literal["EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"] | None = opt(
+    merge_mode: Literal["EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING", "CUSTOM"] | None = opt(
         "hoodie.record.merge.mode", None,
         "How the versions of a record merge: EVENT_TIME_ORDERING (the highest ordering value wins, ties to the "
-        "later write) or COMMIT_TIME_ORDERING (the later write wins; no ordering field needed). Unset: event-time "
-        "with an ordering field, else commit-time. Version 6 tables record it as their payload class.",
+        "later write) or COMMIT_TIME_ORDERING (the later write wins; no ordering field needed); CUSTOM only with "
+        "the payload class FirstValueAvroPayload (as Apache Hudi 1.1 records it). Unset: event-time with an "
+        "ordering field, else commit-time. Version 6 tables record it as their payload class.",
         "hoodie.write.record.merge.mode", scope="table")
     partial_update_mode: Literal["NONE", "KEEP_VALUES", "FILL_DEFAULTS", "IGNORE_DEFAULTS", "IGNORE_MARKERS"] | None = (
         opt("hoodie.table.partial.update.mode", None,
@@ -268,6 +272,15 @@ class HudiOptions(BaseModel):
     changelog_enabled: bool = opt(
         "changelog.enabled", False,
         "Flink-style switch: treat a '_change_type' or 'op' column as the change kind (see the column option).")
+    insert_dup_policy: Literal["none", "drop", "fail"] = opt(
+        "hoodie.datasource.insert.dup.policy", "none",
+        "Insert-if-absent, as Apache Hudi's insert applies it: drop (an incoming row whose key the table holds is "
+        "dropped) or fail (the write fails naming such keys, nothing written); none: such rows update the record. "
+        "With drop or fail an upsert is written as an insert; other operations are not affected. The key is "
+        "looked up where the table's index looks (the row's partition, anywhere with a global index).")
+    insert_drop_duplicates: bool = opt(
+        "hoodie.datasource.write.insert.drop.duplicates", False,
+        "Apache Hudi 0.x's switch for hoodie.datasource.insert.dup.policy=drop (a policy of fail still fails).")
     drop_partition_columns: bool = opt(
         "hoodie.datasource.write.drop.partition.columns", False, "Must be false (partition columns are stored).")
     write_tasks: int | None = opt("write.tasks", None, "Flink's writer parallelism: accepted and ignored.")
@@ -502,20 +515,18 @@ class HudiOptions(BaseModel):
     @field_validator("payload_class")
     @classmethod
     def _payload(cls, v: str | None) -> str | None:
-        if v and mode_of_payload(v) == CUSTOM:
+        if v and mode_of_payload(v) == CUSTOM and payload_class_name(v) != FIRST_VALUE_PAYLOAD:
             raise ValueError(
                 f"hudi-py does not have the merge rule of {payload_class_name(v)} (Java code it cannot run); use "
                 "DefaultHoodieRecordPayload (event-time ordering), OverwriteWithLatestAvroPayload (commit-time "
-                "ordering), PartialUpdateAvroPayload or OverwriteNonDefaultsWithLatestAvroPayload, or "
+                "ordering), PartialUpdateAvroPayload or OverwriteNonDefaultsWithLatestAvroPayload, "
+                "FirstValueAvroPayload (event-time ordering, ties keep the first version), or "
                 "hoodie.record.merge.mode")
         return payload_class_name(v) if v else v
 
     @field_validator("merge_mode", mode="before")
     @classmethod
     def _merge_mode(cls, v: Any) -> Any:
-        if isinstance(v, str) and v.strip().upper() == CUSTOM:
-            raise ValueError("a CUSTOM merger is Java code hudi-py cannot run; use EVENT_TIME_ORDERING or "
-                             "COMMIT_TIME_ORDERING")
         return v.strip().upper() if isinstance(v, str) else v
 
     @field_validator("merge_strategy_id")
@@ -563,7 +574,9 @@ class HudiOptions(BaseModel):
 
     @model_validator(mode="after")
     def _merge_settings_agree(self) -> HudiOptions:
-        self.requested_merge_mode()
+        if self.requested_merge_mode() == CUSTOM and self.payload_class != FIRST_VALUE_PAYLOAD:
+            raise ValueError("a CUSTOM merger is Java code hudi-py cannot run; use EVENT_TIME_ORDERING or "
+                             "COMMIT_TIME_ORDERING (CUSTOM goes only with the payload class FirstValueAvroPayload)")
         return self
 
     @model_validator(mode="after")
@@ -591,6 +604,13 @@ class HudiOptions(BaseModel):
             return None
         return infer_merge_mode(self.merge_mode, self.payload_class, self.merge_strategy_id, self.ordering_field,
                                 self.table_version)
+
+    def duplicate_policy(self) -> str:
+        """What an insert does with rows whose keys the table holds: none, drop or fail (Apache Hudi's
+        HoodieSparkSqlWriter: fail wins, the 0.x drop switch means drop)."""
+        if self.insert_dup_policy == "none" and self.insert_drop_duplicates:
+            return "drop"
+        return self.insert_dup_policy
 
     def requested_partial_update_mode(self) -> str | None:
         """The partial update mode the options ask for (the mode, or a version 6 partial-update payload)."""

@@ -13,8 +13,11 @@ from hudi_ds.config.merge_mode import (
     DMS_DELETE_MARKER,
     DMS_PAYLOAD,
     EVENT_TIME,
+    FIRST_VALUE_PAYLOAD,
     PARTIAL_PAYLOADS,
+    PAYLOAD_BASED_MERGER_ID,
     infer_merge_mode,
+    is_first_value,
     payload_class_name,
     payload_of,
     require_known,
@@ -135,8 +138,18 @@ class TableConfig(BaseModel):
     def merge_ordering_field(self) -> str | None:
         """The field merges compare: the ordering field under event-time ordering, none under commit-time ordering
         (the later write wins). UnsupportedTableError for a merger hudi_ds does not have."""
-        mode = require_known(self.merge_mode, self.payload_class, self.raw.get("hoodie.record.merge.strategy.id"))
+        mode = require_known(self.merge_mode, self.payload_class, self._strategy_id)
         return self.ordering_field if mode == EVENT_TIME else None
+
+    @property
+    def first_value(self) -> bool:
+        """FirstValueAvroPayload's rule: a version whose ordering value equals the current one's keeps the current
+        (the stored record; in a batch, the earlier row), where DefaultHoodieRecordPayload takes the later."""
+        return is_first_value(self.merge_mode, self.payload_class, self._strategy_id)
+
+    @property
+    def _strategy_id(self) -> str | None:
+        return self.raw.get("hoodie.record.merge.strategy.id") or self.raw.get("hoodie.compaction.record.merger.strategy")
 
     def partial_update(self) -> PartialUpdate | None:
         """How versions of this table give cells, when they may give only some (hudi_ds.merge.partial)."""
@@ -250,19 +263,22 @@ class TableConfig(BaseModel):
         }
         # the merge mode as Apache Hudi 1.x writes it at each version (inferCorrectMergingBehavior): versions 6 and
         # 8 carry the payload class and strategy id of the mode, version 9 the mode alone
-        mode = require_known(self.merge_mode, None, None)
+        mode = require_known(self.merge_mode, self.payload_class, self._strategy_id)
         if self.version >= 8:
             props.update({
                 "hoodie.table.initial.version": self.raw.get("hoodie.table.initial.version", str(self.version)),
                 "hoodie.timeline.path": self.timeline_path,
                 "hoodie.timeline.history.path": self.raw.get("hoodie.timeline.history.path", "history"),
-                "hoodie.record.merge.mode": mode,
+                "hoodie.record.merge.mode": self.merge_mode if self.first_value else mode,
             })
             if self.version == 8:  # Hudi 1.1 drops the strategy id of the built-in modes (EightToNineUpgradeHandler)
                 props["hoodie.record.merge.strategy.id"] = strategy_of(mode)
                 props["hoodie.compaction.payload.class"] = self._payload(mode)
             else:
                 props["hoodie.table.format"] = "native"
+            if self.first_value:  # a payload-run CUSTOM mode at versions 8 and 9 (inferMergingConfigsForV9TableCreation)
+                props["hoodie.record.merge.strategy.id"] = PAYLOAD_BASED_MERGER_ID
+                props["hoodie.compaction.payload.class"] = FIRST_VALUE_PAYLOAD
             if self.version == 9 and self.partial_update_mode != "NONE":
                 props[PARTIAL_UPDATE_MODE] = self.partial_update_mode
                 if self.partial_update_marker is not None:
@@ -299,6 +315,8 @@ class TableConfig(BaseModel):
 
     def _payload(self, mode: str) -> str:
         """The payload class versions 6 and 8 record for the mode (AWSDmsAvroPayload for its Op=D deletes)."""
+        if self.first_value:
+            return FIRST_VALUE_PAYLOAD
         if mode != EVENT_TIME and (self.delete_field, self.delete_marker) == (DMS_DELETE_FIELD, DMS_DELETE_MARKER):
             return DMS_PAYLOAD
         return payload_of(mode, self.partial_update_mode == IGNORE_DEFAULTS)

@@ -10,6 +10,7 @@ from hudi_ds.config.merge_mode import (
     DMS_DELETE_FIELD,
     DMS_DELETE_MARKER,
     DMS_PAYLOAD,
+    FIRST_VALUE_PAYLOAD,
     PARTIAL_PAYLOADS,
     payload_class_name,
 )
@@ -62,6 +63,9 @@ def new_table_config(opts: HudiOptions, path: str) -> TableConfig:
     key_generator, raw = key_generator_class(keys, parts), {}
     if opts.keygen_class and key_generator_type_name(opts.keygen_class) == "TIMESTAMP":
         key_generator, raw = TIMESTAMP_KEY_GENERATOR, timestamp_settings(opts)
+    if opts.payload_class == FIRST_VALUE_PAYLOAD:
+        _check_first_value(opts, partial)
+        raw = {**raw, "hoodie.compaction.payload.class": FIRST_VALUE_PAYLOAD}
     config = TableConfig(
         version=fmt.version, layout_version=fmt.layout,
         name=opts.table_name or default_table_name(path), table_type=opts.table_type, record_key_fields=keys,
@@ -106,6 +110,18 @@ def check_virtual_keys(table_type: str, keys: list[str]) -> None:
             "hoodie.populate.meta.fields=false (virtual keys) without a record key: the generated keys of a table "
             f"without one live only in the {RECORD_KEY} column. Set hoodie.datasource.write.recordkey.field, "
             "or keep the meta fields (hoodie.populate.meta.fields=true)")
+
+
+def _check_first_value(opts: HudiOptions, partial: str) -> None:
+    """FirstValueAvroPayload compares ordering values and replaces whole rows."""
+    if not opts.ordering_field:
+        raise ConfigError(
+            "hoodie.datasource.write.payload.class=FirstValueAvroPayload keeps the first of versions with equal "
+            "ordering values, but no ordering field is set: set hoodie.datasource.write.precombine.field")
+    if partial != "NONE":
+        raise ConfigError(
+            f"hoodie.table.partial.update.mode={partial} with FirstValueAvroPayload: that payload replaces whole "
+            "rows (Apache Hudi has no partial updates for it); drop one of them")
 
 
 def _check_partial_updates(mode: str, opts: HudiOptions, version: int) -> None:

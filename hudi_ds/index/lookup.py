@@ -56,6 +56,7 @@ class KeyLookup:
     ordering: pa.Field | None  # the table's ordering field (log merging, partition moves)
     virtual_keys: tuple[str, ...] | None = None  # hoodie.populate.meta.fields=false: the record key fields
     integer_key: pa.Field | None = None  # the integer column equal to the record key, if the key generator makes one
+    first_value: bool = False  # an equal ordering value keeps the held row (FirstValueAvroPayload)
 
     @property
     def match_column(self) -> str:

@@ -10,6 +10,9 @@ The folded log version then meets the base file's row: a delete removes it; a da
 unless the base row has a strictly higher ordering value. Without an ordering field the later version
 always wins: that is COMMIT_TIME_ORDERING, whose callers pass none (TableConfig.merge_ordering_field). Java Hudi
 and hudi-rs give the same answers on event-time tables written this way.
+Under FirstValueAvroPayload (`first_value`) a data version does not replace one with an equal ordering value (the
+earlier log version, the base row stay); a delete still does (Hudi's delete records replace unless the current
+version's ordering value is strictly higher, whatever the payload).
 """
 
 from __future__ import annotations
@@ -77,10 +80,10 @@ def _versions_table(data: LogVersions | None, deletes: LogDeletes | None, orderi
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
-_FOLD_COLUMNS = ["key", "ord", "natural", "rank", "pos"]  # what a fold looks at
+_FOLD_COLUMNS = ["key", "ord", "natural", "is_delete", "rank", "pos"]  # what a fold looks at
 
 
-def _log_winners(versions: pa.Table, ordered: bool) -> pa.Table:
+def _log_winners(versions: pa.Table, ordered: bool, first_value: bool = False) -> pa.Table:
     """The folded log version of every key: only keys with several versions are folded, the others (most of
     them, even when a delete meets an upsert) pass as they are."""
     repeated_keys = _repeated(versions["key"])
@@ -89,7 +92,7 @@ def _log_winners(versions: pa.Table, ordered: bool) -> pa.Table:
     candidates = np.flatnonzero(np.asarray(pc.is_in(versions["key"], value_set=repeated_keys), dtype=bool))
     keep = np.ones(versions.num_rows, dtype=bool)
     keep[candidates] = False
-    keep[candidates[_fold(versions.select(_FOLD_COLUMNS).take(candidates), ordered)]] = True
+    keep[candidates[_fold(versions.select(_FOLD_COLUMNS).take(candidates), ordered, first_value)]] = True
     return versions.filter(pa.array(keep))
 
 
@@ -103,9 +106,11 @@ def _repeated(keys: pa.ChunkedArray) -> pa.Array:
     return pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
 
 
-def _fold(versions: pa.Table, ordered: bool) -> np.ndarray:
+def _fold(versions: pa.Table, ordered: bool, first_value: bool = False) -> np.ndarray:
     """The rows of `versions` that win their key's fold (see the module docstring), by NumPy sorts of small
-    integer codes: the key's group, the version's place in log order, the rank of its ordering value."""
+    integer codes: the key's group, the version's place in log order, the rank of its ordering value. Among the
+    versions of the top ordering value the last wins; under `first_value` the last delete, else the first data
+    version (what folding them one by one under that rule leaves)."""
     n = versions.num_rows
     group = np.asarray(pc.dictionary_encode(versions["key"].combine_chunks(), null_encoding="encode").indices)
     log_order = np.empty(n, dtype=np.int64)
@@ -116,7 +121,12 @@ def _fold(versions: pa.Table, ordered: bool) -> np.ndarray:
     live = np.flatnonzero(log_order >= last_natural[group])  # a natural delete and the versions after it
     ord_rank = (np.asarray(pc.rank(versions["ord"], sort_keys=[("", "ascending", "at_start")], tiebreaker="dense"))
                 if ordered else np.zeros(n, dtype=np.uint64))  # nulls (natural deletes among them) lowest
-    order = live[np.lexsort((log_order[live], ord_rank[live], group[live]))]
+    if first_value:
+        is_delete = np.asarray(versions["is_delete"], dtype=bool)
+        tie_order = np.where(is_delete, log_order, -log_order)
+        order = live[np.lexsort((tie_order[live], is_delete[live], ord_rank[live], group[live]))]
+    else:
+        order = live[np.lexsort((log_order[live], ord_rank[live], group[live]))]
     ends = np.append(group[order][1:] != group[order][:-1], True)
     return order[ends]
 
@@ -175,6 +185,7 @@ def merge_slice_counted(
     key_field: str = RECORD_KEY,
     keep_dictionaries: bool = False,
     partial: PartialUpdate | None = None,
+    first_value: bool = False,
 ) -> tuple[pa.Table, MergeCounts]:
     """The latest image of every live record of one file slice, as a table of `schema`, and what the merge
     did to the base rows.
@@ -183,7 +194,7 @@ def merge_slice_counted(
     `key_field`: the column records are matched by, the record key or a column equal to it (delete keys typed
     like it). `keep_dictionaries`: the base columns read as dictionaries stay so, and the log rows joining them
     are encoded alike (else they are expanded). `partial`: the table's partial update mode (hudi_ds.merge.partial),
-    under which versions give only some cells."""
+    under which versions give only some cells. `first_value`: FirstValueAvroPayload's ties (module docstring)."""
     no_log = (data is None or data.table.num_rows == 0) and (deletes is None or len(deletes.keys) == 0)
     if no_log:
         return (base if base is not None else schema.empty_table()), MergeCounts(0, 0, 0)
@@ -194,7 +205,7 @@ def merge_slice_counted(
         versions = _versions_table(data, deletes, ordering_field, ord_type, key_field, key_type)
         return _merge_partial(base, data, versions, ordering_field, ord_type, partial, key_field, base_keys_only)
     winners = _log_winners(_versions_table(data, deletes, ordering_field, ord_type, key_field, key_type),
-                           ordering_field is not None)
+                           ordering_field is not None, first_value)
     out: list[pa.Table] = []
     keep_log = pc.invert(winners["is_delete"])
     if base_keys_only:
@@ -208,9 +219,10 @@ def merge_slice_counted(
         met_is_delete = pc.take(winners["is_delete"], version)
         if ordering_field is not None and len(met):
             # only base rows a log version meets are compared (a tenth of the rows in a typical upsert)
+            outranks = pc.greater_equal if first_value else pc.greater
             base_wins = pc.and_(
                 pc.invert(met_is_delete),
-                pc.fill_null(pc.greater(pc.cast(pc.take(base[ordering_field], met), ord_type),
+                pc.fill_null(outranks(pc.cast(pc.take(base[ordering_field], met), ord_type),
                                         pc.take(winners["ord"], version)), False),
             )
             if pc.any(base_wins).as_py():

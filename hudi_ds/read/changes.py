@@ -394,7 +394,7 @@ def _log_commit_changes(state: _State, sl: FileSlice, ts: str, out: pa.Schema) -
     def merged(before: bool) -> pa.Table:
         return merge_slice(base, _versions(data, key_field, keys, rank, before),
                            _deletes(deletes, keys, rank, before), ordering, schema, key_field=key_field,
-                           partial=reader.partial)
+                           partial=reader.partial, first_value=reader.first_value)
 
     return compare_states(merged(True), merged(False), ts, out)
 

@@ -113,7 +113,7 @@ class TableSnapshot:
         key = self.merge_key(schema)
         return SliceReader(self.storage, schema, ordering, visibility, not self.config.populate_meta_fields, logs,
                            key if key in schema.names else RECORD_KEY, self.config.partial_update(),
-                           tuple(self.config.record_key_fields))
+                           tuple(self.config.record_key_fields), self.config.first_value)
 
     def view(self, visibility: Visibility, partition_filter: Callable[[str], bool] | None = None) -> FileSystemView:
         return FileSystemView(self.storage, self.config, self.timeline, visibility, partition_filter,

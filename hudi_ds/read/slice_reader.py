@@ -51,6 +51,7 @@ class SliceReader:
     merge_key: str = RECORD_KEY  # the column merging matches records by (keys.keygen.integer_key_column)
     partial: PartialUpdate | None = None  # the table's partial update mode (hudi_ds.merge.partial)
     key_fields: tuple[str, ...] = ()  # the record key columns virtual keys are computed from
+    first_value: bool = False  # ties keep the first version (FirstValueAvroPayload)
 
     def read_base(self, sl: FileSlice, row_groups: tuple[int, ...] | None = None,
                   keep_dictionaries: bool = False) -> pa.Table | None:
@@ -203,7 +204,8 @@ class SliceReader:
         """`base` (the slice's base rows, or a part of them) merged with the slice's log files."""
         data, deletes = self.read_logs(sl)
         return merge_slice(base, data, self.by_merge_key(deletes), self.ordering_field, self.schema,
-                           base_keys_only=base_keys_only, key_field=self.merge_key, partial=self.partial)
+                           base_keys_only=base_keys_only, key_field=self.merge_key, partial=self.partial,
+                           first_value=self.first_value)
 
     def by_merge_key(self, deletes: LogDeletes | None) -> LogDeletes | None:
         """Delete keys typed like the merge key column."""

@@ -112,10 +112,13 @@ def record_index_settings(opts: HudiOptions) -> RecordIndexSettings:
 def resolve_operation(opts: HudiOptions, record_key_fields: Sequence[str], operation: str | None = None,
                       overwrite: bool = False) -> str:
     """The write's operation: given, else the option, else upsert (insert without a record key); an
-    overwrite mode turns it into an overwrite. Refused when the table cannot do it."""
+    overwrite mode turns it into an overwrite; an insert-if-absent policy an upsert into an insert (as Apache Hudi's
+    deduceOperation does). Refused when the table cannot do it."""
     if operation is None:
         operation = opts.operation if opts.is_set("operation") else default_operation(record_key_fields)
     operation = operation.lower()
+    if operation == "upsert" and opts.duplicate_policy() != "none":
+        operation = "insert"
     if overwrite:
         operation = "insert_overwrite" if operation == "insert_overwrite" else "insert_overwrite_table"
     if operation not in OPERATIONS:

@@ -131,14 +131,14 @@ def _key_lookup(config: TableConfig, index: str, options: HudiOptions, schema: p
         return RecordIndexLookup(True, options.record_index_update_partition_path,
                                  {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,
                                  schema.field(ordering) if ordering and ordering in schema.names else None,
-                                 data_timeline=view.timeline)
+                                 data_timeline=view.timeline, first_value=config.first_value)
     integer_key = integer_key_column(config.key_generator, config.record_key_fields, config.partition_fields,
                                      schema) if config.populate_meta_fields else None
     return KeyLookup(is_global(index), moves,
                      {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,
                      schema.field(ordering) if ordering and ordering in schema.names else None,
                      virtual_keys=None if config.populate_meta_fields else tuple(config.record_key_fields),
-                     integer_key=schema.field(integer_key) if integer_key else None)
+                     integer_key=schema.field(integer_key) if integer_key else None, first_value=config.first_value)
 
 
 def _one_field_complex_key(config: TableConfig) -> bool:
@@ -257,9 +257,14 @@ class Coordinator:
         if index != BUCKET:
             lookup = _key_lookup(self.config, index, options, schema, view, slices)
             placement = _insert_placement(options, timeline, slices, groups)
+        policy = options.duplicate_policy() if operation == "insert" and self.config.record_key_fields else "none"
+        existing = None
+        if policy != "none":  # the keys a bucket table holds, read partition by partition as a simple index would
+            existing = lookup or _key_lookup(self.config, "SIMPLE", options, schema, view, slices)
         return WritePlan(
             storage=self.storage, instant=instant, operation=operation, config=config, schema=schema,
             groups=groups, known_commits=tuple(known), lookup=lookup, placement=placement,
+            duplicate_policy=policy, existing_keys=existing,
             bloom_filters=writes_bloom_filters(self.config, index),
             prefixed_keys=lookup is not None and _one_field_complex_key(self.config)
             and self.config.populate_meta_fields and holds_prefixed_keys(

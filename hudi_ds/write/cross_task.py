@@ -89,8 +89,10 @@ def _settle(ctx: GroupWriteContext, plan: WritePlan, group_deletes: list[tuple[i
     })
     # each key's versions as one task folds its own: the highest ordering value wins (a missing one is the
     # lowest); between tasks, a tie goes to the later task (Spark partition id), as copy-on-write merges decide
+    # (to the earlier one under FirstValueAvroPayload)
+    tie = "descending" if plan.first_value else "ascending"
     order = pc.sort_indices(versions, sort_keys=[("key", "ascending", "at_start"), ("ord", "ascending", "at_start"),
-                                                 (_TASK, "ascending", "at_start")])
+                                                 (_TASK, tie, "at_start")])
     ranked = versions.take(order)
     last = pc.not_equal(ranked["key"].slice(0, ranked.num_rows - 1), ranked["key"].slice(1))
     winners = ranked.filter(pa.concat_arrays([pa.chunked_array(last).combine_chunks(), pa.array([True])]))

@@ -88,6 +88,9 @@ class WritePlan:
     # the data columns a KEEP_VALUES partial update carries (empty: every column): its log blocks carry only these
     written_columns: tuple[str, ...] = ()
     delete_marker: DeleteMarker | None = None  # rows whose field holds the marker are deletes (write.delete_markers)
+    # insert-if-absent (write.insert_duplicates): drop or fail, and the keys the table holds to check against
+    duplicate_policy: str = "none"
+    existing_keys: KeyLookup | None = None
 
     @property
     def action(self) -> str:
@@ -101,6 +104,11 @@ class WritePlan:
     def ordering_field(self) -> str | None:
         """The field merges compare (none under commit-time ordering: the later write wins)."""
         return self.config.merge_ordering_field()
+
+    @property
+    def first_value(self) -> bool:
+        """Ties keep the first version (FirstValueAvroPayload), in the write's own rows and against the table's."""
+        return self.config.first_value
 
     def partial_columns(self) -> tuple[str, ...]:
         """The data columns this write's log blocks carry when it is a KEEP_VALUES partial update (empty: all)."""

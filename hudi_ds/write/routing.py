@@ -113,15 +113,17 @@ def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
     return {key: rows.gather() for key, rows in select_by_group(table).items()}
 
 
-def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str = RECORD_KEY) -> pa.Table:
-    """One row per record key: the highest ordering value, ties to the later row (Hudi's precombine).
+def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str = RECORD_KEY,
+                   first_value: bool = False) -> pa.Table:
+    """One row per record key: the highest ordering value, ties to the later row (Hudi's precombine; under
+    FirstValueAvroPayload, `first_value`, to the earlier row).
 
     `key_field` may name the raw key column of a single-field key: its values map one-to-one to the
     record key strings, and counting distinct integers is much cheaper than distinct strings."""
     n = table.num_rows
     if n <= 1 or _strictly_increasing(table[key_field]) or pc.count_distinct(table[key_field]).as_py() == n:
         return table
-    order, sorted_keys = _ranked(table, ordering_field)
+    order, sorted_keys = _ranked(table, ordering_field, first_value)
     last = pc.not_equal(sorted_keys.slice(0, n - 1), sorted_keys.slice(1))
     if isinstance(last, pa.ChunkedArray):
         last = last.combine_chunks()
@@ -129,28 +131,29 @@ def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str =
     return table.take(pa.array(np.sort(chosen.to_numpy())))
 
 
-def _ranked(table: pa.Table, ordering_field: str | None) -> tuple[pa.Array, pa.Array]:
-    """Row indices sorted by record key, then rank (ordering value, ties to the later row), and the keys in that
-    order."""
+def _ranked(table: pa.Table, ordering_field: str | None, first_value: bool = False) -> tuple[pa.Array, pa.Array]:
+    """Row indices sorted by record key, then rank (ordering value, ties to the later row, or under `first_value`
+    to the earlier), and the keys in that order."""
     cols = {"k": table[RECORD_KEY], "p": pa.array(np.arange(table.num_rows, dtype=np.int64))}
     sort = [("k", "ascending", "at_start")]
     if ordering_field:
         cols["o"] = table[ordering_field]
         sort.append(("o", "ascending", "at_start"))
-    sort.append(("p", "ascending", "at_start"))
+    sort.append(("p", "descending" if first_value else "ascending", "at_start"))
     order = pc.sort_indices(pa.table(cols), sort_keys=sort)
     return order, pc.take(cols["k"], order)
 
 
-def versions_after_deletes(table: pa.Table, ordering_field: str | None) -> pa.Table:
+def versions_after_deletes(table: pa.Table, ordering_field: str | None, first_value: bool = False) -> pa.Table:
     """The rows of a write that also deletes (a changelog, delete markers) that still fold, per record key: a key
-    whose top-ranked version (highest ordering value, ties to the later row) is a delete keeps that delete alone;
-    any other keeps the versions ranked above its last delete, which ends what came before it."""
+    whose top-ranked version (highest ordering value, ties to the later row, or under `first_value` the earlier) is
+    a delete keeps that delete alone; any other keeps the versions ranked above its last delete, which ends what came
+    before it."""
     n = table.num_rows
     deleting = pc.fill_null(table[DELETE], False).to_numpy(zero_copy_only=False)
     if n <= 1 or not deleting.any():
         return table
-    ranked, keys = _ranked(table, ordering_field)
+    ranked, keys = _ranked(table, ordering_field, first_value)
     order = ranked.to_numpy()
     starts_key = np.concatenate([[True], pc.not_equal(keys.slice(0, n - 1), keys.slice(1)).to_numpy(
         zero_copy_only=False)])

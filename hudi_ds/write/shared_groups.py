@@ -139,7 +139,8 @@ def _merge(ctx: GroupWriteContext, plan: WritePlan, g: _Group, reported: dict[tu
             dels = _keys(pc.filter(keys, pc.is_in(keys, value_set=base_keys)))
         effects.append((task, rows, dels, bool(plan.partial_columns())))
     effects.sort(key=lambda e: e[0])
-    merged = merge_slice(base, *_as_log(effects, plan, schema), plan.ordering_field, schema, partial=plan.partial)
+    merged = merge_slice(base, *_as_log(effects, plan, schema), plan.ordering_field, schema, partial=plan.partial,
+                         first_value=plan.first_value)
     inserts, updates = _counts(merged, base_keys, plan.instant)
     wf = ctx.write_base(g.partition, g.file_id, g.bucket, merged, target.base_instant if target else "null",
                         inserts, updates, is_merge=target is not None)

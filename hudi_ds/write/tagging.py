@@ -39,7 +39,8 @@ def tag(rows: pa.Table, located: pa.Table, lookup: KeyLookup) -> pa.Table:
         stays = elsewhere & (deleting | (not lookup.update_partition_path))
         if lookup.ordering is not None and lookup.ordering.name in rows.column_names:
             held = pc.take(located[lookup.ordering.name], safe)
-            outranked = pc.fill_null(pc.less(rows[lookup.ordering.name], held), False).to_numpy(zero_copy_only=False)
+            below = pc.less_equal if lookup.first_value else pc.less
+            outranked = pc.fill_null(below(rows[lookup.ordering.name], held), False).to_numpy(zero_copy_only=False)
             stays |= elsewhere & outranked
         moves = elsewhere & ~stays
         if stays.any() or moves.any():

@@ -36,6 +36,7 @@ from hudi_ds.write.change_data import task_change_data, writes_change_data
 from hudi_ds.write.delete_markers import apply_delete_markers
 from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metadata, read_base
 from hudi_ds.write.input import cast_to
+from hudi_ds.write.insert_duplicates import without_held_keys
 from hudi_ds.write.messages import ChangeDataFile, DeferredRows, GroupKeys, TaskResult, WrittenFile
 from hudi_ds.write.plan import GroupTarget, WritePlan
 from hudi_ds.write.routing import (
@@ -242,9 +243,27 @@ class TaskWriter:
         self.buffers.close()
 
     def _buffered(self) -> Iterator[tuple[tuple[str, int], Callable[[], pa.Table]]]:
-        """Each file group's rows, taken out of the buffers only when its turn comes."""
-        for key in self.buffers.keys():
-            yield key, self.buffers.pop(key)
+        """Each file group's rows, taken out of the buffers only when its turn comes (an insert-if-absent's rows
+        whose keys the partition holds left out)."""
+        existing, held, held_in = self.plan.existing_keys, None, None
+        for key in sorted(self.buffers.keys()):
+            rows = self.buffers.pop(key)
+            if existing is not None:
+                if held_in != key[0]:  # the partition's keys, read once for its buckets
+                    held, held_in = existing.located(self.storage, [key[0]]), key[0]
+                assert held is not None
+                rows = self._without_held(rows, held, existing.match_column)
+            yield key, rows
+
+    def _without_held(self, rows: Callable[[], pa.Table], held: pa.Table, key_field: str) -> Callable[[], pa.Table]:
+        """The group's rows, once gathered, without those whose keys `held` holds (write.insert_duplicates)."""
+        def gather() -> pa.Table:
+            table = rows()
+            if key_field not in table.column_names:  # virtual keys: routed without the key column
+                table = table.append_column(RECORD_KEY, record_key_strings(table, self.plan.config.record_key_fields))
+            return without_held_keys(table, held, key_field, self.plan.duplicate_policy)
+
+        return gather
 
     def _tagged(self) -> Iterator[tuple[tuple[str, int], Callable[[], pa.Table]]]:
         """Lookup indexes: the rows of each partition (global ones: of all of them, as a key is one
@@ -273,11 +292,13 @@ class TaskWriter:
         keys = plan.config.record_key_fields
         if keys and not plan.is_overwrite:  # an overwrite replaces the file groups; generated keys are all new
             ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
-            rows = latest_per_key(rows, ordering, lookup.match_column)  # one version of a key (global: in the table)
+            rows = latest_per_key(rows, ordering, lookup.match_column, plan.first_value)  # one version of a key
             if lookup.global_index:  # every key of the table is read: keep those of this write only
                 located = lookup.located(self.storage, lookup.slices, rows[lookup.match_column])
             else:
                 located = lookup.located(self.storage, partitions)
+            if plan.existing_keys is not None:  # insert-if-absent
+                rows = without_held_keys(rows, located, lookup.match_column, plan.duplicate_policy)
             rows = tag(rows, located, lookup)
         else:
             rows = rows.append_column(SLOT, pa.array(np.full(rows.num_rows, PENDING, dtype=np.int32)))
@@ -362,7 +383,7 @@ class TaskWriter:
         ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
         partial = plan.partial
         if partial is None or plan.partial_columns():
-            return latest_per_key(rows, ordering, key_field)
+            return latest_per_key(rows, ordering, key_field, plan.first_value)
         if DELETE not in rows.column_names:
             return self._fold(rows, ordering, key_field)
         rows = versions_after_deletes(rows, ordering)
@@ -400,7 +421,8 @@ class TaskWriter:
         field = self.plan.ordering_field
         if not field or records.num_rows == 0:
             return
-        beaten = pc.fill_null(pc.greater(pc.take(base[field], held), records[field]), False)
+        outranks = pc.greater_equal if self.plan.first_value else pc.greater
+        beaten = pc.fill_null(outranks(pc.take(base[field], held), records[field]), False)
         if pc.any(beaten).as_py():
             with self._lock:
                 self.outranked.append(GroupKeys(partition, file_id, self._keys(records.filter(beaten))))
@@ -443,6 +465,7 @@ class TaskWriter:
         merged = merge_slice(
             base, LogVersions(records, np.ones(n_data, dtype=np.int64), np.arange(n_data, dtype=np.int64), absent),
             dels, self.plan.ordering_field, full, key_field=key, partial=self.plan.partial,
+            first_value=self.plan.first_value,
         )
         updates = 0
         if base is not None:

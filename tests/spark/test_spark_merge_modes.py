@@ -92,3 +92,16 @@ def test_an_aws_dms_changelog_through_batch_writes_and_the_streaming_sink(spark,
     assert [tuple(r) for r in read] == [(1, 2, "U"), (3, 1, "I")]
     config = HudiTable(path).config
     assert (config.merge_mode, config.delete_field, config.delete_marker) == ("COMMIT_TIME_ORDERING", "Op", "D")
+
+
+def test_first_value_through_batch_writes_and_spark_reads(spark, tmp_path):
+    """FirstValueAvroPayload: an equal ordering value keeps the stored record (log versions of a merge-on-read
+    table, read back by spark.read), a higher one replaces it."""
+    path = str(tmp_path / "t")
+    options = {**{k: v for k, v in COMMIT_TIME.items() if k != "hoodie.record.merge.mode"},
+               "hoodie.datasource.write.payload.class": "FirstValueAvroPayload"}
+    for b in (batch([1, 2], [5, 5], "a"), batch([1, 2], [5, 6], "b"), batch([1, 2], [5, 6], "c")):
+        spark.createDataFrame(b.to_pandas()).write.format("hudi-py").options(**options).mode("append").save(path)
+    read = spark.read.format("hudi-py").load(path).select("id", "ts", "v").orderBy("id").collect()
+    assert [tuple(r) for r in read] == [(1, 5, "a1"), (2, 6, "b2")]
+    assert HudiTable(path).config.first_value
