@@ -11,17 +11,26 @@ from typing import Any
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings
+import xxhash
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tables import REFERENCE_DIR
+from tables import REFERENCE_DIR, hudi_rs
 
 from hudi_ds import HudiTable
 from hudi_ds.cli.progress import READ, WatchedStorage
+from hudi_ds.metadata import index_keys
 from hudi_ds.metadata import records as md
-from hudi_ds.read.data_skipping import may_hold
+from hudi_ds.metadata.column_stats import file_group_slices
+from hudi_ds.metadata.layout import MetadataTable
+from hudi_ds.metadata.listing import data_files, merged_records
+from hudi_ds.read.data_skipping import bound_value, may_hold
 from hudi_ds.read.filters import RowFilter
 from hudi_ds.read.skipping import bounds_of
+from hudi_ds.services.compaction import compact
+from hudi_ds.storage import open_storage
+from hudi_ds.timeline.timeline import Timeline
 
 STATS_TABLES = ["cow_v9_txns_simple_meta", "mor_avro_v9_txns_simple_overwrite", "cow_v9_timebasedkeygen_epochmillis",
                 "quickstart_mor_avro_v8_trips_8i3u1d"]
@@ -176,3 +185,147 @@ def test_statistics_of_each_type_skip_a_value_outside_their_range(column):
     assert not may_hold(stats, bounds_of([(column, "=", outside)], schema), schema)
     assert may_hold(stats, bounds_of([(column, "=", high)], schema), schema)
     assert may_hold(stats, bounds_of([(column, "not in", [outside])], schema), schema)
+
+
+# ---- our tables: column_stats written by every commit, compaction, clean and rollback -------------------------
+
+STATS_OPTIONS = {"hoodie.write.table.version": "9", "hoodie.metadata.enable": "true",
+                 "hoodie.metadata.index.column.stats.enable": "true", "hoodie.index.type": "SIMPLE",
+                 "hoodie.parquet.small.file.limit": "0", "hoodie.metadata.compact.max.delta.commits": "3"}
+
+
+def batch(ids: list[int], ts: int) -> pa.Table:
+    return pa.table({"id": ids, "part": ["p"] * len(ids), "ts": [ts] * len(ids),
+                     "day": [datetime.date(2024, 1, 1) + datetime.timedelta(days=i % 40) for i in ids],
+                     "amount": pa.array([decimal.Decimal(i) / 4 for i in ids], pa.decimal128(12, 2)),
+                     "at": pa.array([i * 1_000_000 for i in ids], pa.timestamp("us", tz="UTC")),
+                     "name": [f"n{i:05d}" for i in ids], "score": [i / 3 for i in ids]})
+
+
+def sorted_table(path: Path, table_type: str, version: int = 9, files: int = 6) -> HudiTable:
+    """`files` bulk inserts of ascending, disjoint id ranges: one base file each."""
+    t = HudiTable.create(str(path), table_name="s", record_key="id", ordering_field="ts", partition_by="part",
+                         table_type=table_type, options={**STATS_OPTIONS, "hoodie.write.table.version": str(version)})
+    for k in range(files):
+        t.write(batch(list(range(k * 100, k * 100 + 100)), 1), operation="bulk_insert")
+    return HudiTable(str(path))
+
+
+@pytest.mark.parametrize(("table_type", "version"), [("COPY_ON_WRITE", 9), ("MERGE_ON_READ", 9),
+                                                     ("COPY_ON_WRITE", 8)])
+def test_our_column_stats_skip_files_and_hudi_rs_reads_the_same(tmp_path, table_type, version):
+    t = sorted_table(tmp_path / "t", table_type, version)
+    plain = HudiTable(str(tmp_path / "t"), options=UNSKIPPED)
+    opened = watch(t)
+    for column, value in [("id", 250), ("name", "n00420"), ("day", datetime.date(2024, 1, 3)),
+                          ("amount", decimal.Decimal("37.5")), ("at", datetime.datetime(1970, 1, 1, 0, 8, 20,
+                                                                                         tzinfo=datetime.timezone.utc))]:
+        opened.clear()
+        got = t.to_arrow(filters=[(column, "=", value)])
+        assert row_set(got) == row_set(plain.to_arrow(filters=[(column, "=", value)])) != []
+        groups = {Path(f).name.split("_")[0] for f in opened}
+        assert len(groups) == len(set(got["_hoodie_file_name"].to_pylist())), column
+    opened.clear()
+    assert t.to_arrow(filters=[("id", ">=", 10_000)]).num_rows == 0
+    assert opened == []
+    rs = hudi_rs(str(tmp_path / "t"))
+    assert sorted(rs["id"].to_pylist()) == sorted(t.to_arrow()["id"].to_pylist()) == list(range(600))
+
+
+def test_the_statistics_are_the_files_own(tmp_path):
+    """Each base file's column_stats entries hold its columns' min, max, null and value counts."""
+    t = sorted_table(tmp_path / "t", "COPY_ON_WRITE", files=3)
+    t.write(pa.table({"id": [5, 150], "part": ["p", "p"], "ts": [2, 2], "day": pa.array([None, None], pa.date32()),
+                      "amount": pa.array([None, None], pa.decimal128(12, 2)),
+                      "at": pa.array([None, None], pa.timestamp("us", tz="UTC")), "name": ["zz", None],
+                      "score": [0.5, None]}))
+    stats = t._read(lambda snap: snap.column_stats)
+    assert stats is not None
+    on_disk = sorted((tmp_path / "t" / "p").glob("*.parquet"))
+    assert len(on_disk) == 5  # the three bulk inserts, and the two files the upsert rewrote
+    for file in on_disk:
+        name, data = file.name, pq.read_table(file)
+        for column in ("id", "name", "day", "amount", "at", "_hoodie_commit_time"):
+            s = stats[name][column]
+            values = data[column].drop_null()
+            assert (s.value_count, s.null_count) == (len(data), data[column].null_count)
+            assert bound_value(s.min_value, data.schema.field(column).type) == pa.compute.min(values).as_py()
+            assert bound_value(s.max_value, data.schema.field(column).type) == pa.compute.max(values).as_py()
+
+
+# ---- Hudi's keys ------------------------------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=100), st.integers(min_value=0, max_value=2**64 - 1))
+def test_xxhash64_is_the_reference_implementation(data, seed):
+    assert index_keys.xxhash64(data, seed) == xxhash.xxh64_intdigest(data, seed)
+
+
+@pytest.mark.parametrize("name", STATS_TABLES)
+def test_keys_and_file_groups_are_the_ones_hudi_wrote(name):
+    """Every column_stats and partition_stats key of a table Hudi wrote, rebuilt from its record's file (or
+    partition) and column, sits in the file group Hudi put it in."""
+    storage = open_storage(str(REFERENCE_DIR / name))
+    mdt, data_timeline = MetadataTable.open(storage), Timeline.load(storage, 2)
+    partition_of = {Path(e.path).name: str(Path(e.path).parent) if "/" in e.path else ""
+                    for e in data_files(mdt, data_timeline)}
+    checked = 0
+    for partition in (md.COLUMN_STATS, md.PARTITION_STATS):
+        slices = file_group_slices(mdt, partition, mdt.timeline(), data_timeline)
+        for index, sl in enumerate(slices):
+            for key, record in merged_records(mdt, sl).items():
+                s = md.column_stats(record)
+                assert s.file_name is not None and s.column_name is not None
+                if partition == md.PARTITION_STATS:
+                    assert index_keys.partition_stats_key(s.file_name, s.column_name) == key
+                elif s.file_name in partition_of:
+                    assert index_keys.column_stats_key(partition_of[s.file_name], s.file_name, s.column_name) == key
+                assert index_keys.file_group_index(key, len(slices)) == index
+                checked += 1
+    assert checked > 50
+
+
+# ---- random histories of our tables ----------------------------------------------------------------------------
+
+history_row = st.fixed_dictionaries({
+    "id": st.integers(min_value=0, max_value=60), "ts": st.integers(min_value=0, max_value=3),
+    "name": st.one_of(st.none(), st.sampled_from(["ann", "bob", "cy", "\u00e9va", "\U0001f600"])),
+    "val": st.one_of(st.none(), st.integers(min_value=-5, max_value=5)),
+})
+history_step = st.tuples(st.sampled_from(["bulk_insert", "upsert", "upsert", "delete", "compact"]),
+                         st.lists(history_row, min_size=1, max_size=15))
+random_filter = st.one_of(
+    st.tuples(st.just("id"), st.sampled_from(["=", "<", ">=", "!=", "in", "not in"]),
+              st.integers(min_value=-1, max_value=61)),
+    st.tuples(st.just("name"), st.sampled_from(["=", ">", "<=", "not in"]), st.sampled_from(["ann", "bz", "\u00e9"])),
+    st.tuples(st.just("val"), st.sampled_from(["=", "<", ">", "in"]), st.integers(min_value=-6, max_value=6)),
+)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), st.lists(history_step, min_size=1, max_size=5),
+       st.lists(random_filter, min_size=1, max_size=6))
+def test_random_filters_over_random_histories_equal_the_unskipped_read(tmp_path_factory, table_type, steps, filters):
+    path = tmp_path_factory.mktemp("h") / "t"
+    t = HudiTable.create(str(path), table_name="h", record_key="id", ordering_field="ts", partition_by="part",
+                         table_type=table_type, options={**STATS_OPTIONS, "compaction.schedule.enabled": "false",
+                                                         "hoodie.clean.commits.retained": "1"})
+    schema = pa.schema([("id", pa.int64()), ("part", pa.string()), ("ts", pa.int64()), ("name", pa.string()),
+                        ("val", pa.int64())])
+    for n, (op, rows) in enumerate(steps):
+        op = "bulk_insert" if n == 0 else op  # the table's schema comes with its first write
+        data = pa.Table.from_pylist([{**r, "part": f"p{r['id'] % 2}"} for r in rows], schema=schema)
+        if op == "compact":
+            if table_type == "MERGE_ON_READ":
+                compact(t)
+        elif op == "delete":
+            t.write(data.select(["id", "part"]), operation="delete")
+        else:
+            t.write(data, operation=op)
+    plain = HudiTable(str(path), options=UNSKIPPED)
+    reader = HudiTable(str(path))
+    for f in filters:
+        value = [f[2]] if f[1] in ("in", "not in") else f[2]
+        got = reader.to_arrow(filters=[(f[0], f[1], value)])
+        assert row_set(got) == row_set(plain.to_arrow(filters=[(f[0], f[1], value)])), f

@@ -14,7 +14,9 @@ slices then move into the metadata table's archived timeline (LSM history), as H
 from __future__ import annotations
 
 from hudi_ds.files.naming import parse_base_file, parse_log_file
+from hudi_ds.metadata import column_stats_sync
 from hudi_ds.metadata import records as md
+from hudi_ds.metadata.column_stats import file_group_slices
 from hudi_ds.metadata.hfiles import encode_base_file
 from hudi_ds.metadata.layout import FILES_FILE_ID, MetadataTable, base_name, is_init_instant
 from hudi_ds.metadata.listing import files_slice, merged_records
@@ -41,6 +43,8 @@ def undo_pending(mdt: MetadataTable, inst: Instant) -> None:
     written included; files a clean did not delete yet are deleted by the next clean)."""
     if inst.action == "compaction":
         mdt.storage.delete(f"{md.FILES}/{base_name(inst.requested_time)}")
+        for rel in column_stats_sync.written_by(mdt, inst.requested_time):
+            mdt.storage.delete(rel)
     mdt.fmt.timeline_writer(mdt.storage).delete_instant_files(inst.requested_time, inst.action)
 
 
@@ -58,7 +62,10 @@ def compact_if_due(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Ti
     op = compaction_operation(sl.base_instant, FILES_FILE_ID, md.FILES,
                               sl.base.rsplit("/", 1)[-1] if sl.base else None,
                               [rel.rsplit("/", 1)[-1] for rel, _ in sl.logs])
-    if not writer.create_requested(instant, "compaction", encode_avro_instant(compaction_plan([op]), COMPACTION_PLAN)):
+    stats_slices = file_group_slices(mdt, md.COLUMN_STATS, mdt_timeline, data_timeline) \
+        if mdt.storage.exists(md.COLUMN_STATS) else []
+    ops = [op, *column_stats_sync.compaction_operations(stats_slices)]
+    if not writer.create_requested(instant, "compaction", encode_avro_instant(compaction_plan(ops), COMPACTION_PLAN)):
         return None
     writer.transition_to_inflight(instant, "compaction")
     records = merged_records(mdt, sl)
@@ -68,7 +75,10 @@ def compact_if_due(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Ti
     stat = WriteStat(file_id=FILES_FILE_ID, path=f"{md.FILES}/{name}", prev_commit=sl.base_instant or "null",
                      num_writes=len(records), total_write_bytes=len(data), partition_path=md.FILES,
                      file_size_in_bytes=len(data), total_log_files_compacted=len(sl.logs))
-    meta = CommitMetadata(partition_to_write_stats={md.FILES: [stat]}, compacted=True, operation_type="COMPACT")
+    written = {md.FILES: [stat]}
+    if stats_slices:
+        written[md.COLUMN_STATS] = column_stats_sync.compact(mdt, stats_slices, instant)
+    meta = CommitMetadata(partition_to_write_stats=written, compacted=True, operation_type="COMPACT")
     writer.complete(instant, "compaction", mdt.fmt.encode_commit_metadata(meta, "commit"))
     clean(mdt, mdt.timeline())
     return instant
@@ -84,21 +94,26 @@ def clean(mdt: MetadataTable, mdt_timeline: Timeline) -> str | None:
     if len(bases) <= KEPT_SLICES:
         return None
     oldest_kept = bases[-KEPT_SLICES]
-    doomed = []
-    for e in entries:
-        base, log = parse_base_file(md.FILES, e.name), parse_log_file(md.FILES, e.name)
-        if (base is not None and base.instant < oldest_kept) or (
-                log is not None and log.instant in completion and completion[log.instant] < oldest_kept):
-            doomed.append(e.path)
+    listed = {md.FILES: entries}
+    if mdt.storage.exists(md.COLUMN_STATS):  # its file groups are compacted with the files partition
+        listed[md.COLUMN_STATS] = [e for e in mdt.storage.list(md.COLUMN_STATS) if not e.is_dir]
+    doomed: dict[str, list[str]] = {}
+    for partition, found in listed.items():
+        for e in found:
+            base, log = parse_base_file(partition, e.name), parse_log_file(partition, e.name)
+            if (base is not None and base.instant < oldest_kept) or (
+                    log is not None and log.instant in completion and completion[log.instant] < oldest_kept):
+                doomed.setdefault(partition, []).append(e.path)
     if not doomed:
         return None
     instant = new_instant_time(after=mdt_timeline.last_instant_time())
-    full = [mdt.storage.full(rel) for rel in doomed]
-    plan = clean_plan(CLEAN_POLICY, {md.FILES: full}, None, oldest_kept)
-    for rel in doomed:
-        mdt.storage.delete(rel)
-    names = [rel.rsplit("/", 1)[-1] for rel in doomed]
-    meta = clean_metadata(instant, "", {md.FILES: clean_partition_metadata(md.FILES, CLEAN_POLICY, names, names)},
+    plan = clean_plan(CLEAN_POLICY, {p: [mdt.storage.full(rel) for rel in rels] for p, rels in doomed.items()},
+                      None, oldest_kept)
+    for rels in doomed.values():
+        for rel in rels:
+            mdt.storage.delete(rel)
+    names = {p: [rel.rsplit("/", 1)[-1] for rel in rels] for p, rels in doomed.items()}
+    meta = clean_metadata(instant, "", {p: clean_partition_metadata(p, CLEAN_POLICY, n, n) for p, n in names.items()},
                           oldest_kept)
     mdt.fmt.timeline_writer(mdt.storage).write_avro_completed(instant, "clean", plan, meta)
     archive(mdt, mdt.timeline(), oldest_kept)

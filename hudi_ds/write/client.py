@@ -24,6 +24,7 @@ from hudi_ds.config.table_shape import check_against_table, new_table_config
 from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError, SchemaError
 from hudi_ds.keys.partition_scheme import timestamp_partitions, with_timestamp_settings
+from hudi_ds.metadata import column_stats_sync
 from hudi_ds.metadata.bootstrap import apply_metadata_setting, planned_config
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.recovery.failed_writes import left_behind_note, roll_back_left_behind, rolling_back
@@ -70,14 +71,16 @@ def create_table(storage: Storage, opts: HudiOptions) -> TableConfig:
     config = new_table_config(opts, storage.uri)
     if not storage.exists(PROPS_PATH):
         lost_properties(storage)
-        planned_config(config, opts.metadata_enable)  # a version that cannot have a metadata table: nothing made
+        # a version that cannot have a metadata table: nothing made
+        column_stats_sync.planned_config(planned_config(config, opts.metadata_enable), opts.column_stats_enable)
         try:
             storage.makedirs(config.format.archive_dir)
         except (NotADirectoryError, FileExistsError) as exc:
             raise ConfigError(f"cannot create a table at {storage.uri}: the path (or a folder above it) is a file; "
                               "choose a folder path") from exc
         if storage.put_if_absent(PROPS_PATH, config.to_bytes()):
-            return apply_metadata_setting(storage, config, opts.metadata_enable)
+            return column_stats_sync.apply_setting(
+                storage, apply_metadata_setting(storage, config, opts.metadata_enable), opts.column_stats_enable)
     existing = open_existing(storage, opts)
     assert existing is not None
     return existing
@@ -144,9 +147,12 @@ class WriteClient:
     def prepare(self, operation: str | None, data_schema: pa.Schema | None, overwrite: bool = False) -> PreparedWrite:
         """Check the write against the table and evolve the schema (`data_schema`: None for an empty write)."""
         operation = resolve_operation(self.options, self.config.record_key_fields, operation, overwrite)
-        check_writable(planned_config(self.config, self.options.metadata_enable))  # before anything changes
+        check_writable(column_stats_sync.planned_config(planned_config(self.config, self.options.metadata_enable),
+                                                        self.options.column_stats_enable))  # before anything changes
         timestamp_partitions(with_timestamp_settings(self.config, self.options))  # settings it cannot follow
-        self.config = apply_metadata_setting(self.storage, self.config, self.options.metadata_enable)
+        self.config = column_stats_sync.apply_setting(
+            self.storage, apply_metadata_setting(self.storage, self.config, self.options.metadata_enable),
+            self.options.column_stats_enable)
         current = self.current_schema()
         if data_schema is None:
             return PreparedWrite(operation, current if current is not None else pa.schema([]))
