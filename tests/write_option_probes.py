@@ -174,7 +174,7 @@ def _column_stats_enable(write: Write, path: str) -> None:
     write(path, rows(["b"], 2, dt="d2"), {key: "true"})
     write(path, rows(["c"], 2, dt="d3"), {})
     assert HudiTable(path).config.metadata_partitions == ["column_stats", "files"]
-    stats = HudiTable(path)._read(lambda snap: snap.column_stats)
+    stats = HudiTable(path)._read(lambda snap: snap.index_stats("column_stats", ["dt"]))
     assert stats is not None and {s["dt"].min_value.value for s in stats.values()} \
         == {"d1", "d2", "d3"}
     write(path, rows(["d"], 2), {key: "false"})

@@ -4,17 +4,26 @@ Both partitions hold one HoodieMetadataColumnStats record per (file, column) —
 partition_stats, whose `fileName` is the partition path — spread over several file groups
 (`col-stats-0000-0`, `col-stats-0001-0`, ...; `partition-stats-0000-0`, ...). Each file group is a slice like
 the files partition's: its latest base file, then the log files of the deltacommits completed after it whose
-data instant completed too (hudi_ds.metadata.listing's rules), merged with HoodieMetadataPayload's rules.
+data instant completed too (hudi_ds.metadata.listing's rules), merged with HoodieMetadataPayload's rules. A
+read for some columns decodes only their entries (their keys share the column's ColumnIndexID prefix).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
+from hudi_ds.errors import MissingFileError
 from hudi_ds.files.naming import parse_base_file, parse_log_file
+from hudi_ds.hfile import AvroHFileReader
+from hudi_ds.log import BlockType, decode_delete_block, read_blocks
+from hudi_ds.log.hfile_block import decode_hfile_data_block
 from hudi_ds.metadata import records as md
+from hudi_ds.metadata.index_keys import column_id
 from hudi_ds.metadata.layout import MetadataTable, is_init_instant
-from hudi_ds.metadata.listing import MetadataSlice, merged_records
+from hudi_ds.metadata.listing import FETCH_THREADS, MetadataSlice
 from hudi_ds.storage import require_inside
 from hudi_ds.timeline import Timeline
 
@@ -48,12 +57,56 @@ def file_group_slices(mdt: MetadataTable, partition: str, mdt_timeline: Timeline
     return out
 
 
-def read_stats(mdt: MetadataTable, partition: str, data_timeline: Timeline) -> StatsByFile:
-    """The live statistics of `partition` (COLUMN_STATS or PARTITION_STATS), by file (or partition) and column;
-    deleted entries left out."""
+def _fetch(mdt: MetadataTable, rels: list[str]) -> list[bytes]:
+    """The files of a slice, fetched at once; one a metadata clean removed meanwhile is a MissingFileError (the
+    read plans again), as for the files partition."""
+    def read(rel: str) -> bytes:
+        try:
+            return mdt.storage.read_bytes(rel)
+        except FileNotFoundError:
+            raise MissingFileError(f"{mdt.storage.full(rel)} is gone: a writer compacted and cleaned the metadata "
+                                   "table while it was read; read again") from None
+
+    with ThreadPoolExecutor(min(FETCH_THREADS, max(1, len(rels)))) as pool:
+        return list(pool.map(read, rels))
+
+
+def _records(reader: AvroHFileReader, prefixes: Sequence[str] | None) -> Iterator[tuple[str, dict[str, Any]]]:
+    if prefixes is None:
+        yield from reader
+    else:
+        for prefix in prefixes:
+            yield from reader.scan_prefix(prefix)
+
+
+def _slice_records(mdt: MetadataTable, sl: MetadataSlice,
+                   prefixes: Sequence[str] | None) -> dict[str, dict[str, Any]]:
+    """The merged records of a slice whose keys start with one of `prefixes` (all with None): only those are
+    decoded (a column's entries share its ColumnIndexID prefix, as Hudi's reader looks them up)."""
+    rels = ([sl.base] if sl.base is not None else []) + [rel for rel, _ in sl.logs]
+    fetched = dict(zip(rels, _fetch(mdt, rels), strict=True))
+    base = [] if sl.base is None else list(_records(AvroHFileReader(fetched[sl.base], mdt.storage.full(sl.base)),
+                                                    prefixes))
+    updates: list[tuple[str, dict[str, Any] | None]] = []
+    for rel, _ in sl.logs:
+        where = mdt.storage.full(rel)
+        for block in read_blocks(fetched[rel], where):
+            if block.block_type == BlockType.HFILE_DATA:
+                updates.extend(_records(decode_hfile_data_block(block, where), prefixes))
+            elif block.block_type == BlockType.DELETE:
+                keys = decode_delete_block(block, where).record_keys.to_pylist()
+                updates.extend((k, None) for k in keys if prefixes is None or k.startswith(tuple(prefixes)))
+    return md.merge(base, updates)
+
+
+def read_stats(mdt: MetadataTable, partition: str, data_timeline: Timeline,
+               columns: Sequence[str] | None = None) -> StatsByFile:
+    """The live statistics of `partition` (COLUMN_STATS or PARTITION_STATS) of `columns` (all with None), by
+    file (or partition) and column; deleted entries left out."""
+    prefixes = None if columns is None else sorted({column_id(c) for c in columns})
     out: StatsByFile = defaultdict(dict)
     for sl in file_group_slices(mdt, partition, mdt.timeline(), data_timeline):
-        for record in merged_records(mdt, sl).values():
+        for record in _slice_records(mdt, sl, prefixes).values():
             stats = md.column_stats(record)
             if not stats.is_deleted and stats.file_name is not None and stats.column_name is not None:
                 out[stats.file_name][stats.column_name] = stats

@@ -95,11 +95,12 @@ def skip_slices(snap: TableSnapshot, slices: list[FileSlice], filters: Sequence[
     bounds = _usable(filters, schema)
     if not bounds or not slices:
         return slices
-    partition_stats = snap.partition_stats if latest and not include_logs else None
+    columns = sorted({b.column for b in bounds})
+    partition_stats = snap.index_stats(md.PARTITION_STATS, columns) if latest and not include_logs else None
     if partition_stats:
         slices = [sl for sl in slices if may_hold(partition_stats.get(sl.partition or md.NON_PARTITIONED_KEY),
                                                   bounds, schema)]
-    file_stats = snap.column_stats
+    file_stats = snap.index_stats(md.COLUMN_STATS, columns)
     if not file_stats:
         return slices
 

@@ -19,7 +19,7 @@ from hudi_ds.keys.keygen import integer_key_column
 from hudi_ds.metadata.column_stats import StatsByFile, read_stats
 from hudi_ds.metadata.layout import MetadataTable, listed_partitions
 from hudi_ds.metadata.listing import data_files
-from hudi_ds.metadata.records import COLUMN_STATS, FILES, PARTITION_STATS
+from hudi_ds.metadata.records import FILES
 from hudi_ds.read import filters as flt
 from hudi_ds.read import retention
 from hudi_ds.read.data_skipping import skip_slices
@@ -60,28 +60,19 @@ class TableSnapshot:
             raise
         return data_files(mdt, self.timeline)
 
-    def _index(self, partition: str) -> StatsByFile | None:
-        """The statistics of metadata partition `partition` for data skipping (hudi_ds.read.data_skipping);
-        None where a reader does not use them: as for `listed_files`, and when the table has no such index."""
+    def index_stats(self, partition: str, columns: Sequence[str]) -> StatsByFile | None:
+        """The statistics of `columns` in metadata partition `partition` (COLUMN_STATS or PARTITION_STATS) for
+        data skipping (hudi_ds.read.data_skipping); None where a reader does not use them: as for
+        `listed_files`, and when the table has no such index."""
         if not self.metadata_listing or self.config.layout_version < 2 \
                 or partition not in self.config.metadata_partitions:
             return None
         try:
-            return read_stats(MetadataTable.open(self.storage), partition, self.timeline)
+            return read_stats(MetadataTable.open(self.storage), partition, self.timeline, columns)
         except CorruptTableError:
             if partition not in listed_partitions(self.storage):
                 return None  # dropped since the config was loaded
             raise
-
-    @cached_property
-    def column_stats(self) -> StatsByFile | None:
-        """column_stats: data file name -> column -> statistics."""
-        return self._index(COLUMN_STATS)
-
-    @cached_property
-    def partition_stats(self) -> StatsByFile | None:
-        """partition_stats: partition path -> column -> statistics."""
-        return self._index(PARTITION_STATS)
 
     def reaching(self, instant: str | None) -> TableSnapshot:
         """This snapshot for a query reaching back to `instant`: with the archived instants when it needs them
