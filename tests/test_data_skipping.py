@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -331,3 +336,35 @@ def test_random_filters_over_random_histories_equal_the_unskipped_read(tmp_path_
         value = [f[2]] if f[1] in ("in", "not in") else f[2]
         got = reader.to_arrow(filters=[(f[0], f[1], value)])
         assert row_set(got) == row_set(plain.to_arrow(filters=[(f[0], f[1], value)])), f
+
+
+def test_a_write_killed_between_the_two_commits_leaves_no_statistics(tmp_path):
+    """A writer SIGKILLed after its metadata deltacommit (column_stats logs included), before its data instant
+    completes: readers take none of its statistics, and the next write rolls its logs back."""
+    path = tmp_path / "t"
+    sorted_table(path, "COPY_ON_WRITE", files=3)
+    pause = tmp_path / "pause"
+    pause.mkdir()
+    env = dict(os.environ, HUDI_DS_TEST_PAUSE_AT="commit_publishing", HUDI_DS_TEST_PAUSE_DIR=str(pause))
+    script = ("import sys, pyarrow as pa; sys.path.insert(0, sys.argv[2]); from test_data_skipping import batch; "
+              "from hudi_ds import HudiTable; HudiTable(sys.argv[1]).write(batch([900, 901], 5), "
+              "operation='bulk_insert')")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(path), str(Path(__file__).parent)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not (pause / "commit_publishing").exists():
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else proc.returncode
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    [pending] = [i.requested_time for i in HudiTable(str(path)).load_timeline().pending()]
+    folder = path / ".hoodie" / "metadata" / "column_stats"
+    assert any(pending in p.name for p in folder.iterdir())  # the killed write's statistics are there
+    stats = HudiTable(str(path))._read(lambda snap: snap.index_stats(md.COLUMN_STATS, ["id"]))
+    assert stats is not None and not any(pending in name for name in stats)  # and not taken
+    assert HudiTable(str(path)).to_arrow(filters=[("id", ">=", 900)]).num_rows == 0
+    HudiTable(str(path), options={"hoodie.client.heartbeat.timeout.secs": "0"}).write(batch([950], 6))
+    assert not any(pending in p.name for p in folder.iterdir())
+    got = HudiTable(str(path)).to_arrow(filters=[("id", ">=", 900)])
+    assert got["id"].to_pylist() == [950]
