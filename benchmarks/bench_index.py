@@ -1,12 +1,14 @@
-"""Upserts into tables with Apache Hudi's lookup indexes (SIMPLE, BLOOM) against deltalake's MERGE of the same rows.
+"""Upserts into tables with Apache Hudi's lookup indexes (SIMPLE, BLOOM, RECORD_INDEX) against deltalake's MERGE of the
+same rows.
 
     ./run py benchmarks/bench_index.py [--rows 2000000] [--runs 3]
 
 The rows of bench_lakes: a load of `rows` (8 partitions), an upsert of 10% (half updates of random existing ids,
 half new ids) and a delete of 1%. hudi-py writes two merge-on-read tables created with `hoodie.index.type`
 SIMPLE and BLOOM (tagging reads the record keys of the partitions the upsert touches; as in Apache Hudi, updates go
-to log files and inserts fill the small base files, which are rewritten); the keys are ids in the order they
-arrive, the time-ordered keys a bloom index is meant for. deltalake runs a MERGE on (id, dt).
+to log files and inserts fill the small base files, which are rewritten), and a version 9 one with RECORD_INDEX
+(tagging looks the keys up in the metadata table's record index, which every write keeps in step); the keys are
+ids in the order they arrive, the time-ordered keys a bloom index is meant for. deltalake runs a MERGE on (id, dt).
 Each run builds the tables anew; figures are medians over the runs. Memory: the growth of this process's peak
 RSS during the step (the kernel's high-water mark, reset before it). Checks that every table ends with the same
 rows (count and checksum). Goals (issue 28): SIMPLE upsert >= 2x deltalake's MERGE, BLOOM >= 3x, the peak RSS
@@ -28,7 +30,9 @@ from common import checksum, lakes_data, memory_figures, timed_step  # noqa: E40
 
 from hudi_ds import HudiTable  # noqa: E402
 
-INDEXES = ("simple", "bloom")
+INDEXES = ("simple", "bloom", "record_index")
+# RECORD_INDEX lives in the metadata table, which version 8/9 tables have
+TABLE_OPTIONS = {"record_index": {"hoodie.write.table.version": "9"}}
 STEPS = ("load", "upsert", "delete")
 
 
@@ -49,7 +53,8 @@ def one_run(rows: int, work: Path) -> dict[str, float]:
 
     for index in INDEXES:
         t = HudiTable.create(str(work / index), table_name="bench", record_key="id", ordering_field="ts",
-                             partition_by="dt", options={"hoodie.index.type": index.upper()})
+                             partition_by="dt", options={"hoodie.index.type": index.upper(),
+                                                         **TABLE_OPTIONS.get(index, {})})
         timed_step(f, f"{index}_load", lambda t=t: t.write(base, operation="bulk_insert"))
         timed_step(f, f"{index}_upsert", lambda t=t: t.write(upsert))
         timed_step(f, f"{index}_delete", lambda t=t: t.write(deletes.select(["id", "dt"]), operation="delete"))
@@ -85,11 +90,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     f = run(args.rows, args.runs)
     print(f"hudi-py lookup indexes vs deltalake, {args.rows:,} rows, 8 partitions, merge-on-read; median of "
           f"{args.runs} runs; checksums match")
-    print(f"  {'step':8s} {'index':7s} {'hudi-py s':>10s} {'deltalake s':>12s} {'speed':>7s}"
+    print(f"  {'step':8s} {'index':12s} {'hudi-py s':>10s} {'deltalake s':>12s} {'speed':>7s}"
           f"   {'RSS growth MiB: hudi-py':>24s} {'deltalake':>10s}")
     for step in STEPS:
         for index in INDEXES:
-            print(f"  {step:8s} {index:7s} {f[f'{index}_{step}_s']:>10.2f} {f[f'delta_{step}_s']:>12.2f} "
+            print(f"  {step:8s} {index:12s} {f[f'{index}_{step}_s']:>10.2f} {f[f'delta_{step}_s']:>12.2f} "
                   f"{f[f'{index}_{step}_ratio']:>6.2f}x   {f[f'{index}_{step}_rss_growth_mib']:>24,.0f} "
                   f"{f[f'delta_{step}_rss_growth_mib']:>10,.0f}")
     if args.json:

@@ -267,6 +267,19 @@ class HudiTable:
         return engines.base_file_dataset(
             self._read(lambda snap: query.plan_snapshot(snap, at, None, None, read_optimized)))
 
+    def to_duckdb(self, name: str = "hudi", connection: Any = None, as_of: str | None = None,
+                  read_optimized: bool = False) -> Any:
+        """The snapshot as a DuckDB view or table called `name` in `connection` (DuckDB's default connection,
+        which `duckdb.sql()` queries, when None), which it returns. Where no log file needs merging and the table is on local disk, a view over DuckDB's
+        own read_parquet of the base files (DuckDB prunes and parallelises the parquet reads itself); on object
+        stores the base files as an Arrow dataset; where logs must be merged, the merged snapshot as an Arrow table
+        (memory holds it: to_batch_reader() streams instead). DuckDB is optional: `pip install 'hudi-ds[duckdb]'`."""
+        from hudi_ds.read import engines
+
+        at = normalize_instant_time(as_of) if as_of is not None else None
+        plan = self._read(lambda snap: query.plan_snapshot(snap, at, None, None, read_optimized))
+        return engines.duckdb_relation(plan, connection, name)
+
     def to_pandas(self, as_of: str | None = None, filters: Sequence[Sequence[Any]] | None = None,
                   columns: Sequence[str] | None = None, read_optimized: bool = False) -> Any:
         """`to_arrow()` as a pandas DataFrame (pandas is optional: `pip install 'hudi-ds[pandas]'`)."""

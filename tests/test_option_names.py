@@ -40,7 +40,8 @@ SAMPLES = {"path": "/t", "table_name": "t1", "record_key": "a,b", "partition_fie
            "merge_strategy_id": "ce9acb64-bde0-424c-9b91-f6ebba25356d",
            "drop_partition_columns": "false", "as_of": "20240101000000000", "begin_instant": "earliest",
            "end_instant": "20240102000000000", "heartbeat_timeout_s": "12.5", "clean_retain_commits": "11",
-           "archive_min_commits": "21", "archive_max_commits": "31", "record_size_threshold": "0.5"}
+           "archive_min_commits": "21", "archive_max_commits": "31", "record_size_threshold": "0.5",
+           "record_index_growth_factor": "1.5"}
 
 
 # settings that only go together with another one: what each test sets beside it

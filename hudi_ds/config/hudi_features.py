@@ -244,18 +244,19 @@ FEATURES: tuple[HudiFeature, ...] = (
 # (hudi_ds.config.options) and removing the family here.
 # ================================================================================================================
 NOT_IMPLEMENTED_YET: tuple[HudiFeature, ...] = (
-    # hudi-py maintains the metadata table's files partition only (hoodie.metadata.enable), so these settings
-    # (its indexes: column and partition statistics, record index, bloom filters, ...) change nothing
+    # hudi-py maintains the metadata table's files and record_index partitions only, so these settings (its
+    # other indexes: column and partition statistics, bloom filters, ...) change nothing
     HudiFeature(
         "the metadata table's indexes and tuning (not implemented yet)", "warning",
-        "hudi-py maintains the metadata table's files partition only (hoodie.metadata.enable); its indexes are "
-        "not written",
+        "hudi-py maintains the metadata table's files and record_index partitions only (hoodie.metadata.enable, "
+        "hoodie.metadata.record.index.enable); its other indexes are not written",
         prefixes=("hoodie.metadata.", "metadata.")),
     # the indexes hudi-py writes with (BUCKET, SIMPLE, BLOOM, GLOBAL_*) have no use for these settings: its lookups
     # read the keys, and its bloom filters take Hudi's default sizes
     HudiFeature(
         "record-level and HBase indexes, index tuning (not implemented yet)", "warning",
-        "hudi-py writes with the BUCKET, SIMPLE, BLOOM, GLOBAL_SIMPLE and GLOBAL_BLOOM indexes (hoodie.index.type), "
+        "hudi-py writes with the BUCKET, SIMPLE, BLOOM, GLOBAL_SIMPLE, GLOBAL_BLOOM and RECORD_INDEX indexes "
+        "(hoodie.index.type), "
         "looks keys up by reading them and sizes bloom filters as Hudi's defaults do; these settings change neither",
         keys=_keys("hoodie.index.class", "hoodie.bucket.index.query.pruning"),
         prefixes=("hoodie.bloom.index.", "hoodie.index.bloom.", "hoodie.simple.index.", "hoodie.global.simple.index.",
@@ -285,7 +286,6 @@ NOT_IMPLEMENTED_YET: tuple[HudiFeature, ...] = (
 
 # Apache Hudi's other index types, and why hudi-py does not write with them yet
 UNWRITTEN_INDEXES = {
-    "RECORD_INDEX": "it lives in the metadata table, which hudi-py does not maintain yet; use SIMPLE or BLOOM",
     "HBASE": "it lives in an external HBase table; use GLOBAL_SIMPLE or GLOBAL_BLOOM",
     "INMEMORY": "it is Flink's and Java's in-memory index; use SIMPLE or BLOOM",
     "FLINK_STATE": "it is Flink's state index; use SIMPLE or BLOOM",

@@ -33,7 +33,7 @@ TableType = Literal["MERGE_ON_READ", "COPY_ON_WRITE"]
 Operation = Literal["upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"]
 QueryType = Literal["snapshot", "read_optimized", "incremental"]
 CdcMode = Literal["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]
-WriteIndex = Literal["BUCKET", "SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM"]
+WriteIndex = Literal["BUCKET", "SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "RECORD_INDEX"]
 CleanPolicyName = Literal["KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"]
 
 
@@ -91,7 +91,8 @@ class HudiOptions(BaseModel):
         "keeps the table at its version.")
     index_type: WriteIndex = opt(
         "hoodie.index.type", "BUCKET", "How writes find a key's file group: BUCKET (hash; the default of new tables), "
-        "SIMPLE / BLOOM (read the keys of the partitions written), GLOBAL_SIMPLE / GLOBAL_BLOOM (of all partitions). "
+        "SIMPLE / BLOOM (read the keys of the partitions written), GLOBAL_SIMPLE / GLOBAL_BLOOM (of all partitions), "
+        "RECORD_INDEX (global: finds keys in the metadata table's record index, which it turns on). "
         "Tables that record none (Apache Hudi's) default to SIMPLE (docs/compatibility.md#indexes).", "index.type",
         scope="table")
     bucket_engine: Literal["SIMPLE"] = opt(
@@ -172,6 +173,25 @@ class HudiOptions(BaseModel):
         "committed files (the metadata table must be on) and keeps it up to date; false drops it; unset keeps "
         "what the table has. Indexed: the record key, partition path and commit time meta columns, then the "
         "first data columns of scalar types, 32 in all (Hudi's default column selection).")
+    record_index_enable: bool | None = opt(
+        "hoodie.metadata.record.index.enable", None,
+        "The metadata table's record_index partition (record key -> partition and file group, what "
+        "hoodie.index.type=RECORD_INDEX looks keys up in). true builds it from the table's keys (needs the metadata "
+        "table: hoodie.metadata.enable=true) and keeps it up to date; false drops it; unset keeps what the table "
+        "has.")
+    record_index_min_file_groups: int = opt(
+        "hoodie.metadata.record.index.min.filegroup.count", 10,
+        "The fewest file groups a new record index gets (keys hash to one of them).")
+    record_index_max_file_groups: int = opt(
+        "hoodie.metadata.record.index.max.filegroup.count", 10_000,
+        "The most file groups a new record index gets.")
+    record_index_max_file_group_bytes: int = opt(
+        "hoodie.metadata.record.index.max.filegroup.size", 1 << 30,
+        "A new record index gets enough file groups for each to stay under this size (48 bytes per key, as Hudi "
+        "estimates), between the min and max counts.")
+    record_index_growth_factor: float = opt(
+        "hoodie.metadata.record.index.growth.factor", 2.0,
+        "A new record index is sized for this many times the keys the table holds.")
 
     # ---- write ---------------------------------------------------------------------------------------
     update_partition_path: bool = opt(
@@ -179,6 +199,9 @@ class HudiOptions(BaseModel):
         "than the one holding it moves there (deleted from the old one); false updates it where it is.")
     bloom_update_partition_path: bool = opt(
         "hoodie.bloom.index.update.partition.path", True, "The same for GLOBAL_BLOOM.")
+    record_index_update_partition_path: bool = opt(
+        "hoodie.record.index.update.partition.path", False, "The same for RECORD_INDEX (false by default, as in "
+        "Apache Hudi).")
     small_file_limit: int = opt(
         "hoodie.parquet.small.file.limit", 104857600, "Lookup indexes (all but BUCKET): base files under this many "
         "bytes take new keys before new file groups are made (<= 0: none).")
@@ -535,7 +558,8 @@ class HudiOptions(BaseModel):
 
     @field_validator("compaction_delta_commits", "clean_retain_commits", "clean_retain_file_versions",
                      "clean_retain_hours", "archive_min_commits", "archive_max_commits",
-                     "metadata_compact_max_delta_commits")
+                     "metadata_compact_max_delta_commits", "record_index_min_file_groups",
+                     "record_index_max_file_groups", "record_index_max_file_group_bytes")
     @classmethod
     def _positive(cls, v: int) -> int:
         if v < 1:

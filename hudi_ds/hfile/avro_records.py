@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import io
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 import fastavro
@@ -80,14 +80,20 @@ def _fields_with_record_unions(schema_json: str) -> tuple[str, ...]:
     return tuple(f["name"] for f in schema.get("fields", []) if _has_record_union(f.get("type"), records))
 
 
+Encoder = Callable[[dict[str, Any]], "bytes | None"]  # a record's Avro bytes by a fast path, None: not its shape
+Decoder = Callable[[bytes, str], "dict[str, Any] | None"]  # (value, key) -> record by a fast path, None: fastavro
+
+
 def write_avro_hfile(records: Mapping[str, dict[str, Any]], schema_json: str, *,
                      bloom_filter: BloomFilter | None = None, block_size: int = DEFAULT_BLOCK_SIZE,
-                     compression: Compression = Compression.GZ, created_ms: int | None = None) -> bytes:
+                     compression: Compression = Compression.GZ, created_ms: int | None = None,
+                     encoder: Encoder | None = None) -> bytes:
     """An HFile of `records` (record key -> record), written in unsigned UTF-8 byte order of the keys.
 
     `bloom_filter` (empty, sized by the caller): as Hudi's base file writer, add the keys to it and store it with
     the key range and its type code (a log block's HFile has none). `schema_json` is stored verbatim as the
-    `schema` file info, so pass the exact text Hudi writes (e.g. `metadata_schema_json`).
+    `schema` file info, so pass the exact text Hudi writes (e.g. `metadata_schema_json`). `encoder`: a faster
+    encoding of the records it knows, which must give fastavro's bytes.
     """
     parsed = _parsed(schema_json)
     blank_key = _has_key_field(schema_json)
@@ -101,6 +107,10 @@ def write_avro_hfile(records: Mapping[str, dict[str, Any]], schema_json: str, *,
         record = records[key]
         if blank_key and record.get(KEY_FIELD):
             record = {**record, KEY_FIELD: ""}
+        fast = encoder(record) if encoder is not None else None
+        if fast is not None:
+            writer.append(raw_key, fast)
+            continue
         out = io.BytesIO()
         try:
             fastavro.schemaless_writer(out, parsed, record)
@@ -121,9 +131,10 @@ class AvroHFileReader:
     `schema_json`, e.g. a log block's SCHEMA header) and their keys restored."""
 
     def __init__(self, source: bytes | bytearray | memoryview | pa.NativeFile, path: str,
-                 schema_json: str | None = None) -> None:
+                 schema_json: str | None = None, decoder: Decoder | None = None) -> None:
         self.hfile = HFileReader(source, path)
         self.path = path
+        self._decoder = decoder  # a faster decoding of the records it knows, giving fastavro's records
         stored = self.hfile.file_info.get(SCHEMA_INFO.encode())
         if schema_json is None:
             if stored is None:
@@ -151,6 +162,10 @@ class AvroHFileReader:
 
     def _decode(self, key: bytes, value: bytes) -> tuple[str, dict[str, Any]]:
         text = key.decode("utf-8", "replace")
+        if self._decoder is not None and self._restore_key:
+            fast = self._decoder(value, text)
+            if fast is not None:
+                return text, fast
         record = self._read_value(text, value, with_names=False)
         if any(record.get(name) is not None for name in self._named_unions):
             record = self._read_value(text, value, with_names=True)
@@ -167,6 +182,14 @@ class AvroHFileReader:
         """The present ones of `keys` with their records."""
         found = self.hfile.get_many(sorted(k.encode("utf-8") for k in keys))
         return dict(self._decode(k, v) for k, v in found.items())
+
+    def select(self, keys: Collection[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(key, record) of the present ones of `keys`, in key order: one pass over the file, decoding only
+        those (a batch lookup that would otherwise search block by block for each key)."""
+        wanted = {k.encode("utf-8") for k in keys}
+        for key, value in self.hfile:
+            if key in wanted:
+                yield self._decode(key, value)
 
     def scan_prefix(self, prefix: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """(key, record) of the keys starting with `prefix`, in key order."""

@@ -13,9 +13,10 @@ from hudi_ds.config.table_config import TableConfig, key_generator_type_name
 from hudi_ds.errors import TableExistsError, UnsupportedTableError
 
 BUCKET = "BUCKET"
+RECORD_INDEX = "RECORD_INDEX"  # finds keys in the metadata table's record_index (hudi_ds.index.record_index)
 BLOOM_INDEXES = ("BLOOM", "GLOBAL_BLOOM")  # they find the same file groups as SIMPLE's, pruned by bloom filters
 KEY_LOOKUP_INDEXES = ("SIMPLE", "GLOBAL_SIMPLE", *BLOOM_INDEXES)  # they read the keys the table holds
-WRITTEN_INDEXES = (BUCKET, *KEY_LOOKUP_INDEXES)
+WRITTEN_INDEXES = (BUCKET, *KEY_LOOKUP_INDEXES, RECORD_INDEX)
 HUDI_SPARK_DEFAULT = "SIMPLE"  # HoodieIndexConfig.getDefaultIndexType(EngineType.SPARK)
 # key generators whose keys and partition paths hudi_ds builds exactly as Apache Hudi does (hudi_ds.keys)
 _WRITTEN_KEY_GENERATORS = ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM")
@@ -65,11 +66,11 @@ def writes_bloom_filters(config: TableConfig, index: str | None = None) -> bool:
 
 
 def is_global(index: str) -> bool:
-    return index.startswith("GLOBAL_")
+    return index.startswith("GLOBAL_") or index == RECORD_INDEX
 
 
 def write_index(config: TableConfig, options: HudiOptions) -> str:
-    """The index this write uses (BUCKET, or one of KEY_LOOKUP_INDEXES)."""
+    """The index this write uses (BUCKET, RECORD_INDEX or one of KEY_LOOKUP_INDEXES)."""
     recorded = recorded_index(config)
     named = options.index_type if options.is_set("index_type") else None
     if recorded is not None and named is not None and named != recorded:

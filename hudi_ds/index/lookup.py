@@ -37,6 +37,7 @@ PENDING = -1  # the slot of a row not placed yet (an insert, until hudi_ds.write
 SLOT = "__slot"
 PARTITION = "__partition"  # the partition of a located key
 LIVE = "__live"  # whether the latest slice holds the located key (not deleted by a log)
+FILTER_BATCH_ROWS = 1 << 20  # held keys gathered before they are filtered down to the keys a write brings
 
 
 def new_file_id() -> str:
@@ -64,22 +65,37 @@ class KeyLookup:
     def slot_count(self, partition: str) -> int:
         return len(self.slices.get(partition, ()))
 
-    def located(self, storage: Storage, partitions: Iterable[str]) -> pa.Table:
+    def located(self, storage: Storage, partitions: Iterable[str],
+                wanted: pa.Array | pa.ChunkedArray | None = None) -> pa.Table:
         """The keys the latest slices of `partitions` hold: key, (with an ordering field) the ordering value, LIVE,
-        partition and slot; the keys the slices hold live first (a key a log deleted may be live elsewhere)."""
-        parts = []
+        partition and slot; the keys the slices hold live first (a key a log deleted may be live elsewhere).
+
+        With `wanted` (the keys being written, in `match_column`'s type) only those are kept, filtered a batch of
+        slices at a time: memory holds the matches, not every key of the table a global index reads (a lookup that
+        finds keys instead of reading partitions, RECORD_INDEX, needs them)."""
+        parts: list[pa.Table] = []
+        unfiltered: list[pa.Table] = []
         for partition in sorted(set(partitions)):
             for slot, sl in enumerate(self.slices.get(partition, ())):
                 rows = self._slice_keys(storage, sl)
                 n = rows.num_rows
-                parts.append(rows.append_column(PARTITION, constant_strings(partition, n))
-                             .append_column(SLOT, pa.array(np.full(n, slot, dtype=np.int32))))
+                unfiltered.append(rows.append_column(PARTITION, constant_strings(partition, n))
+                                  .append_column(SLOT, pa.array(np.full(n, slot, dtype=np.int32))))
+                if wanted is not None and sum(t.num_rows for t in unfiltered) >= FILTER_BATCH_ROWS:
+                    parts.append(self._among(pa.concat_tables(unfiltered), wanted))
+                    unfiltered = []
+        if unfiltered:
+            parts.append(pa.concat_tables(unfiltered) if wanted is None
+                         else self._among(pa.concat_tables(unfiltered), wanted))
         if not parts:
             return self._schema().empty_table()
         located = pa.concat_tables(parts)
         if pc.all(located[LIVE]).as_py():
             return located.combine_chunks()
         return located.take(pc.sort_indices(located, [(LIVE, "descending")])).combine_chunks()
+
+    def _among(self, located: pa.Table, wanted: pa.Array | pa.ChunkedArray) -> pa.Table:
+        return located.filter(pc.is_in(located[self.match_column], value_set=wanted))
 
     def _key_columns(self) -> pa.Schema:
         fields = [self.integer_key if self.integer_key is not None else pa.field(RECORD_KEY, pa.string())]

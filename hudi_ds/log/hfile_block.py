@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hudi_ds.errors import CorruptTableError
-from hudi_ds.hfile.avro_records import AvroHFileReader, write_avro_hfile
+from hudi_ds.hfile.avro_records import AvroHFileReader, Decoder, Encoder, write_avro_hfile
 from hudi_ds.hfile.block import Compression
 from hudi_ds.log.format import BlockType, HeaderKey, LogBlock, encode_block, require_type
 
@@ -20,20 +20,21 @@ LOG_BLOCK_HFILE_BLOCK_SIZE = 1024 * 1024  # HFileUtils.DEFAULT_BLOCK_SIZE_FOR_LO
 
 
 def encode_hfile_data_block(records: Mapping[str, dict[str, Any]], schema_json: str, instant_time: str,
-                            compression: Compression = Compression.GZ, created_ms: int | None = None) -> bytes:
+                            compression: Compression = Compression.GZ, created_ms: int | None = None,
+                            encoder: Encoder | None = None) -> bytes:
     """A framed HFILE_DATA block of `records` (record key -> Avro record of `schema_json`), header INSTANT_TIME
     and SCHEMA. `created_ms`: the HFile's creation time (now when not given)."""
     content = write_avro_hfile(records, schema_json, block_size=LOG_BLOCK_HFILE_BLOCK_SIZE,
-                               compression=compression, created_ms=created_ms)
+                               compression=compression, created_ms=created_ms, encoder=encoder)
     header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
     return encode_block(BlockType.HFILE_DATA, header, content)
 
 
-def decode_hfile_data_block(block: LogBlock, path: str) -> AvroHFileReader:
+def decode_hfile_data_block(block: LogBlock, path: str, decoder: Decoder | None = None) -> AvroHFileReader:
     """The records of an HFILE_DATA block: a reader for lookups by key, prefix scans or a full scan, decoding
     with the block's SCHEMA header (Hudi's writer schema for the block)."""
     require_type(block, BlockType.HFILE_DATA, path)
     where = f"{path} (HFILE_DATA block at byte {block.offset})"
     if not block.schema_json:
         raise CorruptTableError(f"{where}: no SCHEMA header")
-    return AvroHFileReader(block.content, where, schema_json=block.schema_json)
+    return AvroHFileReader(block.content, where, schema_json=block.schema_json, decoder=decoder)

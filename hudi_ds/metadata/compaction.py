@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.metadata import column_stats_sync
+from hudi_ds.metadata import record_index_sync as record_index
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.column_stats import file_group_slices
 from hudi_ds.metadata.hfiles import encode_base_file
@@ -43,6 +44,7 @@ def undo_pending(mdt: MetadataTable, inst: Instant) -> None:
     written included; files a clean did not delete yet are deleted by the next clean)."""
     if inst.action == "compaction":
         mdt.storage.delete(f"{md.FILES}/{base_name(inst.requested_time)}")
+        record_index.undo_compaction(mdt, inst.requested_time)
         for rel in column_stats_sync.written_by(mdt, inst.requested_time):
             mdt.storage.delete(rel)
     mdt.fmt.timeline_writer(mdt.storage).delete_instant_files(inst.requested_time, inst.action)
@@ -62,9 +64,13 @@ def compact_if_due(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Ti
     op = compaction_operation(sl.base_instant, FILES_FILE_ID, md.FILES,
                               sl.base.rsplit("/", 1)[-1] if sl.base else None,
                               [rel.rsplit("/", 1)[-1] for rel, _ in sl.logs])
+    index_slices = record_index.compaction_slices(mdt, mdt_timeline)
+    ops = [op, *(compaction_operation(s.base_instant, record_index.file_group_id(i), md.RECORD_INDEX,
+                                      s.base.rsplit("/", 1)[-1] if s.base else None,
+                                      [rel.rsplit("/", 1)[-1] for rel, _ in s.logs]) for i, s in index_slices)]
     stats_slices = file_group_slices(mdt, md.COLUMN_STATS, mdt_timeline, data_timeline) \
         if mdt.storage.exists(md.COLUMN_STATS) else []
-    ops = [op, *column_stats_sync.compaction_operations(stats_slices)]
+    ops += column_stats_sync.compaction_operations(stats_slices)
     if not writer.create_requested(instant, "compaction", encode_avro_instant(compaction_plan(ops), COMPACTION_PLAN)):
         return None
     writer.transition_to_inflight(instant, "compaction")
@@ -75,10 +81,12 @@ def compact_if_due(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Ti
     stat = WriteStat(file_id=FILES_FILE_ID, path=f"{md.FILES}/{name}", prev_commit=sl.base_instant or "null",
                      num_writes=len(records), total_write_bytes=len(data), partition_path=md.FILES,
                      file_size_in_bytes=len(data), total_log_files_compacted=len(sl.logs))
-    written = {md.FILES: [stat]}
+    stats = {md.FILES: [stat]}
+    if index_slices:
+        stats[md.RECORD_INDEX] = record_index.compact(mdt, index_slices, instant)
     if stats_slices:
-        written[md.COLUMN_STATS] = column_stats_sync.compact(mdt, stats_slices, instant)
-    meta = CommitMetadata(partition_to_write_stats=written, compacted=True, operation_type="COMPACT")
+        stats[md.COLUMN_STATS] = column_stats_sync.compact(mdt, stats_slices, instant)
+    meta = CommitMetadata(partition_to_write_stats=stats, compacted=True, operation_type="COMPACT")
     writer.complete(instant, "compaction", mdt.fmt.encode_commit_metadata(meta, "commit"))
     clean(mdt, mdt.timeline())
     return instant
@@ -94,12 +102,12 @@ def clean(mdt: MetadataTable, mdt_timeline: Timeline) -> str | None:
     if len(bases) <= KEPT_SLICES:
         return None
     oldest_kept = bases[-KEPT_SLICES]
-    listed = {md.FILES: entries}
-    if mdt.storage.exists(md.COLUMN_STATS):  # its file groups are compacted with the files partition
-        listed[md.COLUMN_STATS] = [e for e in mdt.storage.list(md.COLUMN_STATS) if not e.is_dir]
+    # the index partitions' file groups are compacted with the files partition: the same slices go
+    partitions = [md.FILES, *(p for p in (md.COLUMN_STATS, md.RECORD_INDEX) if mdt.storage.exists(p))]
     doomed: dict[str, list[str]] = {}
-    for partition, found in listed.items():
-        for e in found:
+    for partition in partitions:
+        listed = entries if partition == md.FILES else [e for e in mdt.storage.list(partition) if not e.is_dir]
+        for e in listed:
             base, log = parse_base_file(partition, e.name), parse_log_file(partition, e.name)
             if (base is not None and base.instant < oldest_kept) or (
                     log is not None and log.instant in completion and completion[log.instant] < oldest_kept):

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hudi_ds.hfile import BloomFilter, Compression, write_avro_hfile
+from hudi_ds.hfile.avro_records import Encoder
 from hudi_ds.log.blocks import encode_delete_block
 from hudi_ds.log.hfile_block import encode_hfile_data_block
 from hudi_ds.metadata.avro_schema import metadata_schema_json
@@ -30,18 +31,19 @@ def base_file_bloom_filter(table_version: int) -> BloomFilter:
 
 
 def encode_base_file(records: Mapping[str, dict[str, Any]], table_version: int, created_ms: int | None = None,
-                     compression: Compression = Compression.GZ) -> bytes:
+                     compression: Compression = Compression.GZ, encoder: Encoder | None = None) -> bytes:
     """A metadata base file (`<partition>-NNNN-0_<token>_<instant>.hfile`) holding `records` (key -> record)."""
     return write_avro_hfile(records, metadata_schema_json(table_version),
                             bloom_filter=base_file_bloom_filter(table_version), created_ms=created_ms,
-                            compression=compression)
+                            compression=compression, encoder=encoder)
 
 
 def encode_log_block(records: Mapping[str, dict[str, Any]], table_version: int, instant_time: str,
-                     created_ms: int | None = None, compression: Compression = Compression.GZ) -> bytes:
+                     created_ms: int | None = None, compression: Compression = Compression.GZ,
+                     encoder: Encoder | None = None) -> bytes:
     """An HFILE_DATA log block of `records` written by the deltacommit `instant_time`."""
     return encode_hfile_data_block(records, metadata_schema_json(table_version), instant_time,
-                                   compression=compression, created_ms=created_ms)
+                                   compression=compression, created_ms=created_ms, encoder=encoder)
 
 
 def encode_delete_log_block(keys: Sequence[str], metadata_partition: str, instant_time: str) -> bytes:

@@ -9,7 +9,7 @@ metadata table's own bootstrap instants (HoodieTableMetadataUtil.getValidInstant
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +18,7 @@ from urllib.parse import unquote
 from hudi_ds.errors import CorruptTableError, MissingFileError
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.hfile import AvroHFileReader
+from hudi_ds.hfile.avro_records import Decoder
 from hudi_ds.log import BlockType, decode_delete_block, read_blocks
 from hudi_ds.log.hfile_block import decode_hfile_data_block
 from hudi_ds.metadata import records as md
@@ -50,23 +51,24 @@ class MetadataSlice:
 
 
 def files_slice(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Timeline | None,
-                listed: list[FileEntry] | None = None) -> MetadataSlice:
-    """The latest slice of the files partition (from `listed`, its listing, when the caller has it).
-    `data_timeline` None: every completed deltacommit counts (the metadata table's own view, as its compaction
-    takes it)."""
+                listed: list[FileEntry] | None = None, partition: str = md.FILES,
+                file_id: str = FILES_FILE_ID) -> MetadataSlice:
+    """The latest slice of the files partition (from `listed`, its listing, when the caller has it), or of
+    another metadata partition's file group `file_id`. `data_timeline` None: every completed deltacommit counts
+    (the metadata table's own view, as its compaction takes it)."""
     completion = {i.requested_time: i.completion_time or "" for i in mdt_timeline.completed()
                   if i.action in ("deltacommit", "commit")}
     bases: list[tuple[str, str]] = []
     logs: list[tuple[str, str, str]] = []
-    for entry in mdt.storage.list(md.FILES) if listed is None else listed:
+    for entry in mdt.storage.list(partition) if listed is None else listed:
         if entry.is_dir:
             continue
-        rel = require_inside(f"{md.FILES}/{entry.name}", mdt.storage.full(md.FILES))
-        base = parse_base_file(md.FILES, entry.name)
-        log = parse_log_file(md.FILES, entry.name)
-        if base is not None and base.file_id == FILES_FILE_ID and base.instant in completion:
+        rel = require_inside(f"{partition}/{entry.name}", mdt.storage.full(partition))
+        base = parse_base_file(partition, entry.name)
+        log = parse_log_file(partition, entry.name)
+        if base is not None and base.file_id == file_id and base.instant in completion:
             bases.append((base.instant, rel))
-        elif log is not None and log.file_id == FILES_FILE_ID and log.instant in completion and (
+        elif log is not None and log.file_id == file_id and log.instant in completion and (
                 data_timeline is None or is_init_instant(log.instant)
                 or data_timeline.contains_completed(log.instant)):
             logs.append((completion[log.instant], log.instant, rel))
@@ -75,13 +77,15 @@ def files_slice(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Timel
     return MetadataSlice(base_rel, base_instant, [(r, i) for _, i, r in after])
 
 
-def _log_updates(data: bytes, where: str) -> Iterator[tuple[str, dict[str, Any] | None]]:
+def _log_updates(data: bytes, where: str, keys: Collection[str] | None = None,
+                 decoder: Decoder | None = None) -> Iterator[tuple[str, dict[str, Any] | None]]:
     for block in read_blocks(data, where):
         if block.block_type == BlockType.HFILE_DATA:
-            yield from decode_hfile_data_block(block, where)
+            reader = decode_hfile_data_block(block, where, decoder)
+            yield from reader if keys is None else reader.select(keys)
         elif block.block_type == BlockType.DELETE:
             deleted = decode_delete_block(block, where).record_keys.to_pylist()
-            yield from ((key, None) for key in deleted)
+            yield from ((key, None) for key in deleted if keys is None or key in keys)
 
 
 def _read_all(mdt: MetadataTable, rels: list[str]) -> list[bytes]:
@@ -100,14 +104,17 @@ def _read_all(mdt: MetadataTable, rels: list[str]) -> list[bytes]:
         return list(pool.map(read, rels))
 
 
-def merged_records(mdt: MetadataTable, sl: MetadataSlice) -> dict[str, dict[str, Any]]:
-    """Key -> merged record of the slice (HoodieMetadataPayload's merge)."""
+def merged_records(mdt: MetadataTable, sl: MetadataSlice, keys: Collection[str] | None = None,
+                   decoder: Decoder | None = None) -> dict[str, dict[str, Any]]:
+    """Key -> merged record of the slice (HoodieMetadataPayload's merge); of `keys` only, when given
+    (`decoder`: a fast path for the partition's records, hudi_ds.hfile.avro_records)."""
     rels = ([sl.base] if sl.base is not None else []) + [rel for rel, _ in sl.logs]
     fetched = dict(zip(rels, _read_all(mdt, rels), strict=True))
     base: list[tuple[str, dict[str, Any]]] = []
     if sl.base is not None:
-        base = list(AvroHFileReader(fetched[sl.base], mdt.storage.full(sl.base)))
-    updates = [u for rel, _ in sl.logs for u in _log_updates(fetched[rel], mdt.storage.full(rel))]
+        reader = AvroHFileReader(fetched[sl.base], mdt.storage.full(sl.base), decoder=decoder)
+        base = list(reader if keys is None else reader.select(keys))
+    updates = [u for rel, _ in sl.logs for u in _log_updates(fetched[rel], mdt.storage.full(rel), keys, decoder)]
     return md.merge(base, updates)
 
 

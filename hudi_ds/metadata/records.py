@@ -253,6 +253,11 @@ class RecordLocation:
     position: int | None
 
 
+def record_index_record(key: str, info: dict[str, Any]) -> dict[str, Any]:
+    """The record_index record of `key` with its HoodieRecordIndexInfo `info` (taken, not copied)."""
+    return _record(key, RecordType.RECORD_INDEX, recordIndexMetadata=info)
+
+
 def record_location(record: Mapping[str, Any]) -> RecordLocation:
     """The typed view of a record_index record; UUID-encoded file ids (encoding 0) are spelled out."""
     info = record.get("recordIndexMetadata")

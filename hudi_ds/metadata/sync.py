@@ -32,6 +32,7 @@ from hudi_ds.metadata.layout import (
     metadata_table_of,
 )
 from hudi_ds.metadata.listing import compacted_before, is_folded
+from hudi_ds.metadata.record_index_sync import RecordIndexChanges, write_logs
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Instant, Timeline, new_instant_time
 from hudi_ds.timeline.avro_models import (
@@ -84,9 +85,9 @@ def roll_back_deltacommit(mdt: MetadataTable, mdt_timeline: Timeline, inst: Inst
                           rollback_time: str | None = None) -> str:
     """Delete what the deltacommit `inst` wrote and its instant files, and record a rollback instant (at
     `rollback_time`, the data table's rollback, when the metadata timeline has no later instant)."""
-    removed = [e.path for e in mdt.storage.list(md.FILES)
-               if (lf := parse_log_file(md.FILES, e.name)) is not None and lf.instant == inst.requested_time]
-    removed += column_stats_sync.written_by(mdt, inst.requested_time)
+    partitions = [p for p in (md.FILES, md.COLUMN_STATS, md.RECORD_INDEX) if mdt.storage.exists(p)]
+    removed = [e.path for p in partitions for e in mdt.storage.list(p)
+               if (lf := parse_log_file(p, e.name)) is not None and lf.instant == inst.requested_time]
     for rel in removed:
         mdt.storage.delete(rel)
     writer = mdt.fmt.timeline_writer(mdt.storage)
@@ -94,10 +95,11 @@ def roll_back_deltacommit(mdt: MetadataTable, mdt_timeline: Timeline, inst: Inst
     last = mdt_timeline.last_instant_time()
     if rollback_time is None or (last is not None and rollback_time <= last):
         rollback_time = new_instant_time(after=max(filter(None, (last, rollback_time))))
-    full = [mdt.storage.full(r) for r in removed]
-    plan = rollback_plan(inst.requested_time, inst.action, [rollback_request(md.FILES, files_to_be_deleted=full)])
+    full = {p: [mdt.storage.full(r) for r in removed if r.startswith(f"{p}/")] for p in partitions}
+    plan = rollback_plan(inst.requested_time, inst.action,
+                         [rollback_request(p, files_to_be_deleted=full[p]) for p in partitions])
     meta = rollback_metadata(rollback_time, [(inst.requested_time, inst.action)],
-                             {md.FILES: rollback_partition_metadata(md.FILES, full)})
+                             {p: rollback_partition_metadata(p, full[p]) for p in partitions})
     writer.write_avro_completed(rollback_time, "rollback", plan, meta)
     return rollback_time
 
@@ -122,10 +124,10 @@ def bring_in_step(mdt: MetadataTable, data_timeline: Timeline, retry: str | None
 
 
 def write_deltacommit(mdt: MetadataTable, mdt_timeline: Timeline, instant: str,
-                      records: Mapping[str, dict[str, Any]],
+                      records: Mapping[str, dict[str, Any]], record_index: RecordIndexChanges | None = None,
                       column_stats: Mapping[str, dict[str, Any]] | None = None) -> None:
-    """One deltacommit at `instant`: its log file of `records` (and of the `column_stats` records, per file
-    group), then the completed instant."""
+    """One deltacommit at `instant`: its log file of `records` (and the record index's logs of
+    `record_index`, and the `column_stats` records' logs, per file group), then the completed instant."""
     writer = mdt.fmt.timeline_writer(mdt.storage)
     if not writer.create_requested(instant, DELTA):
         raise CommitConflictError(f"the metadata table already has an instant {instant}; retry the write")
@@ -141,17 +143,21 @@ def write_deltacommit(mdt: MetadataTable, mdt_timeline: Timeline, instant: str,
                      num_writes=len(records), num_update_writes=len(records), total_write_bytes=len(data),
                      partition_path=md.FILES, file_size_in_bytes=len(data), is_log=True, log_version=1,
                      base_file="", log_files=[name], total_log_blocks=1, total_log_records=len(records))
-    written = {md.FILES: [stat]}
+    stats = {md.FILES: [stat]}
+    index_stats = write_logs(mdt, instant, record_index) if record_index is not None else []
+    if index_stats:
+        stats[md.RECORD_INDEX] = index_stats
     if column_stats:
-        written[md.COLUMN_STATS] = column_stats_sync.write_logs(mdt, instant, column_stats, base)
-    meta = CommitMetadata(partition_to_write_stats=written, operation_type="UPSERT_PREPPED")
+        stats[md.COLUMN_STATS] = column_stats_sync.write_logs(mdt, instant, column_stats, base)
+    meta = CommitMetadata(partition_to_write_stats=stats, operation_type="UPSERT_PREPPED")
     writer.complete(instant, DELTA, mdt.fmt.encode_commit_metadata(meta, DELTA))
 
 
 def sync_instant(data_storage: Storage, data_timeline: Timeline, instant: str, changes: Mapping[str, FileChanges],
-                 compact_every: int | None = None) -> None:
+                 compact_every: int | None = None, record_index: RecordIndexChanges | None = None) -> None:
     """Record the data instant `instant` (pending on `data_timeline`) in the metadata table, if the table has
-    one; with `compact_every`, compact the metadata table first when that many deltacommits await it."""
+    one (and its key changes `record_index` in the record index); with `compact_every`, compact the metadata
+    table first when that many deltacommits await it."""
     mdt = metadata_table_of(data_storage)
     if mdt is None:
         return
@@ -159,7 +165,7 @@ def sync_instant(data_storage: Storage, data_timeline: Timeline, instant: str, c
     if compact_every is not None:
         if compact_if_due(mdt, mdt_timeline, data_timeline, compact_every):
             mdt_timeline = mdt.timeline()
-    write_deltacommit(mdt, mdt_timeline, instant, change_records(changes),
+    write_deltacommit(mdt, mdt_timeline, instant, change_records(changes), record_index,
                       _column_stats(data_storage, data_timeline, mdt, changes))
 
 
@@ -179,7 +185,7 @@ def sync_rollback(data_storage: Storage, data_timeline: Timeline, target: str, r
         return
     changes = deleted_changes(deleted)
     write_deltacommit(mdt, bring_in_step(mdt, data_timeline), rollback_time, change_records(changes),
-                      _column_stats(data_storage, data_timeline, mdt, changes))
+                      column_stats=_column_stats(data_storage, data_timeline, mdt, changes))
 
 
 def _column_stats(data_storage: Storage, data_timeline: Timeline, mdt: MetadataTable,

@@ -1,18 +1,21 @@
 """What other engines read a table through: a pyarrow Dataset of the base files when no log file needs merging
-(DuckDB, DataFusion and pyarrow push their filters into the parquet files themselves), and a streaming Arrow
-RecordBatchReader of merged file slices when some do."""
+(DuckDB, DataFusion and pyarrow push their filters into the parquet files themselves), a streaming Arrow
+RecordBatchReader of merged file slices when some do, and a DuckDB view over the base files themselves (DuckDB's
+own parquet reader is twice as fast as its scan of an Arrow dataset)."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator
 from types import ModuleType
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
 from hudi_ds.errors import UnsupportedTableError
+from hudi_ds.files.view import FileSlice
 from hudi_ds.read import query
 from hudi_ds.read.lazy import SliceStream
 from hudi_ds.schema.meta import META_COLUMNS
@@ -77,7 +80,7 @@ class StorageFiles(pafs.FileSystemHandler):
 def base_file_dataset(plan: query.ReadPlan) -> ds.FileSystemDataset:
     """The plan's base files as one parquet Dataset of the table's schema; refused when a slice has log files
     whose records a parquet reader would miss."""
-    merging = [sl for sl in plan.slices if plan.include_logs and sl.log_files]
+    merging = needs_merging(plan)
     if merging:
         first = merging[0]
         raise UnsupportedTableError(
@@ -86,12 +89,77 @@ def base_file_dataset(plan: query.ReadPlan) -> ds.FileSystemDataset:
             "the merged rows with scan() (polars), to_batch_reader() (a streaming Arrow reader DuckDB can query) "
             "or to_batches(); or compact the table first (HudiTable.compact(), `hudi-py compact PATH`); or "
             "read the base files alone with read_optimized=True")
-    schema = plan.schema
-    if plan.reader.synthesize_meta:  # written without meta columns: the files cannot give them
-        schema = pa.schema([f for f in schema if f.name not in META_COLUMNS], metadata=schema.metadata)
-    paths = [sl.base_file.path for sl in plan.slices if sl.base_file is not None]
-    return ds.FileSystemDataset.from_paths(paths, schema=schema, format=ds.ParquetFileFormat(),
+    return ds.FileSystemDataset.from_paths(base_paths(plan), schema=file_schema(plan), format=ds.ParquetFileFormat(),
                                            filesystem=dataset_filesystem(plan.reader.storage))
+
+
+def needs_merging(plan: query.ReadPlan) -> list[FileSlice]:
+    """The plan's slices whose log files hold records a parquet reader of the base file would miss."""
+    return [sl for sl in plan.slices if plan.include_logs and sl.log_files]
+
+
+def file_schema(plan: query.ReadPlan) -> pa.Schema:
+    """The columns the base files give: the table's, less the meta columns of a table written without them."""
+    schema = plan.schema
+    if plan.reader.synthesize_meta:
+        schema = pa.schema([f for f in schema if f.name not in META_COLUMNS], metadata=schema.metadata)
+    return schema
+
+
+def base_paths(plan: query.ReadPlan) -> list[str]:
+    return [sl.base_file.path for sl in plan.slices if sl.base_file is not None]
+
+
+def duckdb_relation(plan: query.ReadPlan, connection: Any, name: str) -> Any:
+    """Register the plan's rows in a DuckDB connection (DuckDB's default one, which `duckdb.sql` queries, when
+    None) under `name`: a view over DuckDB's read_parquet of the base files on a local table with nothing to
+    merge (DuckDB prunes row groups and parallelises itself), the base files as an Arrow dataset on an object
+    store (DuckDB reaches it with the table's credentials), and the merged snapshot as an Arrow table where log
+    files must be merged."""
+    duckdb = optional("duckdb")
+    con = connection if connection is not None else default_duckdb(duckdb)
+    con.unregister(name)  # what an earlier call registered under the name, Arrow object or view
+    con.execute(f"DROP VIEW IF EXISTS {sql_name(name)}")
+    if needs_merging(plan):
+        con.register(name, plan.read_all())
+        return con
+    storage = plan.reader.storage
+    paths = base_paths(plan)
+    schema = file_schema(plan)
+    if not isinstance(storage, LocalStorage) or not paths:
+        con.register(name, ds.FileSystemDataset.from_paths(
+            paths, schema=schema, format=ds.ParquetFileFormat(), filesystem=dataset_filesystem(storage)))
+        return con
+    files = "[" + ", ".join(sql_string(storage.full(p)) for p in paths) + "]"
+    source = f"read_parquet({files}, union_by_name = true)"
+    types = con.from_arrow(schema.empty_table()).types  # the table's schema in DuckDB's types
+    try:
+        con.execute(parquet_view(name, schema, types, source, None))
+    except duckdb.BinderException:  # a column no base file has yet (added, never compacted in): nulls
+        present = {row[0] for row in con.sql(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+        con.execute(parquet_view(name, schema, types, source, present))
+    return con
+
+
+def default_duckdb(duckdb: ModuleType) -> Any:
+    connection = duckdb.default_connection  # a function since DuckDB 1.2, the connection before
+    return connection() if callable(connection) else connection
+
+
+def parquet_view(name: str, schema: pa.Schema, types: list[Any], source: str, present: set[str] | None) -> str:
+    """The view's SQL: the table's columns in its order and types, nulls for those not in `present` (when known)."""
+    columns = ", ".join(
+        (f"CAST({sql_name(f.name)} AS {t})" if present is None or f.name in present else f"CAST(NULL AS {t})")
+        + f" AS {sql_name(f.name)}" for f, t in zip(schema, types, strict=True))
+    return f"CREATE TEMP VIEW {sql_name(name)} AS SELECT {columns} FROM {source}"
+
+
+def sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def sql_name(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
 
 
 def dataset_filesystem(storage: Storage) -> pafs.FileSystem:

@@ -23,9 +23,15 @@ from hudi_ds.config.table_config import TableConfig, load_config, lost_propertie
 from hudi_ds.config.table_shape import check_against_table, new_table_config
 from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError, SchemaError
+from hudi_ds.index.choice import RECORD_INDEX, write_index
 from hudi_ds.keys.partition_scheme import timestamp_partitions, with_timestamp_settings
 from hudi_ds.metadata import column_stats_sync
 from hudi_ds.metadata.bootstrap import apply_metadata_setting, planned_config
+from hudi_ds.metadata.record_index_sync import (
+    RecordIndexSettings,
+    apply_record_index_setting,
+    planned_partitions,
+)
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.recovery.failed_writes import left_behind_note, roll_back_left_behind, rolling_back
 from hudi_ds.recovery.rollback import rollback_failed_writes
@@ -71,19 +77,39 @@ def create_table(storage: Storage, opts: HudiOptions) -> TableConfig:
     config = new_table_config(opts, storage.uri)
     if not storage.exists(PROPS_PATH):
         lost_properties(storage)
-        # a version that cannot have a metadata table: nothing made
-        column_stats_sync.planned_config(planned_config(config, opts.metadata_enable), opts.column_stats_enable)
+        # a version that cannot have a metadata table, or an index without one: nothing made
+        metadata, record_index = metadata_settings(config, opts)
+        column_stats_sync.planned_config(planned_partitions(planned_config(config, metadata), record_index),
+                                         opts.column_stats_enable)
         try:
             storage.makedirs(config.format.archive_dir)
         except (NotADirectoryError, FileExistsError) as exc:
             raise ConfigError(f"cannot create a table at {storage.uri}: the path (or a folder above it) is a file; "
                               "choose a folder path") from exc
         if storage.put_if_absent(PROPS_PATH, config.to_bytes()):
-            return column_stats_sync.apply_setting(
-                storage, apply_metadata_setting(storage, config, opts.metadata_enable), opts.column_stats_enable)
+            config = apply_metadata_setting(storage, config, metadata)
+            config = apply_record_index_setting(storage, config, record_index, record_index_settings(opts))
+            return column_stats_sync.apply_setting(storage, config, opts.column_stats_enable)
     existing = open_existing(storage, opts)
     assert existing is not None
     return existing
+
+
+def metadata_settings(config: TableConfig, opts: HudiOptions) -> tuple[bool | None, bool | None]:
+    """hoodie.metadata.enable and hoodie.metadata.record.index.enable as the write applies them: the
+    RECORD_INDEX index turns both on (it finds keys in the record index), and refuses either set to false."""
+    if write_index(config, opts) != RECORD_INDEX:
+        return opts.metadata_enable, opts.record_index_enable
+    if opts.metadata_enable is False or opts.record_index_enable is False:
+        raise ConfigError("hoodie.index.type=RECORD_INDEX finds keys in the metadata table's record index: drop "
+                          "hoodie.metadata.enable=false / hoodie.metadata.record.index.enable=false, or write with "
+                          "another index")
+    return True, True
+
+
+def record_index_settings(opts: HudiOptions) -> RecordIndexSettings:
+    return RecordIndexSettings(opts.record_index_min_file_groups, opts.record_index_max_file_groups,
+                               opts.record_index_max_file_group_bytes, opts.record_index_growth_factor)
 
 
 def resolve_operation(opts: HudiOptions, record_key_fields: Sequence[str], operation: str | None = None,
@@ -147,12 +173,14 @@ class WriteClient:
     def prepare(self, operation: str | None, data_schema: pa.Schema | None, overwrite: bool = False) -> PreparedWrite:
         """Check the write against the table and evolve the schema (`data_schema`: None for an empty write)."""
         operation = resolve_operation(self.options, self.config.record_key_fields, operation, overwrite)
-        check_writable(column_stats_sync.planned_config(planned_config(self.config, self.options.metadata_enable),
-                                                        self.options.column_stats_enable))  # before anything changes
+        metadata, record_index = metadata_settings(self.config, self.options)
+        check_writable(column_stats_sync.planned_config(  # before any change
+            planned_partitions(planned_config(self.config, metadata), record_index), self.options.column_stats_enable))
         timestamp_partitions(with_timestamp_settings(self.config, self.options))  # settings it cannot follow
-        self.config = column_stats_sync.apply_setting(
-            self.storage, apply_metadata_setting(self.storage, self.config, self.options.metadata_enable),
-            self.options.column_stats_enable)
+        self.config = apply_metadata_setting(self.storage, self.config, metadata)
+        self.config = apply_record_index_setting(self.storage, self.config, record_index,
+                                                 record_index_settings(self.options))
+        self.config = column_stats_sync.apply_setting(self.storage, self.config, self.options.column_stats_enable)
         current = self.current_schema()
         if data_schema is None:
             return PreparedWrite(operation, current if current is not None else pa.schema([]))

@@ -30,10 +30,12 @@ from hudi_ds.files.compaction_plan import log_targets
 from hudi_ds.files.markers import marked_files
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.index.bucket import bucket_of_file_id, check_bucket_file_ids
-from hudi_ds.index.choice import BUCKET, is_global, write_index, writes_bloom_filters
+from hudi_ds.index.choice import BUCKET, RECORD_INDEX, is_global, write_index, writes_bloom_filters
 from hudi_ds.index.lookup import KeyLookup, holds_prefixed_keys
+from hudi_ds.index.record_index import RecordIndexLookup
 from hudi_ds.keys.keygen import integer_key_column
 from hudi_ds.keys.partition_scheme import with_timestamp_settings
+from hudi_ds.metadata.record_index_sync import instant_changes
 from hudi_ds.metadata.sync import commit_changes, sync_instant
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
 from hudi_ds.recovery.heartbeat import stop_heartbeat, touch_heartbeat
@@ -125,6 +127,11 @@ def _key_lookup(config: TableConfig, index: str, options: HudiOptions, schema: p
         by_partition.setdefault(partition, []).append(sl)
     ordering = config.merge_ordering_field()  # commit-time ordering: none
     moves = options.bloom_update_partition_path if index == "GLOBAL_BLOOM" else options.update_partition_path
+    if index == RECORD_INDEX:
+        return RecordIndexLookup(True, options.record_index_update_partition_path,
+                                 {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,
+                                 schema.field(ordering) if ordering and ordering in schema.names else None,
+                                 data_timeline=view.timeline)
     integer_key = integer_key_column(config.key_generator, config.record_key_fields, config.partition_fields,
                                      schema) if config.populate_meta_fields else None
     return KeyLookup(is_global(index), moves,
@@ -310,7 +317,8 @@ class Coordinator:
             conflict = require_version(self.storage, self.config) or self._conflict(
                 plan, latest, _touched(plan, files), partitions)
             if conflict is None:
-                sync_instant(self.storage, latest, plan.instant, commit_changes(meta), self.metadata_compact_every)
+                sync_instant(self.storage, latest, plan.instant, commit_changes(meta), self.metadata_compact_every,
+                             instant_changes(self.storage, self.config, latest, meta))
                 faults.pause_point("commit_publishing")
                 latest.writer().complete(plan.instant, plan.action, fmt.encode_commit_metadata(meta, plan.action))
         if conflict is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -59,9 +61,32 @@ def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | No
     return out.append_column(BUCKET, pa.array(buckets))
 
 
-def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
+@dataclass(frozen=True)
+class RowSelection:
+    """The rows of `source` at `indices` (all of them when None), gathered only when asked: a write holds its
+    input once, and each file group's copy only while the group is written."""
+
+    source: pa.Table
+    indices: pa.Array | None = None
+
+    @property
+    def num_rows(self) -> int:
+        return self.source.num_rows if self.indices is None else len(self.indices)
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes the rows take once gathered (a share of the source's)."""
+        if self.indices is None or not self.source.num_rows:
+            return self.source.nbytes
+        return self.source.nbytes * len(self.indices) // self.source.num_rows
+
+    def gather(self) -> pa.Table:
+        return self.source if self.indices is None else self.source.take(self.indices)
+
+
+def select_by_group(table: pa.Table) -> dict[tuple[str, int], RowSelection]:
     """Rows grouped by (partition path, bucket), each group keeping input order, without those two columns:
-    they are the group's key (gathering strings row by row is the costly part of the split)."""
+    they are the group's key (gathering strings row by row is the costly part of the split, done per group)."""
     if table.num_rows == 0:
         return {}
     parts = pc.dictionary_encode(table[PARTITION_PATH]).combine_chunks()
@@ -69,22 +94,23 @@ def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
     buckets = table[BUCKET].to_numpy().astype(np.int64)
     lowest = int(buckets.min())  # PENDING (-1) when tagging is still to place rows
     group = codes * (int(buckets.max()) - lowest + 1) + buckets - lowest
+    source = table.drop_columns([PARTITION_PATH, BUCKET])
     if group.min() == group.max():
-        return {(parts.dictionary[int(codes[0])].as_py(), int(buckets[0])): table.drop_columns([PARTITION_PATH, BUCKET])}
+        return {(parts.dictionary[int(codes[0])].as_py(), int(buckets[0])): RowSelection(source)}
     # a stable sort of small integers is a radix sort in numpy: far cheaper than a comparison sort
     narrow = np.int16 if group.max() < 2**15 else np.int32 if group.max() < 2**31 else np.int64
     order = np.argsort(group.astype(narrow), kind="stable")
-    sorted_groups = group[order]
-    bounds = np.flatnonzero(np.diff(sorted_groups)) + 1
-    taken = table.drop_columns([PARTITION_PATH, BUCKET]).take(pa.array(order))
+    bounds = np.flatnonzero(np.diff(group[order])) + 1
     out = {}
-    starts = np.concatenate([[0], bounds])
-    ends = np.concatenate([bounds, [len(order)]])
-    for s, e in zip(starts, ends, strict=True):
-        first = order[s]
-        key = (parts.dictionary[int(codes[first])].as_py(), int(buckets[first]))
-        out[key] = taken.slice(int(s), int(e - s))
+    for rows in np.split(order, bounds):
+        first = rows[0]
+        out[(parts.dictionary[int(codes[first])].as_py(), int(buckets[first]))] = RowSelection(source, pa.array(rows))
     return out
+
+
+def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
+    """select_by_group's groups, gathered."""
+    return {key: rows.gather() for key, rows in select_by_group(table).items()}
 
 
 def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str = RECORD_KEY) -> pa.Table:

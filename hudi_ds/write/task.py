@@ -1,8 +1,8 @@
 """The executor side of a write: route rows to file groups, buffer with bounded memory, write files.
 
-Rows are buffered per (partition, bucket); when the buffers pass `max_buffer_bytes` the largest
-group is spilled to a local Arrow IPC file. `finish()` then writes one group at a time, so memory
-holds at most the buffers plus one file group's rows.
+Rows are buffered per (partition, bucket), as selections of the input until the buffers pass `max_buffer_bytes`,
+then gathered and the largest groups spilled to local Arrow IPC files. `finish()` then writes two groups at a time,
+so memory holds the input (or the buffers) plus two file groups' rows.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -41,9 +41,11 @@ from hudi_ds.write.plan import GroupTarget, WritePlan
 from hudi_ds.write.routing import (
     BUCKET,
     DELETE,
+    RowSelection,
     latest_per_key,
     require_columns,
     route,
+    select_by_group,
     split_by_group,
     versions_after_deletes,
 )
@@ -70,15 +72,22 @@ def claim_group(storage: Storage, instant: str, partition: str, bucket: int, fil
 
 @dataclass
 class _Buffers:
+    """Each file group's rows until it is written. They stay selections of the input (gathered on a writer
+    thread when the group's turn comes) until the buffers pass `max_bytes`: then every group is gathered (so
+    spilling one frees its rows) and the largest are spilled to local Arrow IPC files."""
+
     max_bytes: int
-    mem: dict[tuple[str, int], list[pa.Table]] = field(default_factory=dict)
+    mem: dict[tuple[str, int], list[RowSelection]] = field(default_factory=dict)
     sizes: dict[tuple[str, int], int] = field(default_factory=dict)
     spills: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     spill_dir: str | None = None
 
-    def add(self, key: tuple[str, int], table: pa.Table) -> None:
-        self.mem.setdefault(key, []).append(table)
-        self.sizes[key] = self.sizes.get(key, 0) + table.nbytes
+    def add(self, key: tuple[str, int], rows: RowSelection) -> None:
+        self.mem.setdefault(key, []).append(rows)
+        self.sizes[key] = self.sizes.get(key, 0) + rows.nbytes
+        if sum(self.sizes.values()) > self.max_bytes:
+            for held in self.mem.values():  # a selection keeps its whole source alive: gather before spilling
+                held[:] = [RowSelection(r.gather()) for r in held]
         while sum(self.sizes.values()) > self.max_bytes and self.sizes:
             self._spill(max(self.sizes, key=lambda k: self.sizes[k]))
 
@@ -86,7 +95,7 @@ class _Buffers:
         if self.spill_dir is None:
             self.spill_dir = tempfile.mkdtemp(prefix="hudi_ds_spill_")
         path = f"{self.spill_dir}/{len(sum(self.spills.values(), []))}.arrow"
-        tables = self.mem.pop(key)
+        tables = [r.gather() for r in self.mem.pop(key)]
         self.sizes.pop(key)
         with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, tables[0].schema) as w:
             for t in tables:
@@ -96,16 +105,30 @@ class _Buffers:
     def keys(self) -> list[tuple[str, int]]:
         return sorted(set(self.mem) | set(self.spills))
 
-    def take(self, key: tuple[str, int]) -> pa.Table:
-        tables = [pa.ipc.open_file(pa.memory_map(p)).read_all() for p in self.spills.pop(key, [])]
-        tables += self.mem.pop(key, [])
+    def pop(self, key: tuple[str, int]) -> Callable[[], pa.Table]:
+        """The group's rows out of the buffers, as a function that gathers them (on a writer thread)."""
+        paths = self.spills.pop(key, [])
+        held = self.mem.pop(key, [])
         self.sizes.pop(key, None)
-        return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+
+        def gather() -> pa.Table:
+            tables = [pa.ipc.open_file(pa.memory_map(p)).read_all() for p in paths]
+            tables += [r.gather() for r in held]
+            return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+
+        return gather
+
+    def take(self, key: tuple[str, int]) -> pa.Table:
+        return self.pop(key)()
 
     def close(self) -> None:
         if self.spill_dir:
             shutil.rmtree(self.spill_dir, ignore_errors=True)
             self.spill_dir = None
+
+
+def _ready(rows: pa.Table) -> Callable[[], pa.Table]:
+    return lambda: rows
 
 
 def _require_ordering_values(table: pa.Table, field: str | None) -> None:
@@ -175,19 +198,19 @@ class TaskWriter:
         for key, part in self._by_group(table):
             self.buffers.add(key, part)
 
-    def _by_group(self, table: pa.Table) -> list[tuple[tuple[str, int], pa.Table]]:
+    def _by_group(self, table: pa.Table) -> list[tuple[tuple[str, int], RowSelection]]:
         """The rows routed and split by file group. A big chunk is routed in parts on the writer threads
         (key strings, hashing and the split release the GIL); a group's rows stay in input order."""
         config = self.plan.config
         key_column = config.populate_meta_fields or self.plan.lookup is not None  # virtual keys: _write_group's
         if (self.auto_keys is not None or table.num_rows < _PARALLEL_ROUTE_ROWS  # generated keys are sequential
                 or self.plan.lookup is not None):  # then routing is the cheap part: tagging comes at finish()
-            return list(split_by_group(route(table, config, self.auto_keys, self.plan.prefixed_keys,
-                                             key_column)).items())
+            return list(select_by_group(route(table, config, self.auto_keys, self.plan.prefixed_keys,
+                                              key_column)).items())
         step = -(-table.num_rows // _WRITER_THREADS)
         chunks = [table.slice(s, step) for s in range(0, table.num_rows, step)]
         with ThreadPoolExecutor(_WRITER_THREADS) as pool:
-            parts = list(pool.map(lambda chunk: split_by_group(route(chunk, config, key_column=key_column)), chunks))
+            parts = list(pool.map(lambda chunk: select_by_group(route(chunk, config, key_column=key_column)), chunks))
         return [item for groups in parts for item in groups.items()]
 
     def finish(self) -> TaskResult:
@@ -201,7 +224,7 @@ class TaskWriter:
                     if len(pending) >= _WRITER_THREADS:
                         pending.pop(0).result()
                     self._heartbeat()
-                    pending.append(pool.submit(self._write_group, key, rows))
+                    pending.append(pool.submit(lambda k, gather: self._write_group(k, gather()), key, rows))
                 for fut in pending:
                     fut.result()
         finally:
@@ -218,12 +241,12 @@ class TaskWriter:
     def abort(self) -> None:
         self.buffers.close()
 
-    def _buffered(self) -> Iterator[tuple[tuple[str, int], pa.Table]]:
+    def _buffered(self) -> Iterator[tuple[tuple[str, int], Callable[[], pa.Table]]]:
         """Each file group's rows, taken out of the buffers only when its turn comes."""
         for key in self.buffers.keys():
-            yield key, self.buffers.take(key)
+            yield key, self.buffers.pop(key)
 
-    def _tagged(self) -> Iterator[tuple[tuple[str, int], pa.Table]]:
+    def _tagged(self) -> Iterator[tuple[tuple[str, int], Callable[[], pa.Table]]]:
         """Lookup indexes: the rows of each partition (global ones: of all of them, as a key is one
         record in the table) tagged with the file groups holding their keys, the inserts placed."""
         lookup = self.plan.lookup
@@ -235,7 +258,8 @@ class TaskWriter:
             if _ARRIVAL in rows.column_names:
                 rows = rows.take(pc.sort_indices(rows[_ARRIVAL])).drop_columns([_ARRIVAL])
             self._heartbeat()
-            yield from self._placed(rows, batch)
+            for key, placed in self._placed(rows, batch):
+                yield key, _ready(placed)
 
     def _partition_rows(self, partition: str) -> pa.Table:
         rows = self.buffers.take((partition, PENDING))
@@ -250,8 +274,11 @@ class TaskWriter:
         if keys and not plan.is_overwrite:  # an overwrite replaces the file groups; generated keys are all new
             ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
             rows = latest_per_key(rows, ordering, lookup.match_column)  # one version of a key (global: in the table)
-            where = lookup.slices if lookup.global_index else partitions
-            rows = tag(rows, lookup.located(self.storage, where), lookup)
+            if lookup.global_index:  # every key of the table is read: keep those of this write only
+                located = lookup.located(self.storage, lookup.slices, rows[lookup.match_column])
+            else:
+                located = lookup.located(self.storage, partitions)
+            rows = tag(rows, located, lookup)
         else:
             rows = rows.append_column(SLOT, pa.array(np.full(rows.num_rows, PENDING, dtype=np.int32)))
         groups = split_by_group(rows.rename_columns([BUCKET if c == SLOT else c for c in rows.column_names]))

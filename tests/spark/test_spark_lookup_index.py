@@ -1,6 +1,6 @@
-"""Spark writes with Apache Hudi's lookup indexes: `option("hoodie.index.type", ...)` creates and writes such a
-table across several tasks, in batch writes and the streaming sink; one new key in two tasks of a write is
-refused, nothing committed."""
+"""Spark writes with Apache Hudi's lookup indexes (RECORD_INDEX included): `option("hoodie.index.type", ...)`
+creates and writes such a table across several tasks, in batch writes and the streaming sink; one new key in two
+tasks of a write is refused, nothing committed."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import pytest
 from tables import hudi_rs, rows
 
 from hudi_ds import HudiTable
+from hudi_ds.metadata.layout import MetadataTable
+from hudi_ds.metadata.record_index import all_locations
 from hudi_ds.spark import cluster_by_bucket
 
 pytestmark = [pytest.mark.spark]
@@ -29,10 +31,24 @@ def write(spark: Any, path: str, data: list[tuple[str, int, str, str]], partitio
      .options(**options).mode("append").save(path))
 
 
-@pytest.mark.parametrize("table_type,index", [("COPY_ON_WRITE", "SIMPLE"), ("MERGE_ON_READ", "GLOBAL_SIMPLE")])
+def assert_record_index_in_step(path: str) -> None:
+    """The record index (RECORD_INDEX tables) names the file group of every key the table holds."""
+    t = HudiTable(path)
+    held = {r["_hoodie_record_key"]: (r["_hoodie_partition_path"], r["_hoodie_file_name"].split("_")[0])
+            for r in t.to_arrow().to_pylist()}
+    index = all_locations(MetadataTable.open(t.storage), t.load_timeline())
+    assert {k: (loc.partition, loc.file_id) for k, loc in index.items()} == held
+
+
+# RECORD_INDEX lives in the metadata table, which version 8/9 tables have
+VERSION = {"RECORD_INDEX": {"hoodie.write.table.version": "9"}}
+
+
+@pytest.mark.parametrize("table_type,index", [("COPY_ON_WRITE", "SIMPLE"), ("MERGE_ON_READ", "GLOBAL_SIMPLE"),
+                                              ("MERGE_ON_READ", "RECORD_INDEX")])
 def test_spark_writes_a_lookup_index_table_from_several_tasks(spark, tmp_path, table_type, index):
     path = str(tmp_path / "t")
-    opts = {"hoodie.index.type": index, "hoodie.datasource.write.table.type": table_type}
+    opts = {"hoodie.index.type": index, "hoodie.datasource.write.table.type": table_type, **VERSION.get(index, {})}
     write(spark, path, [(f"k{i}", 1, f"d{i % 2}", "a") for i in range(20)], 3, **opts)
     write(spark, path, [(f"k{i}", 2, f"d{i % 2}", "b") for i in range(10, 30)] * 2, 3, clustered=True, **opts)
     t = HudiTable(path)
@@ -42,6 +58,8 @@ def test_spark_writes_a_lookup_index_table_from_several_tasks(spark, tmp_path, t
     assert rows(hudi_rs(path), ["id", "v"]) == expected
     read = spark.read.format("hudi-py").load(path).select("id", "v").collect()
     assert sorted(((r.id, r.v) for r in read), key=repr) == expected
+    if index == "RECORD_INDEX":
+        assert_record_index_in_step(path)
 
 
 def test_spark_creates_and_writes_a_timestamp_keyed_table(spark, tmp_path):
@@ -68,7 +86,8 @@ def test_a_new_key_in_two_spark_partitions_is_refused(spark, tmp_path):
     assert rows(HudiTable(path).to_arrow(), ["id"]) == [("a",)]
 
 
-def test_the_streaming_sink_creates_and_writes_a_lookup_index_table(spark, tmp_path):
+@pytest.mark.parametrize("index", ["GLOBAL_BLOOM", "RECORD_INDEX"])
+def test_the_streaming_sink_creates_and_writes_a_lookup_index_table(spark, tmp_path, index):
     """Micro-batches over two tasks, keys unique per batch: updates land in the file groups holding the keys."""
     src, path = tmp_path / "src", str(tmp_path / "t")
     src.mkdir()
@@ -81,11 +100,14 @@ def test_the_streaming_sink_creates_and_writes_a_lookup_index_table(spark, tmp_p
         .parquet(str(src))
     q = (df.repartition(2).writeStream.format("hudi-py").option("hoodie.datasource.write.recordkey.field", "id")
          .option("hoodie.datasource.write.precombine.field", "ts")
-         .option("hoodie.datasource.write.partitionpath.field", "dt").option("hoodie.index.type", "GLOBAL_BLOOM")
+         .option("hoodie.datasource.write.partitionpath.field", "dt").option("hoodie.index.type", index)
+         .options(**VERSION.get(index, {}))
          .option("checkpointLocation", str(tmp_path / "ck")).trigger(availableNow=True).start(path))
     q.awaitTermination()
     assert q.exception() is None
     t = HudiTable(path)
-    assert t.config.index_type == "GLOBAL_BLOOM"
+    assert t.config.index_type == index
     expected = sorted([(f"k{i}", "1") for i in range(10)] + [(f"k{i}", "2") for i in range(10, 30)], key=repr)
     assert rows(t.to_arrow(), ["id", "v"]) == expected == rows(hudi_rs(path), ["id", "v"])
+    if index == "RECORD_INDEX":
+        assert_record_index_in_step(path)

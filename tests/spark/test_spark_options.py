@@ -52,7 +52,7 @@ def test_misspelled_option_names_the_closest(key, suggestion):
     ({"hoodie.bucket.index.num.buckets": "many"}, "hoodie.bucket.index.num.buckets='many' is not valid"),
     ({"hoodie.bucket.index.num.buckets": "0"}, "between 1 and 99999999"),
     ({"hoodie.datasource.write.table.type": "DELTA"}, "MERGE_ON_READ"),
-    ({"hoodie.index.type": "RECORD_INDEX"}, "metadata table"),
+    ({"hoodie.index.type": "HBASE"}, "external HBase table"),
     ({"hoodie.index.type": "NO_SUCH"}, "BUCKET"),
     ({"hoodie.datasource.write.operation": "merge"}, "upsert"),
     ({"hoodie.metadata.compact.max.delta.commits": "0"}, "at least 1"),

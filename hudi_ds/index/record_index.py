@@ -1,0 +1,56 @@
+"""Hudi's RECORD_INDEX index: a write finds the file groups of its keys in the metadata table's record_index
+partition (hudi_ds.metadata.record_index) instead of reading the keys of the table's file slices.
+
+It is global, as Hudi's: a key is one record in the table. Only the record index file groups the incoming keys
+hash to are read, so the cost grows with the write, not with the table. A key found there is an update of its file
+group; a key found in another partition is updated there, or moves when `hoodie.record.index.update.partition.path`
+is true (Hudi's default: false). The index holds no ordering value: with moves on, an incoming row older than
+the one held still moves the key, where GLOBAL_SIMPLE would keep the held row (docs/compatibility.md#indexes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from hudi_ds.index.lookup import LIVE, PARTITION, SLOT, KeyLookup
+from hudi_ds.metadata.layout import MetadataTable
+from hudi_ds.metadata.record_index import lookup
+from hudi_ds.schema.meta import RECORD_KEY
+from hudi_ds.storage import Storage
+from hudi_ds.timeline import Timeline
+
+
+@dataclass(frozen=True)
+class RecordIndexLookup(KeyLookup):
+    """A KeyLookup that takes the keys' locations from the record index (`data_timeline`: the data table's
+    timeline when the write was planned, whose completed instants make the index's valid entries)."""
+
+    data_timeline: Timeline | None = None
+
+    def located(self, storage: Storage, partitions: Iterable[str],
+                wanted: pa.Array | pa.ChunkedArray | None = None) -> pa.Table:
+        assert self.data_timeline is not None
+        keys = [] if wanted is None else [k for k in wanted.to_pylist() if k is not None]
+        found = lookup(MetadataTable.open(storage), self.data_timeline, keys)
+        slots = {p: {sl.file_id: i for i, sl in enumerate(slices)} for p, slices in self.slices.items()}
+        out_keys: list[str] = []
+        out_partitions: list[str] = []
+        out_slots: list[int] = []
+        for key, loc in found.items():
+            slot = slots.get(loc.partition or "", {}).get(loc.file_id)
+            if slot is not None:  # a file group the write no longer sees (replaced) holds nothing to update
+                out_keys.append(key)
+                out_partitions.append(loc.partition or "")
+                out_slots.append(slot)
+        n = len(out_keys)
+        columns: dict[str, pa.Array] = {RECORD_KEY: pa.array(out_keys, pa.string())}
+        if self.ordering is not None:
+            columns[self.ordering.name] = pa.nulls(n, self.ordering.type)
+        columns[LIVE] = pa.array(np.ones(n, dtype=bool))
+        columns[PARTITION] = pa.array(out_partitions, pa.string())
+        columns[SLOT] = pa.array(np.array(out_slots, dtype=np.int32))
+        return pa.table(columns, schema=self._schema())
