@@ -11,7 +11,8 @@ Checks that both tables end with the same rows (count and checksum) and that bot
 Goals (issue 16): load >= 0.7x deltalake; merge-on-read snapshot >= 0.5x; read after compaction >= 1x; upsert
 >= 5x; delete >= 10x; peak RSS growth per step <= deltalake's. Issue 15: a second table with change data written at
 commit time (hoodie.table.cdc.enabled): its change feed >= 1x deltalake's load_cdf, its upsert and delete <= 1.5x
-the time without. Issue 32: a copy-on-write table with virtual keys (hoodie.populate.meta.fields=false): its load
+the time without. Issue 27: the upsert into a version 9 table with its metadata table (the files partition; on
+by default on version 9) <= 1.15x the upsert into one with hoodie.metadata.enable=false. Issue 32: a copy-on-write table with virtual keys (hoodie.populate.meta.fields=false): its load
 >= 0.9x deltalake's. Apache Paimon (benchmarks/paimon_peer.py, in its own venv) on the same rows: upsert >= 1x,
 merge-on-read snapshot >= 1x (issue 16); the Paimon figures are the median of their own runs in a child process.
 """
@@ -98,6 +99,17 @@ def one_run(rows: int, work: Path) -> dict[str, float]:
     cdc_feed = timed_step(f, "hudi_cdc_cdf", lambda: c.changes(before_cdc, c_up_cdc))
     assert cdc_feed.num_rows == hudi_cdf.num_rows, (cdc_feed.num_rows, hudi_cdf.num_rows)
 
+    # --- hudi-py version 9 with its metadata table (the default there) and without: the upsert's cost
+    v9_sums = []
+    for name, enable in (("hudi_v9", "false"), ("hudi_v9_mdt", "true")):
+        v9 = HudiTable.create(str(work / name), table_name="bench", record_key="id", ordering_field="ts",
+                              partition_by="dt", buckets=4,
+                              options={"hoodie.write.table.version": "9", "hoodie.metadata.enable": enable})
+        v9.write(base, operation="bulk_insert")
+        timed_step(f, f"{name}_upsert", lambda v9=v9: v9.write(upsert))
+        v9_sums.append(checksum(v9.to_arrow(columns=["id", "amount"])))
+    assert v9_sums[0] == v9_sums[1], v9_sums
+
     expected = checksum(delta_rows.select(["id", "amount"]))
     for name, got in (("snapshot", hudi_rows), ("data columns", hudi_data), ("after compaction", compacted)):
         assert checksum(got) == expected, f"hudi-py {name} read {checksum(got)} differs from deltalake {expected}"
@@ -135,6 +147,7 @@ def run(rows: int, runs: int) -> dict[str, float]:
     f["cdc_cdf_ratio"] = f["delta_cdf_s"] / f["hudi_cdc_cdf_s"]
     f["cdc_upsert_cost"] = f["hudi_cdc_upsert_s"] / f["hudi_upsert_s"]
     f["cdc_delete_cost"] = f["hudi_cdc_delete_s"] / f["hudi_delete_s"]
+    f["metadata_upsert_cost"] = f["hudi_v9_mdt_upsert_s"] / f["hudi_v9_upsert_s"]
     f.update(runs=runs, **memory_figures())
     return f
 
@@ -165,6 +178,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
           f"{f['upsert_rows'] / f['hudi_cdc_cdf_s']:,.0f} rows/s = {f['cdc_cdf_ratio']:.2f}x deltalake's load_cdf "
           f"(RSS growth {f['hudi_cdc_cdf_rss_growth_mib']:,.0f} MiB); upsert {f['cdc_upsert_cost']:.2f}x and delete "
           f"{f['cdc_delete_cost']:.2f}x the time without")
+    print(f"  version 9 with its metadata table (files partition, the default there; goal <= 1.15x): upsert "
+          f"{f['hudi_v9_mdt_upsert_s']:.2f} s = {f['metadata_upsert_cost']:.2f}x the {f['hudi_v9_upsert_s']:.2f} s "
+          f"without (hoodie.metadata.enable=false)")
     print("  read: the merge-on-read snapshot with its log files, all columns (the five _hoodie_* meta columns "
           "too); read_data: the data columns deltalake returns; read_compacted: the same after compaction. "
           "deltalake's reads are one read of its table (it has no log files to merge)")

@@ -6,9 +6,9 @@ its own version; a writer asking for a higher one upgrades it first when auto-up
 version when it is off; asking for a lower one is an error (downgrades are explicit).
 
 A version change, step by step:
-1. Refuse what cannot be converted exactly (a metadata table, a bootstrap table, payloads and merge settings whose
-   other form hudi_ds does not know, features only version 9 has on a downgrade), and read and convert every
-   instant and archive file in memory (a damaged one is named), before anything is written.
+1. Refuse what cannot be converted exactly (a version 6 metadata table, a bootstrap table, payloads and merge
+   settings whose other form hudi_ds does not know, features only version 9 has on a downgrade), and read and
+   convert every instant and archive file in memory (a damaged one is named), before anything is written.
 2. Prepare as Hudi does: roll back failed writes (a pending write whose heartbeat is fresh refuses the change), and
    on merge-on-read tables compact every file slice with log files (a compaction a killed earlier attempt left is
    taken over at once). These are ordinary table operations, crash-safe on their own.
@@ -19,10 +19,13 @@ A version change, step by step:
    archive into the LSM history, on a downgrade the history's instants into the active timeline (the next
    archiving of the version 6 table moves them into its archive).
 4. Check the old timeline did not change meanwhile (on an object store the lock is a lease a slow step could
-   outlive; else back to 3), write `.hoodie/hoodie.properties.backup` (the old properties), then replace
-   hoodie.properties in one atomic write.
-5. Delete the old layout's files, then the backup.
-Between versions of one layout (8 and 9) only the properties change: steps 1, 2, 4 and 5.
+   outlive; else back to 3), drop the metadata table (property first, then folder: readers list files meanwhile),
+   write `.hoodie/hoodie.properties.backup` (the old properties), then replace hoodie.properties in one atomic
+   write.
+5. Delete the old layout's files, then the backup; a table that had a metadata table gets it built again from
+   its files when the new version can have one (8 or 9), as a write's bootstrap builds it (atomic on its own).
+Between versions of one layout (8 and 9) only the properties change (and the metadata table is rebuilt): steps
+1, 2, 4 and 5.
 
 Why a SIGKILL at any moment leaves a table that reads the same, and a rerun finishes the job: every reader (hudi_ds,
 hudi-rs, Apache Hudi) follows hoodie.properties to one timeline folder and one archive, and ignores the other
@@ -50,6 +53,11 @@ from hudi_ds.config.writable import check_timeline_writable
 from hudi_ds.errors import ConfigError, CorruptTableError, InstantStateError, UnsupportedTableError
 from hudi_ds.files.compaction_plan import pending_compactions
 from hudi_ds.files.view import FileSystemView, Visibility
+from hudi_ds.metadata import column_stats_sync
+from hudi_ds.metadata import record_index_sync as record_index
+from hudi_ds.metadata import records as md
+from hudi_ds.metadata.bootstrap import drop_for_version_change, rebuild_after_version_change
+from hudi_ds.metadata.layout import PARTITIONS_KEY, listed_partitions
 from hudi_ds.recovery.heartbeat import DEFAULT_HEARTBEAT_TIMEOUT_S, heartbeat_age
 from hudi_ds.recovery.rollback import rollback_failed_writes
 from hudi_ds.services import compaction
@@ -163,11 +171,12 @@ def _change(storage: Storage, to_version: int, up: bool, timeout_s: float) -> Ta
 def _new_properties(storage: Storage, config: TableConfig, to_version: int) -> dict[str, str]:
     """The table's properties at `to_version`; refuses tables whose change hudi_ds cannot do exactly."""
     check_timeline_writable(config)  # a version we write, metadata partitions we keep, a merge mode we keep
-    if storage.is_dir(f"{HOODIE_DIR}/metadata"):
+    if config.version < 8 and storage.is_dir(f"{HOODIE_DIR}/metadata"):
         raise UnsupportedTableError(
-            f"{storage.uri} has a metadata table (.hoodie/metadata), which hudi_ds does not convert between "
-            "versions; drop it first with a write with hoodie.metadata.enable=false (hudi-py or Apache Hudi), and "
-            "enable it again after the change of version")
+            f"{storage.uri} has a metadata table (.hoodie/metadata) of version {config.version}, which hudi_ds "
+            f"does not convert; drop it first (hudi-py metadata drop {storage.uri}, or a write with "
+            "hoodie.metadata.enable=false by hudi-py or Apache Hudi): after the upgrade a write builds the "
+            "version's own")
     if config.raw.get("hoodie.bootstrap.base.path"):
         raise UnsupportedTableError(
             "the table is a bootstrap table (hoodie.bootstrap.base.path), whose bootstrap index hudi_ds does not "
@@ -245,6 +254,11 @@ def _switch(storage: Storage, config: TableConfig, props: dict[str, str]) -> Tab
             faults.pause_point("version_history_written")
     if _old_files(storage, old_fmt) != read:
         return None
+    had_record_index = md.RECORD_INDEX in listed_partitions(storage)
+    had_column_stats = md.COLUMN_STATS in listed_partitions(storage)
+    had_metadata_table = drop_for_version_change(storage)
+    props.pop(PARTITIONS_KEY, None)
+    faults.pause_point("version_metadata_dropped")
     storage.write_bytes(PROPS_BACKUP_PATH, storage.read_bytes(PROPS_PATH))
     faults.pause_point("version_backup_written")
     text = properties.dumps(props, "Updated by hudi_ds")
@@ -252,7 +266,12 @@ def _switch(storage: Storage, config: TableConfig, props: dict[str, str]) -> Tab
     faults.pause_point("version_switched")
     _remove_old_layout(storage, old_fmt, new_fmt)
     storage.delete(PROPS_BACKUP_PATH)
-    return load_config(storage)
+    config = load_config(storage)
+    if not had_metadata_table:
+        return config
+    config = rebuild_after_version_change(storage, config)
+    config = record_index.rebuild_after_version_change(storage, config) if had_record_index else config
+    return column_stats_sync.rebuild_after_version_change(storage, config) if had_column_stats else config
 
 
 def _old_files(storage: Storage, fmt: TableFormat) -> list[tuple[str, int]]:

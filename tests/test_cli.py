@@ -206,6 +206,7 @@ def test_validate_healthy(trips: dict[str, Any], capsys: pytest.CaptureFixture[s
     assert r["ok"] and r["errors"] == [] and r["warnings"] == []
     status = {c["name"]: c["status"] for c in r["checks"]}
     assert status.pop("metadata table lists the committed files") == "skipped"  # the table has none
+    assert status.pop("metadata table in step with the timeline") == "skipped"
     assert set(status.values()) == {"ok"} and len(status) == 8
     assert {c["name"]: c["detail"] for c in r["checks"]}["snapshot reads"] == "3 rows"
     rc, out, _ = run(capsys, "validate", trips["path"])
@@ -476,3 +477,34 @@ def test_metadata_shows_what_the_files_partition_lists(trips: dict[str, Any], tm
     assert r["synced to"] == last and r["delta commits since"] == 3 and r["pending instants"] == []
     rc, out, _ = run(capsys, "metadata", path)
     assert rc == 0 and "synced to" in out
+
+
+def test_validate_names_each_instant_the_metadata_table_lost_and_metadata_drop_repairs_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A version 9 table gets a metadata table by default; a deltacommit of it lost (its completed instant file
+    deleted) is named by instant and by file; `metadata drop` drops it and the next write builds it afresh."""
+    path = tmp_path / "v9"
+    t = HudiTable.create(str(path), table_name="t", record_key="id", ordering_field="ts", table_type="MERGE_ON_READ",
+                         options={"hoodie.write.table.version": "9"})
+    for n in range(3):
+        t.write(pa.table({"id": [f"k{n}"], "ts": [n]}))
+    checks = {c["name"]: c for c in run_json(capsys, "validate", path)["checks"]}
+    assert checks["metadata table in step with the timeline"]["status"] == "ok"
+    lost = t.timeline()[-1].requested_time
+    mdt_timeline = path / ".hoodie" / "metadata" / ".hoodie" / "timeline"
+    [completed] = [p for p in mdt_timeline.iterdir() if p.name.startswith(f"{lost}_")]
+    completed.unlink()
+    r = run_json(capsys, "validate", path, expect=1)
+    written = next(p.name for p in path.iterdir() if lost in p.name)
+    assert any(f"data instant {lost} (deltacommit) completed" in e and "inflight" in e for e in r["errors"])
+    assert any(written in e and "does not list it" in e for e in r["errors"])
+    assert run_json(capsys, "metadata", "drop", path)["result"] == {"dropped": True}
+    assert run_json(capsys, "metadata", path)["result"] == {}
+    assert not (path / ".hoodie" / "metadata").exists()
+    assert run_json(capsys, "metadata", "drop", path)["result"] == {"dropped": False}
+    assert run_json(capsys, "validate", path)["ok"]
+    HudiTable(str(path)).write(pa.table({"id": ["k9"], "ts": [9]}))
+    assert run_json(capsys, "metadata", path)["result"]["files listed"] == 4
+    assert run_json(capsys, "validate", path)["ok"]
+    rc, _, err = run(capsys, "metadata", "nope", path)
+    assert rc == 2 and "metadata drop PATH" in err

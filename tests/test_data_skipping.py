@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tables import REFERENCE_DIR, hudi_rs
 
-from hudi_ds import HudiTable
+from hudi_ds import HudiTable, cli
 from hudi_ds.cli.progress import READ, WatchedStorage
 from hudi_ds.metadata import index_keys
 from hudi_ds.metadata import records as md
@@ -368,3 +368,21 @@ def test_a_write_killed_between_the_two_commits_leaves_no_statistics(tmp_path):
     assert not any(pending in p.name for p in folder.iterdir())
     got = HudiTable(str(path)).to_arrow(filters=[("id", ">=", 900)])
     assert got["id"].to_pylist() == [950]
+
+
+def test_column_stats_outlive_version_changes(tmp_path):
+    """An upgrade or downgrade between 8 and 9 rebuilds the metadata table with its column_stats: reads skip
+    after it, and later writes keep it in step."""
+    path = tmp_path / "t"
+    sorted_table(path, "COPY_ON_WRITE", version=8, files=4)
+    for version, command in ((9, "upgrade"), (8, "downgrade")):
+        assert cli.main([command, str(path), "--to", str(version)]) == 0
+        changed = HudiTable(str(path))
+        assert changed.config.metadata_partitions == ["column_stats", "files"]
+        changed.write(batch([1000 + version], 2), operation="bulk_insert")
+        opened = watch(changed)
+        assert changed.to_arrow(filters=[("id", "=", 150)])["id"].to_pylist() == [150]
+        assert len({Path(f).name for f in opened}) == 1
+        opened.clear()
+        assert changed.to_arrow(filters=[("id", "=", 1000 + version)])["id"].to_pylist() == [1000 + version]
+        assert len({Path(f).name for f in opened}) == 1

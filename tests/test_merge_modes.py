@@ -143,7 +143,7 @@ def test_a_write_carrying_some_columns_keeps_the_others(tmp_path, table_type):
     assert wide(t) == {1: ("a", 1.5, None), 2: ("b", 2.0, 6), 3: (None, 3.0, None)}
     assert props(t)["hoodie.table.partial.update.mode"] == "KEEP_VALUES"
     if table_type == "MERGE_ON_READ":
-        logs = [p for p in Path(t.path).rglob("*.log.*")]
+        logs = [p for p in Path(t.path).rglob("*.log.*") if ".hoodie" not in p.relative_to(t.path).parts]
         headers = [b.header for p in logs for b in read_blocks(p.read_bytes(), str(p))]
         assert headers and all(h.get(HeaderKey.IS_PARTIAL) == "true" for h in headers)
         t.compact()

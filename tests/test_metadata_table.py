@@ -410,22 +410,41 @@ def _without_meta_fields(records: dict[str, dict[str, Any]]) -> dict[str, dict[s
 # ------------------------------------------------------------------------------------------- crashes
 
 
-def _write_killed_before_its_commit(path: Path, pause_dir: Path) -> None:
-    """A writer process SIGKILLed after the metadata deltacommit, before its data instant completes."""
+def _write_killed_before_its_commit(path: Path, pause_dir: Path, point: str = "commit_publishing") -> None:
+    """A writer process SIGKILLed at `point`: by default after the metadata deltacommit, before its data
+    instant completes."""
     pause_dir.mkdir()
-    env = dict(os.environ, HUDI_DS_TEST_PAUSE_AT="commit_publishing", HUDI_DS_TEST_PAUSE_DIR=str(pause_dir))
+    env = dict(os.environ, HUDI_DS_TEST_PAUSE_AT=point, HUDI_DS_TEST_PAUSE_DIR=str(pause_dir))
     script = ("import sys, pyarrow as pa; from hudi_ds import HudiTable; "
               "HudiTable(sys.argv[1]).write(pa.table({'uuid': ['u1', 'u9'], 'ts': [50, 50], 'city': ['sf', 'sf'], "
               "'fare': [-1.0, -9.0]}))")
     proc = subprocess.Popen([sys.executable, "-c", script, str(path)], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 60
-    while not (pause_dir / "commit_publishing").exists():
+    while not (pause_dir / point).exists():
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else proc.returncode
         assert time.monotonic() < deadline
         time.sleep(0.01)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+def test_a_default_write_killed_in_its_bootstrap_leaves_the_table_as_it_was(tmp_path):
+    """A version 9 table without a metadata table: a write (the option unset: Hudi's default, on) SIGKILLed after
+    its bootstrap wrote everything but the data table's property leaves a table both readers list as before; the
+    next write builds the metadata table afresh, in step."""
+    path = tmp_path / "t"
+    t = make(path, "MERGE_ON_READ", **{"hoodie.metadata.enable": "false"})
+    for n in range(1, 3):
+        t.write(trips(range(n, n + 3), n))
+    before = rows(t.to_arrow(), COLS)
+    _write_killed_before_its_commit(path, tmp_path / "pause", "metadata_bootstrap_written")
+    assert (path / ".hoodie" / "metadata" / "files").is_dir()
+    assert HudiTable(str(path)).config.metadata_partitions == []
+    assert rows(hudi_rs(str(path)), COLS) == before == rows(HudiTable(str(path)).to_arrow(), COLS)
+    HudiTable(str(path)).write(trips(range(7, 8), 9))
+    assert HudiTable(str(path)).config.metadata_partitions == ["files"]
+    assert_in_step(path)
 
 
 @pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])

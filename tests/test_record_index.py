@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from tables import REFERENCE_DIR, hudi_rs, rows
 
 from hudi_ds import HudiTable, faults
+from hudi_ds.cli import app as cli
 from hudi_ds.config.properties import dumps, loads
 from hudi_ds.config.table_config import load_config
 from hudi_ds.errors import ConfigError, UnsupportedTableError
@@ -180,6 +181,22 @@ def test_enabling_on_an_existing_table_builds_it_and_disabling_drops_it(tmp_path
     assert not (path / ".hoodie" / "metadata" / "record_index").exists()
 
 
+def test_the_record_index_outlives_version_changes(tmp_path):
+    """An upgrade or downgrade between 8 and 9 rebuilds the metadata table with its record index (hudi-py
+    upgrade/downgrade), and RECORD_INDEX writes find their keys after it."""
+    path = tmp_path / "t"
+    t = HudiTable.create(str(path), table_name="trips", record_key="uuid", ordering_field="ts", partition_by="city",
+                         options={**RLI_OPTIONS, "hoodie.write.table.version": "8", "hoodie.index.type": "RECORD_INDEX"})
+    t.write(trips(range(10), 1))
+    for version, command in ((9, "upgrade"), (8, "downgrade")):
+        assert cli.main([command, str(path), "--to", str(version)]) == 0
+        changed = HudiTable(str(path))
+        assert (changed.config.version, changed.config.metadata_partitions) == (version, ["files", "record_index"])
+        changed.write(trips(range(5, 12), version))
+        assert assert_index_in_step(path) == 12
+        assert len(changed.to_arrow()) == 12  # the updated keys found their file groups: none twice
+
+
 def test_a_bootstrap_killed_before_its_switch_is_invisible_and_redone(tmp_path, monkeypatch):
     path = tmp_path / "t"
     t = HudiTable.create(str(path), table_name="trips", record_key="uuid", ordering_field="ts", partition_by="city",
@@ -204,8 +221,13 @@ def test_a_bootstrap_killed_before_its_switch_is_invisible_and_redone(tmp_path, 
 def test_a_record_index_needs_the_metadata_table(tmp_path):
     with pytest.raises(ConfigError, match="hoodie.metadata.enable=true"):
         HudiTable.create(str(tmp_path / "t"), table_name="trips", record_key="uuid", partition_by="city",
-                         options={"hoodie.write.table.version": "9", "hoodie.metadata.record.index.enable": "true"})
+                         options={"hoodie.write.table.version": "9", "hoodie.metadata.enable": "false",
+                                  "hoodie.metadata.record.index.enable": "true"})
     assert not (tmp_path / "t" / ".hoodie").exists()
+    # on by default on version 9 tables: the record index comes with it
+    t = HudiTable.create(str(tmp_path / "t"), table_name="trips", record_key="uuid", partition_by="city",
+                         options={"hoodie.write.table.version": "9", "hoodie.metadata.record.index.enable": "true"})
+    assert {"files", "record_index"} <= set(t.config.metadata_partitions)
 
 
 def test_a_rolled_back_write_leaves_nothing_in_the_record_index(tmp_path, monkeypatch):

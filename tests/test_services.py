@@ -343,7 +343,15 @@ def test_clean_copy_on_write_versions(tmp_path):
 # --- archiving ---------------------------------------------------------------------------------------------
 
 
+def without_metadata_table(t: HudiTable) -> HudiTable:
+    """The table after a write with hoodie.metadata.enable=false dropped its metadata table (on by default on
+    version 9), whose deltacommits not yet compacted hold archiving back, as Hudi's archiver does
+    (test_metadata_table covers archiving with one)."""
+    return HudiTable(t.path, options={**MANUAL, "hoodie.metadata.enable": "false"})
+
+
 def test_archive_moves_old_instants_and_keeps_reads(mor):
+    mor = without_metadata_table(mor)
     for ts in range(10, 22):
         mor.write(data(range(ts % 5, 50, 5), ts, v=float(ts)))
         if ts % 4 == 0:
@@ -431,6 +439,7 @@ def test_archive_stops_at_pending_instants_and_the_clean_window(mor):
 
 
 def test_archive_never_passes_a_pending_compaction(mor):
+    mor = without_metadata_table(mor)
     c = schedule_compaction(mor)
     for ts in range(10, 18):
         mor.write(data(range(ts % 5, 50, 5), ts, v=float(ts)))

@@ -520,6 +520,8 @@ def test_a_write_asking_for_a_higher_version_upgrades_the_table_when_auto_upgrad
     HudiTable(t.path, options={"hoodie.write.table.version": "9"}).write(batch(9, range(0, 2)))
     upgraded = HudiTable(t.path)
     assert upgraded.config.version == 9
+    assert upgraded.config.metadata_partitions == ["files"]  # hoodie.metadata.enable defaults to true on 8/9
+    assert upgraded.snapshot().listed_files is not None and validate(upgraded)["ok"]
     assert rows(upgraded.to_arrow(), COLS) == sorted(expected.values(), key=repr) == rows(hudi_rs(t.path), COLS)
     with pytest.raises(ConfigError, match="hudi-py downgrade"):
         HudiTable(t.path, options={"hoodie.write.table.version": "6"}).write(batch(10))
@@ -538,6 +540,68 @@ def test_a_writer_that_opened_the_table_before_its_upgrade_cannot_commit_into_it
     assert rows(fresh.to_arrow(), COLS) == before == rows(hudi_rs(t.path), COLS)
     fresh.write(batch(9))  # opened again, the write goes through
     assert rows(fresh.to_arrow(), COLS) == rows(hudi_rs(t.path), COLS)
+
+
+# ---- the metadata table -----------------------------------------------------------------------------------
+
+
+def mdt_version(path: Path) -> str | None:
+    """The metadata table's own version, None when the table has none in use."""
+    if "files" not in props(path).get("hoodie.table.metadata.partitions", ""):
+        assert not (path / ".hoodie" / "metadata").exists()
+        return None
+    return props(path / ".hoodie" / "metadata")["hoodie.table.version"]
+
+
+def test_a_metadata_table_follows_every_version_change(tmp_path, capsys):
+    """Downgrades to 8 rebuild it at 8, to 6 drop it (hudi_ds writes no version 6 metadata table; readers list
+    files); an upgrade of a table that had none leaves it to the next write, which builds it; at each step
+    validate finds it in step and hudi-rs (listing through it on 8/9) reads what our reader reads."""
+    base = tmp_path / "t"
+    t = build(base, version=9)
+    expected = rows(t.to_arrow(), COLS)
+
+    def check(version: int, mdt: str | None) -> None:
+        now = HudiTable(str(base))
+        assert now.config.version == version and mdt_version(base) == mdt
+        assert rows(now.to_arrow(), COLS) == expected == rows(hudi_rs(str(base)), COLS)
+        assert validate(now)["ok"], validate(now)["errors"]
+
+    check(9, "9")
+    assert main(["downgrade", str(base), "--to", "8"]) == 0
+    check(8, "8")
+    assert main(["upgrade", str(base), "--to", "9"]) == 0
+    check(9, "9")
+    assert main(["downgrade", str(base), "--to", "6"]) == 0
+    check(6, None)
+    HudiTable(str(base)).write(batch(9, range(0, 2)))  # version 6: no metadata table is made
+    expected = rows(HudiTable(str(base)).to_arrow(), COLS)
+    check(6, None)
+    assert main(["upgrade", str(base), "--to", "8"]) == 0
+    check(8, None)  # the upgrade alone makes none, as Hudi's; the next write does
+    HudiTable(str(base)).write(batch(10, range(0, 2)))
+    expected = rows(HudiTable(str(base)).to_arrow(), COLS)
+    check(8, "8")
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("point", ["version_metadata_dropped", "version_switched"])
+def test_a_version_change_killed_around_its_metadata_table_is_finished_by_the_next_write(tmp_path, point):
+    """Killed after dropping the metadata table, or after the switch but before the rebuild, a version change
+    leaves a table without one that reads the same; the rerun finishes the change and the next write (the
+    default) builds the metadata table again."""
+    base = tmp_path / "t"
+    t = build(base, version=9)
+    expected = rows(t.to_arrow(), COLS)
+    assert _kill_at(base, point, 0.0, tmp_path / "pause", "downgrade", 8)
+    now = HudiTable(str(base))
+    assert now.config.version in (8, 9) and mdt_version(base) is None
+    assert rows(now.to_arrow(), COLS) == expected == rows(hudi_rs(str(base)), COLS)
+    assert now.downgrade(to=8) == 8
+    HudiTable(str(base)).write(batch(9, range(0, 2)))
+    assert mdt_version(base) == "8"
+    after = HudiTable(str(base))
+    assert rows(after.to_arrow(), COLS) == rows(hudi_rs(str(base)), COLS) and validate(after)["ok"]
 
 
 # ---- the CLI ----------------------------------------------------------------------------------------------

@@ -147,10 +147,11 @@ probe("streaming_identifier")(_accepted_and_ignored("streaming_identifier", "wri
 
 @probe("metadata_enable")
 def _metadata_enable(write: Write, path: str) -> None:
-    """true creates the metadata table of a version 9 table and keeps it; false drops it; a version 6 table is
-    refused before anything is written."""
-    t = table(path, {key_of("table_version"): "9"})
+    """true creates the metadata table of a version 9 table and keeps it; false drops it; unset is Hudi's
+    default (true on version 9: it is built again); a version 6 table is refused before anything is written."""
     key = key_of("metadata_enable")
+    t = table(path, {key_of("table_version"): "9", key: "false"})
+    assert not (Path(path) / ".hoodie" / "metadata").exists()
     write(path, rows(["a"], 2), {key: "true"})
     write(path, rows(["b"], 2), {})
     listing = Path(path) / ".hoodie" / "metadata" / "files"
@@ -158,7 +159,9 @@ def _metadata_enable(write: Write, path: str) -> None:
     assert HudiTable(path).config.metadata_partitions == ["files"]
     write(path, rows(["c"], 2), {key: "false"})
     assert not (Path(path) / ".hoodie" / "metadata").exists() and HudiTable(path).config.metadata_partitions == []
-    assert values(t) == {"a": "a@2", "b": "b@2", "c": "c@2"}
+    write(path, rows(["a"], 3), {})
+    assert HudiTable(path).config.metadata_partitions == ["files"]
+    assert values(t) == {"a": "a@3", "b": "b@2", "c": "c@2"}
     old = table(f"{path}-v6")
     refused(write, f"{path}-v6", old, rows(["a"], 2), {key: "true"}, "version 8 and 9")
 

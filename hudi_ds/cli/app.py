@@ -194,6 +194,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_metadata(args: argparse.Namespace) -> int:
+    """`metadata PATH` shows the metadata table; `metadata drop PATH` drops it."""
+    if args.target is not None:
+        if args.path != "drop":
+            sys.stderr.write(f"{PROG} metadata: error: `{PROG} metadata PATH` shows the metadata table, "
+                             f"`{PROG} metadata drop PATH` drops it; got {args.path!r} before the path\n")
+            return 2
+        args.path = args.target
+        with _busy(args, f"dropping the metadata table of {args.path}..."):
+            data = report.drop_metadata(_table(args))
+        _emit(args, data, render.action)
+        return 0
     _emit(args, report.metadata(_table(args)), render.action)
     return 0
 
@@ -333,8 +344,11 @@ def build_parser() -> argparse.ArgumentParser:
                                       "holds what only the newer version has)")
     p.add_argument("--to", type=int, choices=[6, 8], required=True, metavar="{6,8}", help="the table version to reach")
     add("validate", cmd_validate, "check the table's invariants; exit 1 listing the problems")
-    add("metadata", cmd_metadata, "the metadata table: its partitions, what its files partition lists, the instant "
-                                  "it is synced to")
+    p = add("metadata", cmd_metadata, "the metadata table: its partitions, what its files partition lists, the "
+                                      "instant it is synced to; `metadata drop PATH` drops it (as a write with "
+                                      "hoodie.metadata.enable=false does; the next write to a version 8/9 table "
+                                      "builds it again unless that option is false)")
+    p.add_argument("target", nargs="?", metavar="PATH", help="with `drop` before it: the table to drop it from")
     return parser
 
 

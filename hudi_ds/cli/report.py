@@ -16,7 +16,8 @@ from hudi_ds.errors import ConfigError, HudiDsError
 from hudi_ds.files.naming import BaseFile, LogFile, parse_base_file, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.index.bucket import bucket_of_file_id
-from hudi_ds.metadata.layout import MAINTAINED, metadata_table_of
+from hudi_ds.metadata.bootstrap import apply_metadata_setting
+from hudi_ds.metadata.layout import MAINTAINED, METADATA_DIR, metadata_table_of
 from hudi_ds.metadata.listing import files_slice, listing_of, merged_records
 from hudi_ds.metadata.records import FILES
 from hudi_ds.read.query import TableSnapshot
@@ -279,6 +280,16 @@ def show(path: str | HudiTable, as_of: str | None, filters: Sequence[tuple[str, 
     }
 
 
+def drop_metadata(table: HudiTable) -> dict[str, Any]:
+    """Drop the table's metadata table under the commit lock (the property first, then the folder), as Apache
+    Hudi's writers do under hoodie.metadata.enable=false: the repair of a damaged one (the next write builds
+    it again on a version 8/9 table) and the way out for one holding indexes hudi_ds does not maintain."""
+    had = bool(table.config.metadata_partitions) or table.storage.is_dir(METADATA_DIR)
+    apply_metadata_setting(table.storage, table.config, False)
+    message = "dropped the metadata table" if had else "the table has no metadata table"
+    return {"command": "metadata drop", "path": table.path, "result": {"dropped": had}, "message": message}
+
+
 def metadata(path: str | HudiTable) -> dict[str, Any]:
     """The table's metadata table: its partitions (and which hudi_ds maintains), what its files partition lists
     and the data instant it is synced to."""
@@ -288,8 +299,8 @@ def metadata(path: str | HudiTable) -> dict[str, Any]:
     mdt = metadata_table_of(table.storage)
     if mdt is None:
         others = f" (its partitions {', '.join(partitions)} include no files partition)" if partitions else ""
-        out.update(message=f"the table has no metadata table in use{others}; hoodie.metadata.enable=true on a "
-                           "version 8/9 table creates one", result={})
+        out.update(message=f"the table has no metadata table in use{others}; a write to a version "
+                           "8/9 table creates one (hoodie.metadata.enable defaults to true there)", result={})
         return out
     data_timeline = table.load_timeline()
     mdt_timeline = mdt.timeline()

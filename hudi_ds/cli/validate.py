@@ -21,6 +21,7 @@ from hudi_ds.files.view import FileSystemView
 from hudi_ds.log.cdc_block import decode_cdc_block
 from hudi_ds.log.format import BlockType, read_blocks
 from hudi_ds.metadata.bootstrap import committed_files
+from hudi_ds.metadata.in_step import timeline_differences
 from hudi_ds.metadata.layout import metadata_table_of
 from hudi_ds.metadata.listing import read_listing
 from hudi_ds.read.retention import earliest_retained
@@ -32,6 +33,9 @@ from hudi_ds.table import HudiTable
 from hudi_ds.timeline import State
 
 from .report import Opened, bucket_of, data_files, open_table, uses_bucket_index
+
+REBUILD = ("to rebuild the metadata table: hudi-py metadata drop PATH (or a write with hoodie.metadata.enable=false); "
+           "the next write to a version 8/9 table builds it afresh")
 
 
 @dataclass
@@ -376,8 +380,23 @@ def check_metadata_table(o: Opened, check: Check) -> None:
                 check.errors.append(f"the metadata table lists {partition}/{name} with {mine[name]} bytes; it has "
                                     f"{disk[name]}")
     if check.errors:
-        check.errors.append("to rebuild the metadata table: write with hoodie.metadata.enable=false, then true")
+        check.errors.append(REBUILD)
     check.detail = f"{sum(len(f) for f in listed.values())} files in {len(listed)} partitions"
+
+
+def check_metadata_timeline(o: Opened, check: Check) -> None:
+    """Each data instant that changed files since the bootstrap has its completed deltacommit in the metadata
+    table (hudi_ds.metadata.in_step)."""
+    mdt = metadata_table_of(o.table.storage)
+    if mdt is None:
+        check.skipped, check.detail = True, "no metadata table"
+        return
+    found = timeline_differences(mdt, o.timeline)
+    check.errors.extend(found.errors)
+    check.warnings.extend(found.warnings)
+    if found.errors:
+        check.errors.append(REBUILD)
+    check.detail = f"synced to {found.synced_to or 'its bootstrap'}"
 
 
 def validate(path: str | HudiTable, on_check: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
@@ -397,6 +416,7 @@ def validate(path: str | HudiTable, on_check: Callable[[str, int, int], None] | 
         ("one file group per bucket", lambda c: check_buckets(o, view, c)),
         ("commit schemas readable with the latest", lambda c: check_schemas(o, c)),
         ("metadata table lists the committed files", lambda c: check_metadata_table(o, c)),
+        ("metadata table in step with the timeline", lambda c: check_metadata_timeline(o, c)),
         ("snapshot reads", lambda c: check_read(o, c)),
         ("pending instants", lambda c: check_pending(o, c)),
     ]

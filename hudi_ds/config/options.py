@@ -162,7 +162,9 @@ class HudiOptions(BaseModel):
         "hoodie.metadata.enable", None,
         "The metadata table (.hoodie/metadata, its files partition: the file listing Apache Hudi 1.x and hudi-rs "
         "read on versions 8 and 9). true creates it on a version 8/9 table and keeps it up to date; false drops it "
-        "(as Hudi's writers do); unset keeps what the table has (none on tables hudi-py creates). Reads take the "
+        "(as Hudi's writers do); unset is Apache Hudi 1.x's default: true on version 8/9 tables (a write to one "
+        "without a metadata table bootstraps it, as Hudi's writers do), and on version 6 tables (whose metadata "
+        "table hudi-py does not write) whatever the table has. Reads take the "
         "file listing from the metadata table where the table has one (no LIST of a data partition), as Hudi's "
         "and hudi-rs's readers do, unless this is false.",
         "metadata.enabled")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 
+from hudi_ds import faults
 from hudi_ds.config import properties
 from hudi_ds.config.table_config import TableConfig, load_config
 from hudi_ds.errors import ConfigError
@@ -88,6 +89,7 @@ def _bootstrap(storage: Storage, config: TableConfig) -> None:
                      file_size_in_bytes=len(data))
     meta = CommitMetadata(partition_to_write_stats={md.FILES: [stat]}, operation_type="BULK_INSERT")
     writer.complete(INIT_INSTANT, "deltacommit", fmt.encode_commit_metadata(meta, "deltacommit"))
+    faults.pause_point("metadata_bootstrap_written")  # crash tests: all written but the switch
     _write_data_partitions(storage, sorted({*listed_partitions(storage), md.FILES}))
 
 
@@ -96,9 +98,19 @@ def _drop(storage: Storage) -> None:
     storage.delete_dir(METADATA_DIR)
 
 
+def wanted(config: TableConfig, enable: bool | None) -> bool | None:
+    """What hoodie.metadata.enable asks of this table: unset means Apache Hudi 1.x's default, true on versions 8
+    and 9 (its writers bootstrap a metadata table on tables that have none), and on version 6 (whose metadata
+    table hudi_ds does not write) whatever the table has."""
+    if enable is None and config.version >= 8:
+        return True
+    return enable
+
+
 def planned_config(config: TableConfig, enable: bool | None) -> TableConfig:
     """The table's config as hoodie.metadata.enable will make it (for the checks a write makes before it
     changes anything): ConfigError when the table's version cannot have a metadata table."""
+    enable = wanted(config, enable)
     if enable is None:
         return config
     if enable and config.version < 8:
@@ -111,8 +123,9 @@ def planned_config(config: TableConfig, enable: bool | None) -> TableConfig:
 
 def apply_metadata_setting(storage: Storage, config: TableConfig, enable: bool | None) -> TableConfig:
     """Make the table's metadata table follow hoodie.metadata.enable: True creates it (versions 8 and 9),
-    False drops it, None (not set) keeps whatever the table has. Returns the table's config afterwards."""
+    False drops it, None (not set) is Hudi's default (`wanted`). Returns the table's config afterwards."""
     planned_config(config, enable)
+    enable = wanted(config, enable)
     if enable is None or not _differs(storage, enable):
         return config
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
@@ -127,3 +140,28 @@ def apply_metadata_setting(storage: Storage, config: TableConfig, enable: bool |
 def _differs(storage: Storage, enable: bool) -> bool:
     listed = listed_partitions(storage)
     return md.FILES not in listed if enable else bool(listed or storage.list(METADATA_DIR))
+
+
+# --- across a version change (hudi_ds.upgrade), under the commit lock the change holds ------------------------
+
+
+def drop_for_version_change(storage: Storage) -> bool:
+    """Drop the metadata table before a version change replaces hoodie.properties; returns whether the table
+    had one (then `rebuild_after_version_change` builds it again at the new version). Apache Hudi converts the
+    metadata table along with the data table; hudi_ds rebuilds it from the converted table instead, which
+    needs no second conversion and cannot leave the two at different versions."""
+    had = md.FILES in listed_partitions(storage)
+    if had or storage.list(METADATA_DIR):
+        _drop(storage)
+    return had
+
+
+def rebuild_after_version_change(storage: Storage, config: TableConfig) -> TableConfig:
+    """Build the metadata table of a table whose version change dropped it, when the new version can have one
+    (8 and 9; version 6 tables are read by listing, as hudi_ds writes them). A crash before this leaves the
+    table without one, readable by listing; the next write (hoodie.metadata.enable defaults to true on
+    versions 8 and 9) builds it."""
+    if config.version < 8:
+        return config
+    _bootstrap(storage, config)
+    return load_config(storage)

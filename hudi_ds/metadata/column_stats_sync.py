@@ -318,6 +318,16 @@ def _drop(storage: Storage) -> None:
     MetadataTable.open(storage).storage.delete_dir(md.COLUMN_STATS)
 
 
+def rebuild_after_version_change(storage: Storage, config: TableConfig) -> TableConfig:
+    """Build column_stats again once a version change rebuilt the metadata table it dropped (the caller holds
+    the commit lock); a crash before this leaves the table without it, as the option unset keeps it."""
+    listed = listed_partitions(storage)
+    if md.FILES not in listed or md.COLUMN_STATS in listed:
+        return config
+    _bootstrap(storage, config)
+    return load_config(storage)
+
+
 def planned_config(config: TableConfig, enable: bool | None) -> TableConfig:
     """The config as hoodie.metadata.index.column.stats.enable will make it; ConfigError when the table has
     (or will have) no metadata table to hold the partition."""

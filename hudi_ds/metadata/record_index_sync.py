@@ -350,6 +350,18 @@ def apply_record_index_setting(storage: Storage, config: TableConfig, enable: bo
     return load_config(storage)
 
 
+def rebuild_after_version_change(storage: Storage, config: TableConfig) -> TableConfig:
+    """Build the record index again once a version change rebuilt the metadata table it dropped (the caller
+    holds the commit lock); a crash before this leaves the table without it, as hoodie.metadata.record.index.enable
+    unset keeps it (the next write with it true, or with RECORD_INDEX, builds it)."""
+    listed = listed_partitions(storage)
+    if md.FILES not in listed or md.RECORD_INDEX in listed:
+        return config
+    _bootstrap(storage, config, RecordIndexSettings())
+    write_data_partitions(storage, sorted({*listed, md.RECORD_INDEX}))
+    return load_config(storage)
+
+
 def _bootstrap(storage: Storage, config: TableConfig, settings: RecordIndexSettings) -> None:
     mdt = MetadataTable.open(storage)
     mdt.storage.delete_dir(md.RECORD_INDEX)  # what a killed bootstrap left

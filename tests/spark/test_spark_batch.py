@@ -12,6 +12,7 @@ from model import DictModel
 from tables import REFERENCE_DIR, assert_same_rows, hudi_rs, rows
 
 from hudi_ds import HudiTable
+from hudi_ds.cli.validate import validate
 from hudi_ds.index.bucket import bucket_ids, bucket_ids_from_columns
 from hudi_ds.spark import cluster_by_bucket
 from hudi_ds.spark.cluster import with_bucket_column
@@ -109,6 +110,9 @@ def test_every_operation_end_to_end(spark, table_path, table_type, partitioned, 
     check(spark, table_path, model)
     assert [i.action for i in HudiTable(table_path).timeline()][-1] == "replacecommit"
     assert HudiTable(table_path).config.version == version
+    # hoodie.metadata.enable defaults to true on version 8/9 tables (hudi-rs read through it in `check`)
+    assert HudiTable(table_path).config.metadata_partitions == (["files"] if version >= 8 else [])
+    assert validate(table_path)["ok"]
 
 
 def test_unclustered_input_mor(spark, table_path):

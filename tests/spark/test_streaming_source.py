@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 from hudi_ds import HudiTable
+from hudi_ds.cli.validate import validate
 
 CDC = {"hoodie.datasource.query.incremental.format": "cdc"}
 
@@ -98,6 +99,9 @@ def test_pipeline_copies_a_table_through_the_change_feed(spark, tmp_path, versio
     got = sorted(tuple(r[c] for c in cols) for r in HudiTable(dst).to_arrow(columns=cols).to_pylist())
     assert got == want
     assert HudiTable(dst).config.version == version == HudiTable(src).config.version
+    # the streaming sink keeps the metadata table a version 9 table has by default
+    assert HudiTable(dst).config.metadata_partitions == (["files"] if version >= 8 else [])
+    assert validate(dst)["ok"]
 
 
 def test_cleaned_instants_fail_with_the_option_to_change_and_fall_back(spark, tmp_path):
