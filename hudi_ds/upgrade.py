@@ -53,6 +53,7 @@ from hudi_ds.config.writable import check_timeline_writable
 from hudi_ds.errors import ConfigError, CorruptTableError, InstantStateError, UnsupportedTableError
 from hudi_ds.files.compaction_plan import pending_compactions
 from hudi_ds.files.view import FileSystemView, Visibility
+from hudi_ds.metadata import column_stats_sync
 from hudi_ds.metadata import record_index_sync as record_index
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.bootstrap import drop_for_version_change, rebuild_after_version_change
@@ -254,6 +255,7 @@ def _switch(storage: Storage, config: TableConfig, props: dict[str, str]) -> Tab
     if _old_files(storage, old_fmt) != read:
         return None
     had_record_index = md.RECORD_INDEX in listed_partitions(storage)
+    had_column_stats = md.COLUMN_STATS in listed_partitions(storage)
     had_metadata_table = drop_for_version_change(storage)
     props.pop(PARTITIONS_KEY, None)
     faults.pause_point("version_metadata_dropped")
@@ -268,7 +270,8 @@ def _switch(storage: Storage, config: TableConfig, props: dict[str, str]) -> Tab
     if not had_metadata_table:
         return config
     config = rebuild_after_version_change(storage, config)
-    return record_index.rebuild_after_version_change(storage, config) if had_record_index else config
+    config = record_index.rebuild_after_version_change(storage, config) if had_record_index else config
+    return column_stats_sync.rebuild_after_version_change(storage, config) if had_column_stats else config
 
 
 def _old_files(storage: Storage, fmt: TableFormat) -> list[tuple[str, int]]:

@@ -343,7 +343,7 @@ def test_a_hudi_table_with_indexes_we_do_not_maintain_is_dropped_then_kept_by_us
     table = HudiTable(str(copy))
     row = table.to_arrow().slice(0, 1).drop_columns([c for c in table.to_arrow().column_names
                                                      if c.startswith("_hoodie_")])
-    with pytest.raises(UnsupportedTableError, match="column_stats.*hoodie.metadata.enable=false"):
+    with pytest.raises(UnsupportedTableError, match="partition_stats.*hoodie.metadata.enable=false"):
         table.write(row)
     assert (copy / ".hoodie" / "metadata" / "column_stats").is_dir()
     HudiTable(str(copy), options={"hoodie.metadata.enable": "false"}).write(row)

@@ -166,6 +166,27 @@ def _metadata_enable(write: Write, path: str) -> None:
     refused(write, f"{path}-v6", old, rows(["a"], 2), {key: "true"}, "version 8 and 9")
 
 
+@probe("column_stats_enable")
+def _column_stats_enable(write: Write, path: str) -> None:
+    """true builds the column_stats partition from the files already written and records every later write's
+    files in it (reads then skip by it); false drops the partition only; without the metadata table it is
+    refused before anything is written."""
+    t = table(path, {key_of("table_version"): "9"})
+    key, mdt = key_of("column_stats_enable"), key_of("metadata_enable")
+    write(path, rows(["a"], 2), {mdt: "true"})
+    write(path, rows(["b"], 2, dt="d2"), {key: "true"})
+    write(path, rows(["c"], 2, dt="d3"), {})
+    assert HudiTable(path).config.metadata_partitions == ["column_stats", "files"]
+    stats = HudiTable(path)._read(lambda snap: snap.index_stats("column_stats", ["dt"]))
+    assert stats is not None and {s["dt"].min_value.value for s in stats.values()} \
+        == {"d1", "d2", "d3"}
+    write(path, rows(["d"], 2), {key: "false"})
+    assert not (Path(path) / ".hoodie" / "metadata" / "column_stats").exists()
+    assert HudiTable(path).config.metadata_partitions == ["files"]
+    assert values(t) == {"a": "a@2", "b": "b@2", "c": "c@2", "d": "d@2"}
+    refused(write, path, t, rows(["e"], 2), {key: "true", mdt: "false"}, "needs the metadata table")
+
+
 @probe("auto_upgrade")
 def _auto_upgrade(write: Write, path: str) -> None:
     """Off, a write asking for a higher table version keeps the table at its own, as Apache Hudi's writers do."""

@@ -169,6 +169,13 @@ class HudiOptions(BaseModel):
         "file listing from the metadata table where the table has one (no LIST of a data partition), as Hudi's "
         "and hudi-rs's readers do, unless this is false.",
         "metadata.enabled")
+    column_stats_enable: bool | None = opt(
+        "hoodie.metadata.index.column.stats.enable", None,
+        "The metadata table's column_stats partition (min, max, null and value counts per base file and column), "
+        "which readers use to skip the files a filter cannot match (data skipping). true builds it from the "
+        "committed files (the metadata table must be on) and keeps it up to date; false drops it; unset keeps "
+        "what the table has. Indexed: the record key, partition path and commit time meta columns, then the "
+        "first data columns of scalar types, 32 in all (Hudi's default column selection).")
     record_index_enable: bool | None = opt(
         "hoodie.metadata.record.index.enable", None,
         "The metadata table's record_index partition (record key -> partition and file group, what "

@@ -14,8 +14,10 @@ slices then move into the metadata table's archived timeline (LSM history), as H
 from __future__ import annotations
 
 from hudi_ds.files.naming import parse_base_file, parse_log_file
+from hudi_ds.metadata import column_stats_sync
 from hudi_ds.metadata import record_index_sync as record_index
 from hudi_ds.metadata import records as md
+from hudi_ds.metadata.column_stats import file_group_slices
 from hudi_ds.metadata.hfiles import encode_base_file
 from hudi_ds.metadata.layout import FILES_FILE_ID, MetadataTable, base_name, is_init_instant
 from hudi_ds.metadata.listing import files_slice, merged_records
@@ -43,6 +45,8 @@ def undo_pending(mdt: MetadataTable, inst: Instant) -> None:
     if inst.action == "compaction":
         mdt.storage.delete(f"{md.FILES}/{base_name(inst.requested_time)}")
         record_index.undo_compaction(mdt, inst.requested_time)
+        for rel in column_stats_sync.written_by(mdt, inst.requested_time):
+            mdt.storage.delete(rel)
     mdt.fmt.timeline_writer(mdt.storage).delete_instant_files(inst.requested_time, inst.action)
 
 
@@ -64,6 +68,9 @@ def compact_if_due(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Ti
     ops = [op, *(compaction_operation(s.base_instant, record_index.file_group_id(i), md.RECORD_INDEX,
                                       s.base.rsplit("/", 1)[-1] if s.base else None,
                                       [rel.rsplit("/", 1)[-1] for rel, _ in s.logs]) for i, s in index_slices)]
+    stats_slices = file_group_slices(mdt, md.COLUMN_STATS, mdt_timeline, data_timeline) \
+        if mdt.storage.exists(md.COLUMN_STATS) else []
+    ops += column_stats_sync.compaction_operations(stats_slices)
     if not writer.create_requested(instant, "compaction", encode_avro_instant(compaction_plan(ops), COMPACTION_PLAN)):
         return None
     writer.transition_to_inflight(instant, "compaction")
@@ -77,6 +84,8 @@ def compact_if_due(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Ti
     stats = {md.FILES: [stat]}
     if index_slices:
         stats[md.RECORD_INDEX] = record_index.compact(mdt, index_slices, instant)
+    if stats_slices:
+        stats[md.COLUMN_STATS] = column_stats_sync.compact(mdt, stats_slices, instant)
     meta = CommitMetadata(partition_to_write_stats=stats, compacted=True, operation_type="COMPACT")
     writer.complete(instant, "compaction", mdt.fmt.encode_commit_metadata(meta, "commit"))
     clean(mdt, mdt.timeline())
@@ -93,8 +102,8 @@ def clean(mdt: MetadataTable, mdt_timeline: Timeline) -> str | None:
     if len(bases) <= KEPT_SLICES:
         return None
     oldest_kept = bases[-KEPT_SLICES]
-    # the record index's file groups are compacted with the files partition: the same slices go
-    partitions = [md.FILES, *([md.RECORD_INDEX] if mdt.storage.exists(md.RECORD_INDEX) else [])]
+    # the index partitions' file groups are compacted with the files partition: the same slices go
+    partitions = [md.FILES, *(p for p in (md.COLUMN_STATS, md.RECORD_INDEX) if mdt.storage.exists(p))]
     doomed: dict[str, list[str]] = {}
     for partition in partitions:
         listed = entries if partition == md.FILES else [e for e in mdt.storage.list(partition) if not e.is_dir]

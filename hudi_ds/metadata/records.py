@@ -175,6 +175,11 @@ class ColumnStats:
     value_type_ordinal: int | None  # Hudi 1.1's HoodieValueTypeInfo.typeOrdinal; None in Hudi 1.0 records
 
 
+def column_stats_record(key: str, record_type: RecordType, stats: Mapping[str, Any]) -> dict[str, Any]:
+    """A column_stats / partition_stats record of `key` holding the HoodieMetadataColumnStats `stats`."""
+    return _record(key, record_type, ColumnStatsMetadata=dict(stats))
+
+
 def column_stats(record: Mapping[str, Any]) -> ColumnStats:
     """The typed view of a column_stats / partition_stats record."""
     stats = record.get("ColumnStatsMetadata")

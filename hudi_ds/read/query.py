@@ -16,11 +16,13 @@ from hudi_ds.config import TableConfig
 from hudi_ds.errors import ConfigError, CorruptTableError
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.keys.keygen import integer_key_column
+from hudi_ds.metadata.column_stats import StatsByFile, read_stats
 from hudi_ds.metadata.layout import MetadataTable, listed_partitions
 from hudi_ds.metadata.listing import data_files
 from hudi_ds.metadata.records import FILES
 from hudi_ds.read import filters as flt
 from hudi_ds.read import retention
+from hudi_ds.read.data_skipping import skip_slices
 from hudi_ds.read.schema_resolver import resolve_schema
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.read.splits import SlicePart, split_slice
@@ -57,6 +59,20 @@ class TableSnapshot:
                 return None  # dropped: the property goes first, then the folder
             raise
         return data_files(mdt, self.timeline)
+
+    def index_stats(self, partition: str, columns: Sequence[str]) -> StatsByFile | None:
+        """The statistics of `columns` in metadata partition `partition` (COLUMN_STATS or PARTITION_STATS) for
+        data skipping (hudi_ds.read.data_skipping); None where a reader does not use them: as for
+        `listed_files`, and when the table has no such index."""
+        if not self.metadata_listing or self.config.layout_version < 2 \
+                or partition not in self.config.metadata_partitions:
+            return None
+        try:
+            return read_stats(MetadataTable.open(self.storage), partition, self.timeline, columns)
+        except CorruptTableError:
+            if partition not in listed_partitions(self.storage):
+                return None  # dropped since the config was loaded
+            raise
 
     def reaching(self, instant: str | None) -> TableSnapshot:
         """This snapshot for a query reaching back to `instant`: with the archived instants when it needs them
@@ -196,7 +212,7 @@ def plan_snapshot(
     include_logs = not read_optimized and snap.config.is_mor
     return ReadPlan(
         reader=snap.reader(vis, snap.read_schema(schema, cols, fl, include_logs), committed),
-        slices=view.latest_slices(),
+        slices=skip_slices(snap, view.latest_slices(), fl, schema, include_logs, latest=as_of is None),
         include_logs=include_logs,
         schema=schema,
         columns=cols,

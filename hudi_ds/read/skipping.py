@@ -21,7 +21,7 @@ from hudi_ds.read.filters import Filter, literal, null_matches
 
 
 @dataclass(frozen=True)
-class _Bound:
+class Bound:
     """One filter with its value(s) as Python values of the column's type."""
 
     column: str
@@ -29,7 +29,7 @@ class _Bound:
     values: tuple[Any, ...]  # one value, or the members of `in` / `not in`
 
 
-def _bounds(filters: Sequence[Filter], schema: pa.Schema) -> tuple[_Bound, ...]:
+def bounds_of(filters: Sequence[Filter], schema: pa.Schema) -> tuple[Bound, ...]:
     out = []
     for col, op, value in filters:
         typ = schema.field(col).type
@@ -44,11 +44,11 @@ def _bounds(filters: Sequence[Filter], schema: pa.Schema) -> tuple[_Bound, ...]:
             continue
         if any(v is None for v in typed):
             continue
-        out.append(_Bound(col, op, typed))
+        out.append(Bound(col, op, typed))
     return tuple(out)
 
 
-def _may_match(bound: _Bound, low: Any, high: Any) -> bool:
+def may_match(bound: Bound, low: Any, high: Any) -> bool:
     """Whether a value in [low, high] may pass the filter."""
     v = bound.values
     if any(type(x) is not type(low) or type(x) is not type(high) for x in v):
@@ -77,11 +77,11 @@ def _may_match(bound: _Bound, low: Any, high: Any) -> bool:
 class RowGroupFilter:
     """The filters a read applies, as tests on row-group statistics."""
 
-    bounds: tuple[_Bound, ...]
+    bounds: tuple[Bound, ...]
 
     @classmethod
     def of(cls, filters: Sequence[Filter], schema: pa.Schema) -> RowGroupFilter:
-        return cls(_bounds(filters, schema))
+        return cls(bounds_of(filters, schema))
 
     def __bool__(self) -> bool:
         return bool(self.bounds)
@@ -110,7 +110,7 @@ class RowGroupFilter:
             if not stats.has_min_max:
                 continue
             try:
-                if not _may_match(bound, stats.min, stats.max):
+                if not may_match(bound, stats.min, stats.max):
                     return False
             except TypeError:
                 continue

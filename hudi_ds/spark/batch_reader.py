@@ -24,6 +24,7 @@ from hudi_ds.errors import ConfigError
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.read import filters as core_filters
 from hudi_ds.read import query, retention
+from hudi_ds.read.data_skipping import skip_slices
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.read.splits import SlicePart, pack, split_slice
 from hudi_ds.schema.meta import COMMIT_TIME, META_COLUMNS
@@ -151,7 +152,9 @@ class HudiBatchReader(DataSourceReader):
         if as_of is not None:
             retention.require_files(view, f"the table as of {as_of}")
         include_logs = config.is_mor and opts.query_type != "read_optimized"
-        return _Plan(snap, schema, vis, view.latest_slices(), include_logs, None)
+        usable = [f for f in self.filters if f[0] in schema.names]
+        slices = skip_slices(snap, view.latest_slices(), usable, schema, include_logs, latest=as_of is None)
+        return _Plan(snap, schema, vis, slices, include_logs, None)
 
     def partitions(self) -> list[InputPartition]:
         plan = self._plan()

@@ -25,6 +25,7 @@ from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError, SchemaError
 from hudi_ds.index.choice import RECORD_INDEX, write_index
 from hudi_ds.keys.partition_scheme import timestamp_partitions, with_timestamp_settings
+from hudi_ds.metadata import column_stats_sync
 from hudi_ds.metadata.bootstrap import apply_metadata_setting, planned_config
 from hudi_ds.metadata.record_index_sync import (
     RecordIndexSettings,
@@ -76,9 +77,10 @@ def create_table(storage: Storage, opts: HudiOptions) -> TableConfig:
     config = new_table_config(opts, storage.uri)
     if not storage.exists(PROPS_PATH):
         lost_properties(storage)
-        # a version that cannot have a metadata table, or a record index without one: nothing made
+        # a version that cannot have a metadata table, or an index without one: nothing made
         metadata, record_index = metadata_settings(config, opts)
-        planned_partitions(planned_config(config, metadata), record_index)
+        column_stats_sync.planned_config(planned_partitions(planned_config(config, metadata), record_index),
+                                         opts.column_stats_enable)
         try:
             storage.makedirs(config.format.archive_dir)
         except (NotADirectoryError, FileExistsError) as exc:
@@ -86,7 +88,8 @@ def create_table(storage: Storage, opts: HudiOptions) -> TableConfig:
                               "choose a folder path") from exc
         if storage.put_if_absent(PROPS_PATH, config.to_bytes()):
             config = apply_metadata_setting(storage, config, metadata)
-            return apply_record_index_setting(storage, config, record_index, record_index_settings(opts))
+            config = apply_record_index_setting(storage, config, record_index, record_index_settings(opts))
+            return column_stats_sync.apply_setting(storage, config, opts.column_stats_enable)
     existing = open_existing(storage, opts)
     assert existing is not None
     return existing
@@ -174,11 +177,13 @@ class WriteClient:
         """Check the write against the table and evolve the schema (`data_schema`: None for an empty write)."""
         operation = resolve_operation(self.options, self.config.record_key_fields, operation, overwrite)
         metadata, record_index = metadata_settings(self.config, self.options)
-        check_writable(planned_partitions(planned_config(self.config, metadata), record_index))  # before any change
+        check_writable(column_stats_sync.planned_config(  # before any change
+            planned_partitions(planned_config(self.config, metadata), record_index), self.options.column_stats_enable))
         timestamp_partitions(with_timestamp_settings(self.config, self.options))  # settings it cannot follow
         self.config = apply_metadata_setting(self.storage, self.config, metadata)
         self.config = apply_record_index_setting(self.storage, self.config, record_index,
                                                  record_index_settings(self.options))
+        self.config = column_stats_sync.apply_setting(self.storage, self.config, self.options.column_stats_enable)
         current = self.current_schema()
         if data_schema is None:
             return PreparedWrite(operation, current if current is not None else pa.schema([]))

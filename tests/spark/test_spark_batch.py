@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from model import DictModel
-from tables import assert_same_rows, hudi_rs, rows
+from tables import REFERENCE_DIR, assert_same_rows, hudi_rs, rows
 
 from hudi_ds import HudiTable
 from hudi_ds.cli.validate import validate
@@ -500,3 +500,24 @@ def test_reads_take_the_listing_from_the_metadata_table(spark, tmp_path):
     expected = rows(hudi_rs(path), COLUMNS)
     assert rows(read(spark, path), COLUMNS) == expected == rows(t.to_arrow(), COLUMNS)
     assert len(read(spark, path, **{"hoodie.metadata.enable": "false"})) > len(expected)
+
+
+def test_pushdown_skips_the_file_slices_column_statistics_rule_out(spark, tmp_path):
+    """A copy of a table Apache Hudi wrote with column_stats: a filter on a non-partition column plans only the
+    slices its statistics allow (one Spark partition per slice) and gives the rows of the unskipped read."""
+    import shutil
+
+    path = str(tmp_path / "t")
+    shutil.copytree(REFERENCE_DIR / "cow_v9_timebasedkeygen_epochmillis", path)
+    on = {"hoodie.datasource.read.filter.pushdown": "true", "hoodie.datasource.read.split.max.bytes": "1"}
+
+    def load(**extra: str) -> Any:
+        return spark.read.format("hudi-py").options(**on, **extra).load(path)
+
+    every = _scan_partitions(load())
+    skipped = load().filter("txn_id = 'TXN-003'")
+    assert _scan_partitions(skipped) == 1 < every
+    plain = load(**{"hoodie.metadata.enable": "false"}).filter("txn_id = 'TXN-003'")
+    assert _scan_partitions(plain) == every
+    cols = ["txn_id", "account_id", "txn_ts"]
+    assert rows(skipped.toArrow(), cols) == rows(plain.toArrow(), cols) != []

@@ -1,0 +1,356 @@
+"""Keeping the metadata table's column_stats partition in step with the data table, as Hudi 1.x's metadata writer
+does when `hoodie.metadata.index.column.stats.enable` is on.
+
+Each data instant's metadata deltacommit also writes, per column_stats file group it touches, one log file
+(`.col-stats-000N-0_<instant>.log.1_0-0-0`) of HoodieMetadataColumnStats records: for every parquet base file
+the instant added, one record per indexed column, built from the file's footer (min, max, null and value counts,
+sizes); for every file a clean or rollback deleted, a tombstone per indexed column. Log files get no statistics
+(a slice with log files is then always read, by our reader and Hudi's). Keys and file groups are Hudi's
+(hudi_ds.metadata.index_keys); the metadata compaction folds each file group into an HFile base file.
+
+Indexed columns: the record key, partition path and commit time meta columns, then the data columns in schema
+order, at most `MAX_COLUMNS` in all, of scalar types: strings, ints, longs, floats, doubles, booleans, dates,
+milli- and microsecond timestamps and decimals (binary, nested and other columns get none).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hudi_ds.config import properties
+from hudi_ds.config.table_config import TableConfig, load_config
+from hudi_ds.errors import ConfigError
+from hudi_ds.files.base_file import open_base_file
+from hudi_ds.files.naming import PARTITION_METAFILE, log_file_name, parse_base_file, parse_log_file
+from hudi_ds.metadata import records as md
+from hudi_ds.metadata.avro_schema import NAMESPACE
+from hudi_ds.metadata.hfiles import encode_base_file, encode_log_block
+from hudi_ds.metadata.index_keys import column_stats_key, file_group_index
+from hudi_ds.metadata.layout import (
+    PARTITIONS_KEY,
+    WRITE_TOKEN,
+    MetadataTable,
+    listed_partitions,
+    partition_metafile,
+)
+from hudi_ds.metadata.listing import MetadataSlice, merged_records
+from hudi_ds.read.schema_resolver import resolve_schema
+from hudi_ds.schema.meta import COMMIT_TIME, PARTITION_PATH, RECORD_KEY, with_meta
+from hudi_ds.storage import Storage
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, PROPS_PATH
+from hudi_ds.timeline import Timeline
+from hudi_ds.timeline.avro_models import compaction_operation
+from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
+
+FILE_GROUPS = 2  # hoodie.metadata.index.column.stats.file.group.count's default
+MAX_COLUMNS = 32  # hoodie.metadata.index.column.stats.max.columns.to.index's default
+INIT_INSTANT = "00000000000000001"  # the partition's initialising deltacommit, as Hudi names it
+_META_INDEXED = (COMMIT_TIME, PARTITION_PATH, RECORD_KEY)
+# Hudi 1.1's HoodieValueTypeInfo.typeOrdinal (its ValueType enum's order; boolean, long, string, decimal, date
+# and timestamp-micros checked against the reference tables)
+_BOOLEAN, _INT, _LONG, _FLOAT, _DOUBLE, _STRING = 2, 3, 4, 5, 6, 7
+_DECIMAL, _DATE, _TIMESTAMP_MILLIS, _TIMESTAMP_MICROS = 10, 12, 15, 16
+
+
+def file_group_ids() -> list[str]:
+    return [f"col-stats-{i:04d}-0" for i in range(FILE_GROUPS)]
+
+
+def _value_type(typ: pa.DataType) -> tuple[str, int] | None:
+    """The wrapper record and value type ordinal of a column type, None for a type not indexed."""
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+        return "StringWrapper", _STRING
+    if pa.types.is_int64(typ):
+        return "LongWrapper", _LONG
+    if pa.types.is_int32(typ):
+        return "IntWrapper", _INT
+    if pa.types.is_float32(typ):
+        return "FloatWrapper", _FLOAT
+    if pa.types.is_float64(typ):
+        return "DoubleWrapper", _DOUBLE
+    if pa.types.is_boolean(typ):
+        return "BooleanWrapper", _BOOLEAN
+    if pa.types.is_date32(typ):
+        return "IntWrapper", _DATE
+    if pa.types.is_timestamp(typ) and typ.unit in ("ms", "us"):
+        return "LongWrapper", _TIMESTAMP_MICROS if typ.unit == "us" else _TIMESTAMP_MILLIS
+    if pa.types.is_decimal(typ):
+        return "BytesWrapper", _DECIMAL
+    return None
+
+
+def indexed_columns(schema: pa.Schema) -> list[str]:
+    """The columns of `schema` (meta columns included) that get statistics."""
+    names = [c for c in _META_INDEXED if c in schema.names]
+    names += [f.name for f in schema if f.name not in with_meta(pa.schema([])).names
+              and _value_type(f.type) is not None]
+    return names[:MAX_COLUMNS]
+
+
+def _plain(value: Any, typ: pa.DataType) -> Any:
+    """A parquet statistics bound (pyarrow's logical value) as the wrapper's value."""
+    if pa.types.is_date32(typ):
+        return (value - datetime.date(1970, 1, 1)).days
+    if pa.types.is_timestamp(typ):
+        return pa.scalar(value, typ).cast(pa.int64()).as_py()
+    if pa.types.is_decimal(typ):
+        unscaled = int(Decimal(value).scaleb(typ.scale))
+        return unscaled.to_bytes(unscaled.bit_length() // 8 + 1, "big", signed=True)
+    return value
+
+
+def _stats_record(key: str, stats: dict[str, Any], version: int) -> dict[str, Any]:
+    return md.column_stats_record(key, md.RecordType.COLUMN_STATS, stats if version >= 9
+                                  else {k: v for k, v in stats.items() if k != "valueType"})
+
+
+def file_records(partition: str, file_name: str, metadata: pq.FileMetaData, columns: Iterable[str],
+                 version: int) -> dict[str, dict[str, Any]]:
+    """The column_stats records of one parquet base file, from its footer."""
+    schema = metadata.schema.to_arrow_schema()
+    where = {metadata.schema.column(j).path: j for j in range(metadata.num_columns)}
+    out: dict[str, dict[str, Any]] = {}
+    for column in columns:
+        j = where.get(column)
+        if j is None or column not in schema.names:
+            continue
+        typ = schema.field(column).type
+        kind = _value_type(typ)
+        if kind is None:
+            continue
+        chunks = [metadata.row_group(i).column(j) for i in range(metadata.num_row_groups)]
+        values = sum(c.num_values for c in chunks)
+        nulls = 0
+        low = high = None
+        for c in chunks:
+            s = c.statistics
+            if s is None or not s.has_null_count:
+                break
+            nulls += s.null_count
+            if c.num_values > s.null_count:
+                if not s.has_min_max:
+                    break
+                low = s.min if low is None or s.min < low else low
+                high = s.max if high is None or s.max > high else high
+        else:
+            wrapper = f"{NAMESPACE}.{kind[0]}"
+            stats = {
+                "fileName": file_name, "columnName": column,
+                "minValue": None if low is None else (wrapper, {"value": _plain(low, typ)}),
+                "maxValue": None if high is None else (wrapper, {"value": _plain(high, typ)}),
+                "valueCount": values, "nullCount": nulls,
+                "totalSize": sum(c.total_compressed_size for c in chunks),
+                "totalUncompressedSize": sum(c.total_uncompressed_size for c in chunks),
+                "isDeleted": False, "isTightBound": False,
+                "valueType": {"typeOrdinal": kind[1], "additionalInfo": None},
+            }
+            key = column_stats_key(partition, file_name, column)
+            out[key] = _stats_record(key, stats, version)
+    return out
+
+
+def tombstones(partition: str, file_name: str, columns: Iterable[str], version: int) -> dict[str, dict[str, Any]]:
+    """Records deleting the statistics of a removed file."""
+    out = {}
+    for column in columns:
+        key = column_stats_key(partition, file_name, column)
+        out[key] = _stats_record(key, {
+            "fileName": file_name, "columnName": column, "minValue": None, "maxValue": None, "valueCount": None,
+            "nullCount": None, "totalSize": None, "totalUncompressedSize": None, "isDeleted": True,
+            "isTightBound": False, "valueType": None}, version)
+    return out
+
+
+def _is_parquet_base(partition: str, name: str) -> bool:
+    return name.endswith(".parquet") and parse_base_file(partition, name) is not None
+
+
+def change_records(data_storage: Storage, data_timeline: Timeline, version: int,
+                   added: Mapping[str, Iterable[str]], deleted: Mapping[str, Iterable[str]]) -> dict[str, dict[str, Any]]:
+    """The column_stats records of one data instant: statistics of the parquet base files it added, tombstones
+    of the files it deleted (partition -> file names)."""
+    out: dict[str, dict[str, Any]] = {}
+    for partition, names in added.items():
+        for name in names:
+            if _is_parquet_base(partition, name):
+                rel = f"{partition}/{name}" if partition else name
+                with open_base_file(data_storage, rel) as pf:
+                    metadata = pf.metadata
+                schema = metadata.schema.to_arrow_schema()
+                out.update(file_records(partition, name, metadata, indexed_columns(schema), version))
+    gone = {p: [n for n in names if _is_parquet_base(p, n)] for p, names in deleted.items()}
+    if any(gone.values()):
+        data = resolve_schema(load_config(data_storage), data_timeline)
+        columns = indexed_columns(with_meta(data if data is not None else pa.schema([])))
+        for partition, names in gone.items():
+            for name in names:
+                out.update(tombstones(partition, name, columns, version))
+    return out
+
+
+def write_logs(mdt: MetadataTable, instant: str, records: Mapping[str, dict[str, Any]],
+               base_instant: str) -> list[WriteStat]:
+    """One log file per file group `records` fall in, written by the deltacommit `instant`; their write stats."""
+    groups: dict[int, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for key, record in records.items():
+        groups[file_group_index(key, FILE_GROUPS)][key] = record
+    if not groups:
+        return []
+    _ensure_partition(mdt, instant)
+    stats = []
+    ids = file_group_ids()
+    for index, group in sorted(groups.items()):
+        name = log_file_name(ids[index], instant, 1, WRITE_TOKEN)
+        data = encode_log_block(group, mdt.version, instant)
+        mdt.storage.write_bytes(f"{md.COLUMN_STATS}/{name}", data)
+        stats.append(WriteStat(
+            file_id=ids[index], path=f"{md.COLUMN_STATS}/{name}", prev_commit=base_instant or "null",
+            num_writes=len(group), num_update_writes=len(group), total_write_bytes=len(data),
+            partition_path=md.COLUMN_STATS, file_size_in_bytes=len(data), is_log=True, log_version=1,
+            base_file="", log_files=[name], total_log_blocks=1, total_log_records=len(group)))
+    return stats
+
+
+def _ensure_partition(mdt: MetadataTable, instant: str) -> None:
+    rel = f"{md.COLUMN_STATS}/{PARTITION_METAFILE}"
+    if not mdt.storage.exists(rel):
+        mdt.storage.put_if_absent(rel, partition_metafile(instant))
+
+
+def is_maintained(data_storage: Storage) -> bool:
+    """Whether the data table's hoodie.properties (read afresh) lists column_stats."""
+    return md.COLUMN_STATS in listed_partitions(data_storage)
+
+
+def written_by(mdt: MetadataTable, instant: str) -> list[str]:
+    """The column_stats files the metadata instant `instant` wrote (a deltacommit's logs or a compaction's base
+    files)."""
+    if not mdt.storage.exists(md.COLUMN_STATS):
+        return []
+    out = []
+    for e in mdt.storage.list(md.COLUMN_STATS):
+        ref = parse_log_file(md.COLUMN_STATS, e.name) or parse_base_file(md.COLUMN_STATS, e.name)
+        if ref is not None and ref.instant == instant:
+            out.append(e.path)
+    return out
+
+
+def _file_id(sl: MetadataSlice) -> str | None:
+    rel = sl.base or (sl.logs[0][0] if sl.logs else None)
+    if rel is None:
+        return None
+    name = rel.rsplit("/", 1)[-1]
+    ref = parse_base_file(md.COLUMN_STATS, name) or parse_log_file(md.COLUMN_STATS, name)
+    return None if ref is None else ref.file_id
+
+
+def compaction_operations(slices: list[MetadataSlice]) -> list[dict[str, Any]]:
+    """The compaction plan's operations for the column_stats file groups."""
+    out = []
+    for sl in slices:
+        file_id = _file_id(sl)
+        if file_id is not None:
+            out.append(compaction_operation(sl.base_instant, file_id, md.COLUMN_STATS,
+                                            sl.base.rsplit("/", 1)[-1] if sl.base else None,
+                                            [rel.rsplit("/", 1)[-1] for rel, _ in sl.logs]))
+    return out
+
+
+def compact(mdt: MetadataTable, slices: list[MetadataSlice], instant: str) -> list[WriteStat]:
+    """The compaction at `instant` of the column_stats file groups: each slice's merged records into an HFile
+    base file `col-stats-000N-0_0-0-0_<instant>.hfile`."""
+    stats = []
+    for sl in slices:
+        file_id = _file_id(sl)
+        if file_id is None:
+            continue
+        records = merged_records(mdt, sl)
+        base = f"{file_id}_{WRITE_TOKEN}_{instant}.hfile"
+        data = encode_base_file(records, mdt.version)
+        mdt.storage.write_bytes(f"{md.COLUMN_STATS}/{base}", data)
+        stats.append(WriteStat(file_id=file_id, path=f"{md.COLUMN_STATS}/{base}",
+                               prev_commit=sl.base_instant or "null", num_writes=len(records),
+                               total_write_bytes=len(data), partition_path=md.COLUMN_STATS,
+                               file_size_in_bytes=len(data), total_log_files_compacted=len(sl.logs)))
+    return stats
+
+
+# ------------------------------------------------------------------------------------ enabling and dropping
+
+
+def _set_listed(storage: Storage, partitions: list[str]) -> None:
+    props = properties.loads(properties.decode_bytes(storage.read_bytes(PROPS_PATH)))
+    props[PARTITIONS_KEY] = ",".join(partitions)
+    storage.write_bytes(PROPS_PATH, properties.dumps(props, "Updated by hudi_ds").encode("latin-1",
+                                                                                         "backslashreplace"))
+
+
+def _bootstrap(storage: Storage, config: TableConfig) -> None:
+    """Statistics of every committed parquet base file into the partition's initialising deltacommit, then
+    column_stats into hoodie.table.metadata.partitions (a bootstrap killed before that is redone)."""
+    from hudi_ds.metadata.bootstrap import committed_files
+
+    mdt = MetadataTable.open(storage)
+    writer = mdt.fmt.timeline_writer(mdt.storage)
+    mdt.storage.delete_dir(md.COLUMN_STATS)  # what a killed bootstrap left
+    writer.delete_instant_files(INIT_INSTANT, "deltacommit")
+    timeline = config.format.load_timeline(storage)
+    listing = committed_files(storage, timeline)
+    records = change_records(storage, timeline, config.version, {p: list(f) for p, f in listing.items()}, {})
+    writer.create_requested(INIT_INSTANT, "deltacommit")
+    writer.transition_to_inflight(INIT_INSTANT, "deltacommit")
+    _ensure_partition(mdt, INIT_INSTANT)
+    stats = write_logs(mdt, INIT_INSTANT, records, "")
+    meta = CommitMetadata(partition_to_write_stats={md.COLUMN_STATS: stats}, operation_type="BULK_INSERT")
+    writer.complete(INIT_INSTANT, "deltacommit", mdt.fmt.encode_commit_metadata(meta, "deltacommit"))
+    _set_listed(storage, sorted({*listed_partitions(storage), md.COLUMN_STATS}))
+
+
+def _drop(storage: Storage) -> None:
+    _set_listed(storage, [p for p in listed_partitions(storage) if p != md.COLUMN_STATS])
+    MetadataTable.open(storage).storage.delete_dir(md.COLUMN_STATS)
+
+
+def rebuild_after_version_change(storage: Storage, config: TableConfig) -> TableConfig:
+    """Build column_stats again once a version change rebuilt the metadata table it dropped (the caller holds
+    the commit lock); a crash before this leaves the table without it, as the option unset keeps it."""
+    listed = listed_partitions(storage)
+    if md.FILES not in listed or md.COLUMN_STATS in listed:
+        return config
+    _bootstrap(storage, config)
+    return load_config(storage)
+
+
+def planned_config(config: TableConfig, enable: bool | None) -> TableConfig:
+    """The config as hoodie.metadata.index.column.stats.enable will make it; ConfigError when the table has
+    (or will have) no metadata table to hold the partition."""
+    if enable is None:
+        return config
+    if enable and md.FILES not in config.metadata_partitions:
+        raise ConfigError("hoodie.metadata.index.column.stats.enable=true needs the metadata table: set "
+                          "hoodie.metadata.enable=true too (version 8 and 9 tables)")
+    partitions = sorted({*config.metadata_partitions, md.COLUMN_STATS} if enable
+                        else set(config.metadata_partitions) - {md.COLUMN_STATS})
+    return config.model_copy(update={"metadata_partitions": partitions})
+
+
+def apply_setting(storage: Storage, config: TableConfig, enable: bool | None) -> TableConfig:
+    """Make the column_stats partition follow hoodie.metadata.index.column.stats.enable: True builds it from
+    the committed files, False drops it, None keeps what the table has. Returns the config afterwards."""
+    planned_config(config, enable)
+    if enable is None or enable == is_maintained(storage):
+        return config
+    with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
+        if enable != is_maintained(storage):
+            if enable:
+                _bootstrap(storage, config)
+            else:
+                _drop(storage)
+    return load_config(storage)
