@@ -15,6 +15,8 @@ import pytest
 from hudi_ds import HudiTable
 from hudi_ds.config.option_parsing import key_of
 from hudi_ds.log.format import BlockType, read_blocks
+from hudi_ds.metadata.layout import MetadataTable
+from hudi_ds.metadata.record_index import all_locations
 from hudi_ds.recovery.heartbeat import touch_heartbeat
 from hudi_ds.write.commit import Coordinator
 from hudi_ds.write.task import TaskWriter
@@ -215,10 +217,11 @@ def _heartbeat_timeout(write: Write, path: str) -> None:
 
 # ---- the lookup indexes (hoodie.index.type SIMPLE / GLOBAL_SIMPLE): partition moves and file sizing -------------
 
-def lookup_table(path: str, index: str = "SIMPLE") -> HudiTable:
+def lookup_table(path: str, index: str = "SIMPLE", version: int = 6) -> HudiTable:
     """A copy-on-write table of keys a, b, c (ts 1) in partition d1 with a lookup index: one small base file."""
     t = HudiTable.create(path, table_name="probe", record_key="id", ordering_field="ts", partition_by="dt",
-                         table_type="COPY_ON_WRITE", options={key_of("index_type"): index})
+                         table_type="COPY_ON_WRITE", options={key_of("index_type"): index,
+                                                              key_of("table_version"): str(version)})
     t.write(rows(["a", "b", "c"], 1))
     return t
 
@@ -256,6 +259,67 @@ def _update_partition_path(write: Write, path: str, field: str, index: str) -> N
 
 probe("update_partition_path")(_moves("update_partition_path", "GLOBAL_SIMPLE"))
 probe("bloom_update_partition_path")(_moves("bloom_update_partition_path", "GLOBAL_BLOOM"))
+
+
+@probe("record_index_update_partition_path")
+def _record_index_update_partition_path(write: Write, path: str) -> None:
+    """RECORD_INDEX keeps a key in the partition that holds it by default (as Apache Hudi); true moves it."""
+    t = lookup_table(path, "RECORD_INDEX", version=9)
+    write(path, rows(["a"], 2, dt="d2"), {})
+    write(path, rows(["b"], 2, dt="d2"), {key_of("record_index_update_partition_path"): "true"})
+    held = {r["id"]: (r["v"], r["_hoodie_partition_path"])
+            for r in t.to_arrow(columns=["id", "v", "_hoodie_partition_path"]).to_pylist()}
+    assert held == {"a": ("a@2", "d1"), "b": ("b@2", "d2"), "c": ("c@1", "d1")}
+
+
+def record_index(path: str) -> dict[str, str]:
+    """The record index of the table at `path`: key -> file group."""
+    t = HudiTable(path)
+    return {k: loc.file_id for k, loc in all_locations(MetadataTable.open(t.storage), t.load_timeline()).items()}
+
+
+def record_index_groups(path: str) -> int:
+    folder = Path(path) / ".hoodie" / "metadata" / "record_index"
+    return len({p.name.split("_")[0] for p in folder.glob("*.hfile")})
+
+
+@probe("record_index_enable")
+def _record_index_enable(write: Write, path: str) -> None:
+    """true builds the record index of a version 9 table from its keys and keeps it; false drops it."""
+    key = key_of("record_index_enable")
+    t = table(path, {key_of("table_version"): "9"})
+    write(path, rows(["d"], 2), {key: "true"})
+    assert HudiTable(path).config.metadata_partitions == ["files", "record_index"]
+    assert sorted(record_index(path)) == ["a", "b", "c", "d"]
+    write(path, rows(["e"], 2), {})
+    assert sorted(record_index(path)) == ["a", "b", "c", "d", "e"]
+    write(path, rows(["f"], 2), {key: "false"})
+    assert HudiTable(path).config.metadata_partitions == ["files"]
+    assert values(t)["f"] == "f@2"
+
+
+def _record_index_sizing(field: str, value: str, expected_groups: int) -> Probe:
+    """A record index built with the option set gets `expected_groups` file groups (Hudi's estimate: room for
+    growth-factor times the keys at 48 bytes each per file group of at most max.filegroup.size, within the
+    min and max counts)."""
+    def check(write: Write, path: str) -> None:
+        table(path, {key_of("table_version"): "9"})
+        sizing = {key_of("record_index_min_file_groups"): "1", key_of("record_index_max_file_groups"): "50",
+                  key_of("record_index_max_file_group_bytes"): "96", key_of("record_index_growth_factor"): "2",
+                  key_of(field): value}
+        write(path, rows(["d"], 2), {key_of("record_index_enable"): "true", **sizing})
+        assert record_index_groups(path) == expected_groups
+        assert sorted(record_index(path)) == ["a", "b", "c", "d"]
+
+    return check
+
+
+# built before the write from keys a, b, c: x2 growth = 6 keys of 48 bytes; at most 96 bytes per group = 3 groups,
+# unless the option changes the estimate or bounds it
+probe("record_index_min_file_groups")(_record_index_sizing("record_index_min_file_groups", "5", 5))
+probe("record_index_max_file_groups")(_record_index_sizing("record_index_max_file_groups", "2", 2))
+probe("record_index_max_file_group_bytes")(_record_index_sizing("record_index_max_file_group_bytes", "192", 1))
+probe("record_index_growth_factor")(_record_index_sizing("record_index_growth_factor", "4", 6))
 
 
 @probe("small_file_limit")
