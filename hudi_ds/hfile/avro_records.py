@@ -206,10 +206,9 @@ class AvroHFileReader:
     def select(self, keys: Collection[str]) -> Iterator[tuple[str, dict[str, Any]]]:
         """(key, record) of the present ones of `keys`, in key order: one pass over the file, decoding only
         those (a batch lookup that would otherwise search block by block for each key)."""
-        wanted = {k.encode("utf-8") for k in keys}
-        for key, value in self.hfile:
-            if key in wanted:
-                yield self._decode(key, value)
+        wanted = pa.array([k.encode("utf-8") for k in keys], pa.binary())
+        for key, value in self.hfile.select(wanted):
+            yield self._decode(key, value)
 
     def scan_prefix(self, prefix: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """(key, record) of the keys starting with `prefix`, in key order."""
