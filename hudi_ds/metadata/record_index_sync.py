@@ -89,7 +89,7 @@ class RecordIndexChanges:
     removed: set[str] = field(default_factory=set)
 
     def place(self, keys: Iterable[str], partition: str, file_id: str) -> None:
-        self.placed.update((k, (partition, file_id)) for k in keys)
+        self.placed.update(dict.fromkeys(keys, (partition, file_id)))
 
     def settled(self) -> RecordIndexChanges:
         """The changes with every key placed anywhere taken out of the removals."""
