@@ -86,10 +86,11 @@ def test_location_records_round_trip(key, partition, head, part, instant_ms):
 def test_a_writes_entries_built_column_wise_are_the_records_one_by_one(keys, data, count, version):
     """The column-wise entries of a write: each key in its file group, the files' bytes those of its records
     encoded one at a time (fast codec and fastavro alike)."""
-    places = [("p1", "11111111-2222-3333-4444-555555555555-0", 7), ("", "odd-file", 2**40), ("p1", "f-1", 0)]
+    places = [("p1", "11111111-2222-3333-4444-555555555555-0", 7), ("", "odd-file", 2**40), ("p1", "f-1", 0),
+              ("p2", "f-2"), ("p2", "f-2", 5)]  # a place without an instant is at the write's (5)
     locations = [data.draw(st.sampled_from(places)) for _ in keys]
-    groups = entries.group_entries(keys, locations, count, version)
-    located = dict(zip(keys, locations, strict=True))
+    groups = entries.group_entries(keys, locations, count, version, instant_ms=5)
+    located = {key: (*place, 5)[:3] for key, place in zip(keys, locations, strict=True)}
     assert sorted(k for column, _ in groups.values() for k in column.to_pylist()) == sorted(keys)
     for index, (column, values) in groups.items():
         records = {k: ri.location_record(k, *located[k]) for k in column.to_pylist()}

@@ -19,18 +19,20 @@ from hudi_ds.metadata import record_index_codec as codec
 from hudi_ds.metadata.avro_schema import metadata_schema_json
 from hudi_ds.metadata.record_index import file_groups_of, location_record
 
-Location = tuple[str, str, int]  # data partition, file id, epoch ms of the instant that placed the key
+Place = tuple[str, str] | tuple[str, str, int]  # data partition, file id[, epoch ms of the instant placing the key]
 
 
-def group_entries(keys: Sequence[str], locations: Sequence[Location], count: int,
-                  table_version: int) -> dict[int, tuple[pa.Array, pa.Array]]:
-    """File group index -> (keys, values) of the ones of `keys` (distinct) it holds, `locations[i]` the location of
-    `keys[i]`; values are the HFile values (binary) of the keys' record index records."""
-    distinct: dict[Location, int] = {}
-    codes = np.fromiter((distinct.setdefault(loc, len(distinct)) for loc in locations), dtype=np.int64,
-                        count=len(locations))
-    _, encoded = encode_values({str(i): location_record("", *loc) for i, loc in enumerate(distinct)},
-                               metadata_schema_json(table_version), codec.encode)
+def group_entries(keys: Sequence[str], places: Sequence[Place], count: int, table_version: int,
+                  instant_ms: int = 0) -> dict[int, tuple[pa.Array, pa.Array]]:
+    """File group index -> (keys, values) of the ones of `keys` (distinct) it holds, `places[i]` the location of
+    `keys[i]` (at `instant_ms` when it names no instant of its own); values are the HFile values (binary) of the
+    keys' record index records."""
+    distinct, codes = _factorized(places)
+    records = {}
+    for i, place in enumerate(distinct):
+        partition, file_id, *at = place
+        records[str(i)] = location_record("", partition, file_id, at[0] if at else instant_ms)
+    _, encoded = encode_values(records, metadata_schema_json(table_version), codec.encode)
     groups = np.asarray(file_groups_of(keys, count), dtype=np.int64)
     order = np.argsort(groups, kind="stable")
     bounds = np.searchsorted(groups[order], np.arange(count + 1))
@@ -39,3 +41,15 @@ def group_entries(keys: Sequence[str], locations: Sequence[Location], count: int
     return {index: (key_column[start:stop], values[start:stop])
             for index, (start, stop) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
             if stop > start}
+
+
+def _factorized(places: Sequence[Place]) -> tuple[list[Place], np.ndarray]:
+    """The distinct places and the code of each of `places` in them. A write gives all keys of a file group the
+    same tuple, so the objects are told apart by identity first (no hashing per key), then the few distinct
+    objects by value."""
+    identities = np.fromiter(map(id, places), dtype=np.uint64, count=len(places))
+    _, first, inverse = np.unique(identities, return_index=True, return_inverse=True)
+    distinct: dict[Place, int] = {}
+    object_codes = np.array([distinct.setdefault(places[i], len(distinct)) for i in first.tolist()],
+                            dtype=np.int64)
+    return list(distinct), object_codes[inverse.ravel()]

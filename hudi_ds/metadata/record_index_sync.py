@@ -200,8 +200,7 @@ def write_logs(mdt: MetadataTable, instant: str, changes: RecordIndexChanges) ->
     if not count or not (changes.placed or changes.removed):
         return []
     ms = _instant_ms(instant)
-    placed = group_entries(list(changes.placed), [(p, f, ms) for p, f in changes.placed.values()], count,
-                           mdt.version)
+    placed = group_entries(list(changes.placed), list(changes.placed.values()), count, mdt.version, ms)
     removed: dict[int, list[str]] = {}
     gone = sorted(changes.removed)
     for key, index in zip(gone, file_groups_of(gone, count), strict=True):
