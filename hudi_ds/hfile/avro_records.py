@@ -206,7 +206,7 @@ class AvroHFileReader:
     def select(self, keys: Collection[str]) -> Iterator[tuple[str, dict[str, Any]]]:
         """(key, record) of the present ones of `keys`, in key order: one pass over the file, decoding only
         those (a batch lookup that would otherwise search block by block for each key)."""
-        wanted = pa.array([k.encode("utf-8") for k in keys], pa.binary())
+        wanted = pa.array(list(keys), pa.string()).cast(pa.binary())
         for key, value in self.hfile.select(wanted):
             yield self._decode(key, value)
 
