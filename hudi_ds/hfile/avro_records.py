@@ -130,10 +130,13 @@ def encode_values(records: Mapping[str, dict[str, Any]], schema_json: str,
 def write_encoded_hfile(keys: pa.Array, values: pa.Array, schema_json: str, *,
                         bloom_filter: BloomFilter | None = None, block_size: int = DEFAULT_BLOCK_SIZE,
                         compression: Compression = Compression.GZ, created_ms: int | None = None) -> bytes:
-    """`write_avro_hfile` of records already encoded: `keys` (string, distinct, any order) and their `values`
-    (binary, as `encode_values` gives them), sorted and written column-wise (no Python object per entry)."""
-    order = pc.sort_indices(pc.cast(keys, pa.binary()))
-    keys, values = keys.take(order), values.take(order)
+    """`write_avro_hfile` of records already encoded: `keys` (string, distinct, any order: sorted here unless
+    they come sorted) and their `values` (binary, as `encode_values` gives them), written column-wise (no Python
+    object per entry)."""
+    raw = pc.cast(keys, pa.binary())
+    if len(keys) > 1 and not pc.all(pc.less(raw[:-1], raw[1:])).as_py():  # a caller may give them sorted
+        order = pc.sort_indices(raw)
+        keys, values = keys.take(order), values.take(order)
     writer = HFileWriter(block_size=block_size, compression=compression, created_ms=created_ms)
     writer.add_file_info(SCHEMA_INFO, schema_json.encode("utf-8"))
     writer.append_all(keys, values)

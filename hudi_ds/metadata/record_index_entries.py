@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_ds.hfile.avro_records import encode_values
 from hudi_ds.metadata import record_index_codec as codec
@@ -33,10 +34,12 @@ def group_entries(keys: Sequence[str], places: Sequence[Place], count: int, tabl
         partition, file_id, *at = place
         records[str(i)] = location_record("", partition, file_id, at[0] if at else instant_ms)
     _, encoded = encode_values(records, metadata_schema_json(table_version), codec.encode)
-    groups = np.asarray(file_groups_of(keys, count), dtype=np.int64)
-    order = np.argsort(groups, kind="stable")
-    bounds = np.searchsorted(groups[order], np.arange(count + 1))
-    key_column = pa.array(keys, pa.string()).take(order)
+    key_column = pa.array(keys, pa.string())
+    by_key = pc.sort_indices(key_column.cast(pa.binary())).to_numpy()  # so each group's keys come sorted
+    groups = np.asarray(file_groups_of(keys, count), dtype=np.int64)[by_key]
+    order = by_key[np.argsort(groups, kind="stable")]
+    bounds = np.searchsorted(np.sort(groups), np.arange(count + 1))
+    key_column = key_column.take(order)
     values = encoded.take(codes[order])
     return {index: (key_column[start:stop], values[start:stop])
             for index, (start, stop) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
