@@ -194,6 +194,34 @@ def test_writer_refuses_unsorted_or_repeated_keys_and_bad_settings():
         HFileWriter(compression=Compression.SNAPPY)
 
 
+@SETTINGS
+@given(keys, st.data(), block_sizes, codecs)
+def test_appending_columns_writes_the_bytes_of_appending_one_by_one(sorted_keys, data, block_size, codec):
+    """Entries added as columns (in runs, mixed with single appends) give the very bytes of one append each."""
+    entries = [(k, data.draw(st.binary(max_size=300))) for k in sorted_keys]
+    cuts = sorted(data.draw(st.lists(st.integers(min_value=0, max_value=len(entries)), max_size=4)))
+    writer = HFileWriter(block_size=block_size, compression=codec, created_ms=1)
+    for i, (start, stop) in enumerate(zip([0, *cuts], [*cuts, len(entries)], strict=True)):
+        run = entries[start:stop]
+        if i % 2 and len(run) == 1:
+            writer.append(*run[0])
+        else:
+            writer.append_all(pa.array([k for k, _ in run], pa.binary()), pa.array([v for _, v in run], pa.binary()))
+    assert writer.finish() == _hfile(entries, block_size, codec)
+
+
+def test_appending_columns_refuses_what_appending_refuses():
+    writer = HFileWriter()
+    writer.append(b"b", b"")
+    for column in ([b"a"], [b"b"], [b"c", b"c"], [b"e", b"d"]):
+        with pytest.raises(InvalidDataError, match="unique and ascending"):
+            writer.append_all(pa.array(column, pa.binary()), pa.array([b""] * len(column), pa.binary()))
+    with pytest.raises(InvalidDataError, match="longer than"):
+        writer.append_all(pa.array([b"c" * 40000], pa.binary()), pa.array([b""], pa.binary()))
+    with pytest.raises(InvalidDataError, match="non-null"):
+        writer.append_all(pa.array([b"c"], pa.binary()), pa.array([None], pa.binary()))
+
+
 def _read_all(raw: bytes) -> list[tuple[bytes, bytes]]:
     reader = HFileReader(raw, "damaged.hfile")
     return list(reader)

@@ -23,9 +23,10 @@ from hudi_ds.index.lookup import KeyLookup
 from hudi_ds.log import BlockType, decode_hfile_data_block, read_blocks
 from hudi_ds.metadata import record_index as ri
 from hudi_ds.metadata import record_index_codec as codec
+from hudi_ds.metadata import record_index_entries as entries
 from hudi_ds.metadata import record_index_sync as rs
 from hudi_ds.metadata import records as md
-from hudi_ds.metadata.hfiles import encode_base_file
+from hudi_ds.metadata.hfiles import encode_base_file, encode_encoded_base_file
 from hudi_ds.metadata.layout import MetadataTable
 from hudi_ds.storage import open_storage
 
@@ -78,6 +79,26 @@ def test_location_records_round_trip(key, partition, head, part, instant_ms):
     file_id = f"{head}-{part}"
     loc = md.record_location(ri.location_record(key, partition, file_id, instant_ms))
     assert loc == md.RecordLocation(partition, file_id, instant_ms, None)
+
+
+@SETTINGS
+@given(st.lists(st.text(min_size=1, max_size=20), unique=True, max_size=40), st.data(),
+       st.integers(min_value=1, max_value=5), st.sampled_from([8, 9]))
+def test_a_writes_entries_built_column_wise_are_the_records_one_by_one(keys, data, count, version):
+    """The column-wise entries of a write: each key in its file group, the files' bytes those of its records
+    encoded one at a time (fast codec and fastavro alike)."""
+    places = [("p1", "11111111-2222-3333-4444-555555555555-0", 7), ("", "odd-file", 2**40), ("p1", "f-1", 0),
+              ("p2", "f-2"), ("p2", "f-2", 5)]  # a place without an instant is at the write's (5)
+    locations = [data.draw(st.sampled_from(places)) for _ in keys]
+    groups = entries.group_entries(keys, locations, count, version, instant_ms=5)
+    located = {key: (*place, 5)[:3] for key, place in zip(keys, locations, strict=True)}
+    assert sorted(k for column, _ in groups.values() for k in column.to_pylist()) == sorted(keys)
+    for index, (column, values) in groups.items():
+        records = {k: ri.location_record(k, *located[k]) for k in column.to_pylist()}
+        assert all(ri.file_group_of(k, count) == index for k in records)
+        one_by_one = encode_base_file(records, version, created_ms=1)
+        assert encode_encoded_base_file(column, values, version, created_ms=1) == one_by_one
+        assert encode_base_file(records, version, created_ms=1, encoder=codec.encode) == one_by_one
 
 
 def newest_locations(table: pa.Table) -> dict[str, tuple[str, str]]:

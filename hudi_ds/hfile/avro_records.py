@@ -18,6 +18,7 @@ from typing import Any
 
 import fastavro
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_ds.errors import CorruptTableError, InvalidDataError
 from hudi_ds.hfile.block import Compression
@@ -95,32 +96,54 @@ def write_avro_hfile(records: Mapping[str, dict[str, Any]], schema_json: str, *,
     `schema` file info, so pass the exact text Hudi writes (e.g. `metadata_schema_json`). `encoder`: a faster
     encoding of the records it knows, which must give fastavro's bytes.
     """
+    keys, values = encode_values(records, schema_json, encoder)
+    return write_encoded_hfile(keys, values, schema_json, bloom_filter=bloom_filter, block_size=block_size,
+                               compression=compression, created_ms=created_ms)
+
+
+def encode_values(records: Mapping[str, dict[str, Any]], schema_json: str,
+                  encoder: Encoder | None = None) -> tuple[pa.Array, pa.Array]:
+    """The keys (string) and HFile values (binary: Avro bytes, key field blanked) of `records`, in their order."""
     parsed = _parsed(schema_json)
     blank_key = _has_key_field(schema_json)
-    writer = HFileWriter(block_size=block_size, compression=compression, created_ms=created_ms)
-    writer.add_file_info(SCHEMA_INFO, schema_json.encode("utf-8"))
-    try:
-        encoded = sorted((key.encode("utf-8"), key) for key in records)
-    except UnicodeEncodeError as exc:
-        raise InvalidDataError(f"an HFile record key is not valid text: {exc}") from exc
-    for raw_key, key in encoded:
-        record = records[key]
+    values = []
+    for key, record in records.items():
+        try:
+            key.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidDataError(f"an HFile record key is not valid text: {exc}") from exc
         if blank_key and record.get(KEY_FIELD):
             record = {**record, KEY_FIELD: ""}
         fast = encoder(record) if encoder is not None else None
         if fast is not None:
-            writer.append(raw_key, fast)
+            values.append(fast)
             continue
         out = io.BytesIO()
         try:
             fastavro.schemaless_writer(out, parsed, record)
         except (ValueError, TypeError, KeyError, OverflowError) as exc:
             raise InvalidDataError(f"record {key!r} does not fit the HFile's Avro schema: {exc}") from exc
-        writer.append(raw_key, out.getvalue())
+        values.append(out.getvalue())
+    return pa.array(list(records), pa.string()), pa.array(values, pa.binary())
+
+
+def write_encoded_hfile(keys: pa.Array, values: pa.Array, schema_json: str, *,
+                        bloom_filter: BloomFilter | None = None, block_size: int = DEFAULT_BLOCK_SIZE,
+                        compression: Compression = Compression.GZ, created_ms: int | None = None) -> bytes:
+    """`write_avro_hfile` of records already encoded: `keys` (string, distinct, any order: sorted here unless
+    they come sorted) and their `values` (binary, as `encode_values` gives them), written column-wise (no Python
+    object per entry)."""
+    raw = pc.cast(keys, pa.binary())
+    if len(keys) > 1 and not pc.all(pc.less(raw[:-1], raw[1:])).as_py():  # a caller may give them sorted
+        order = pc.sort_indices(raw)
+        keys, values = keys.take(order), values.take(order)
+    writer = HFileWriter(block_size=block_size, compression=compression, created_ms=created_ms)
+    writer.add_file_info(SCHEMA_INFO, schema_json.encode("utf-8"))
+    writer.append_all(keys, values)
     if bloom_filter is not None:
-        bloom_filter.add_all(raw_key for raw_key, _ in encoded)
-        writer.add_file_info(MIN_RECORD_KEY, encoded[0][0] if encoded else b"")
-        writer.add_file_info(MAX_RECORD_KEY, encoded[-1][0] if encoded else b"")
+        bloom_filter.add_strings(keys)
+        writer.add_file_info(MIN_RECORD_KEY, keys[0].as_py().encode("utf-8") if len(keys) else b"")
+        writer.add_file_info(MAX_RECORD_KEY, keys[-1].as_py().encode("utf-8") if len(keys) else b"")
         writer.add_file_info(BLOOM_FILTER_TYPE_CODE, bloom_filter.type_code.encode("utf-8"))
         writer.add_meta_block(BLOOM_FILTER_META_BLOCK, bloom_filter.serialize())
     return writer.finish()
@@ -186,10 +209,9 @@ class AvroHFileReader:
     def select(self, keys: Collection[str]) -> Iterator[tuple[str, dict[str, Any]]]:
         """(key, record) of the present ones of `keys`, in key order: one pass over the file, decoding only
         those (a batch lookup that would otherwise search block by block for each key)."""
-        wanted = {k.encode("utf-8") for k in keys}
-        for key, value in self.hfile:
-            if key in wanted:
-                yield self._decode(key, value)
+        wanted = pa.array(list(keys), pa.string()).cast(pa.binary())
+        for key, value in self.hfile.select(wanted):
+            yield self._decode(key, value)
 
     def scan_prefix(self, prefix: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """(key, record) of the keys starting with `prefix`, in key order."""

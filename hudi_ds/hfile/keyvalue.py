@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from hudi_ds.errors import CorruptTableError
 
 KEY_REST = b"\x00" + struct.pack(">q", (1 << 63) - 1) + b"\x04"  # family length, timestamp, key type Put
 MAX_KEY_CONTENT = 0x7FFF  # the content length is a Java short
 _LENGTHS = struct.Struct(">ii")
 _SHORT = struct.Struct(">h")
+# an entry's lengths: whole key, value, key content
+_ENTRY_HEAD = np.dtype([("key", ">i4"), ("value", ">i4"), ("content", ">i2")])
+_KEY_REST = pa.scalar(KEY_REST, pa.binary())
+_MVCC = pa.scalar(b"\x00", pa.binary())
+_NO_SEPARATOR = pa.scalar(b"", pa.binary())
 
 
 def full_key(content: bytes) -> bytes:
@@ -39,16 +48,21 @@ def key_content(key: bytes | memoryview, what: str) -> bytes:
     return bytes(key[2:2 + size])
 
 
-def encode_entries(entries: list[tuple[bytes, bytes]]) -> bytes:
-    """The payload of a data block holding `entries` (key content, value), in order."""
-    parts = []
-    for content, value in entries:
-        key = full_key(content)
-        parts.append(_LENGTHS.pack(len(key), len(value)))
-        parts.append(key)
-        parts.append(value)
-        parts.append(b"\x00")
-    return b"".join(parts)
+def encode_entries(contents: pa.Array, values: pa.Array) -> bytes:
+    """The payload of a data block holding the entries (key content, value) of two binary columns, in order:
+    each entry's lengths, key and value joined straight from the columns' Arrow buffers."""
+    if not len(contents):
+        return b""
+    content_len = pc.binary_length(contents).to_numpy(zero_copy_only=False)
+    head = np.empty(len(contents), dtype=_ENTRY_HEAD)
+    head["key"] = content_len + 2 + len(KEY_REST)
+    head["value"] = pc.binary_length(values).to_numpy(zero_copy_only=False)
+    head["content"] = content_len
+    heads = pa.FixedSizeBinaryArray.from_buffers(pa.binary(_ENTRY_HEAD.itemsize), len(head),
+                                                 [None, pa.py_buffer(head.tobytes())]).cast(pa.binary())
+    joined = pc.binary_join_element_wise(heads, contents, _KEY_REST, values, _MVCC, _NO_SEPARATOR)
+    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32)[joined.offset:joined.offset + len(joined) + 1]
+    return joined.buffers()[2][int(offsets[0]):int(offsets[-1])].to_pybytes()
 
 
 def entry_size(content: bytes, value: bytes) -> int:
@@ -56,27 +70,44 @@ def entry_size(content: bytes, value: bytes) -> int:
     return 8 + 2 + len(content) + len(KEY_REST) + len(value) + 1
 
 
-def decode_entries(payload: bytes, what: str, mvcc: bool = True) -> tuple[list[bytes], list[bytes]]:
-    """(key contents, values) of a data block payload, in file order. `mvcc`: entries end with the MVCC byte
-    (file info KEY_VALUE_VERSION 1, which every Hudi writer sets)."""
-    keys: list[bytes] = []
-    values: list[bytes] = []
+def decode_entries(payload: bytes, what: str, mvcc: bool = True) -> tuple[pa.Array, pa.Array]:
+    """(key contents, values) of a data block payload, in file order, as binary columns. `mvcc`: entries end with
+    the MVCC byte (file info KEY_VALUE_VERSION 1, which every Hudi writer sets). Only the walk from entry to entry
+    is a Python loop; the lengths are checked and the columns gathered with numpy."""
     tail = 1 if mvcc else 0
+    starts: list[int] = []
     pos, end = 0, len(payload)
-    unpack, short = _LENGTHS.unpack_from, _SHORT.unpack_from
-    while pos < end:
-        if pos + 10 > end:
-            raise CorruptTableError(f"{what}: truncated entry at byte {pos} of a data block")
+    unpack = _LENGTHS.unpack_from
+    while pos + 10 <= end:
         key_len, value_len = unpack(payload, pos)
-        (content_len,) = short(payload, pos + 8)
-        key_start = pos + 8
-        value_start = key_start + key_len
-        pos = value_start + value_len + tail
-        if key_len < 2 or value_len < 0 or not 0 <= content_len <= key_len - 2 or pos > end:
-            raise CorruptTableError(f"{what}: entry at byte {key_start - 8} of a data block runs past it")
-        if tail and payload[pos - 1]:
-            raise CorruptTableError(f"{what}: entry with a non-zero MVCC timestamp (HBase versioned data, which "
-                                    "Hudi never writes)")
-        keys.append(payload[key_start + 2:key_start + 2 + content_len])
-        values.append(payload[value_start:value_start + value_len])
-    return keys, values
+        if key_len < 2 or value_len < 0:
+            raise CorruptTableError(f"{what}: entry at byte {pos} of a data block runs past it")
+        starts.append(pos)
+        pos += 8 + key_len + value_len + tail
+    if pos < end:
+        raise CorruptTableError(f"{what}: truncated entry at byte {pos} of a data block")
+    if pos > end:
+        raise CorruptTableError(f"{what}: entry at byte {starts[-1]} of a data block runs past it")
+    data = np.frombuffer(payload, dtype=np.uint8)
+    at = np.asarray(starts, dtype=np.int64)
+    heads = data[at[:, None] + np.arange(_ENTRY_HEAD.itemsize)].view(_ENTRY_HEAD)[:, 0]
+    key_len, value_len = heads["key"].astype(np.int64), heads["value"].astype(np.int64)
+    content_len = heads["content"].astype(np.int64)
+    bad = np.flatnonzero((content_len < 0) | (content_len > key_len - 2))
+    if bad.size:
+        raise CorruptTableError(f"{what}: entry at byte {int(at[bad[0]])} of a data block runs past it")
+    value_at = at + 8 + key_len
+    if tail and data[value_at + value_len].any():
+        raise CorruptTableError(f"{what}: entry with a non-zero MVCC timestamp (HBase versioned data, which "
+                                "Hudi never writes)")
+    return _gathered(data, at + 10, content_len), _gathered(data, value_at, value_len)
+
+
+def _gathered(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
+    """A binary column of the byte ranges (starts, lengths) of `data`."""
+    offsets = np.zeros(len(starts) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    picks = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
+    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(starts), [None, pa.py_buffer(offsets),
+                                                                             pa.py_buffer(data[picks])]
+                                            ).cast(pa.binary())

@@ -14,7 +14,9 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_ds.errors import CorruptTableError, UnsupportedTableError
 from hudi_ds.hfile.block import HEADER_SIZE, Block, BlockType, Compression, codec_of, decode_block
@@ -46,6 +48,16 @@ class IndexEntry:
     size: int
 
 
+@dataclass(frozen=True)
+class DataBlock:
+    """The entries of a data block: keys and values as lists (for bisecting and scans) and the keys as a binary
+    column (for selecting many at once)."""
+
+    keys: list[bytes]
+    values: list[bytes]
+    key_column: pa.Array
+
+
 class HFileReader:
     """Entries of one HFile, looked up by key or scanned in key order (unsigned byte order of the keys)."""
 
@@ -59,7 +71,7 @@ class HFileReader:
             self._file = None
             self._data = bytes(source)
             self.size = len(self._data)
-        self._cache: OrderedDict[int, tuple[list[bytes], list[bytes]]] = OrderedDict()
+        self._cache: OrderedDict[int, DataBlock] = OrderedDict()
         self.trailer = self._read_trailer()
         self.compression: Compression = codec_of(self.trailer.codec, path)
         self._load_on_open()
@@ -194,8 +206,8 @@ class HFileReader:
         raw = self._read(entry.offset, entry.size)
         return decode_block(raw, entry.offset, self.compression, self.path, expected)
 
-    def _entries(self, block_number: int) -> tuple[list[bytes], list[bytes]]:
-        """(keys, values) of one data block, checked to be in order and between its index key and the next one's
+    def _entries(self, block_number: int) -> DataBlock:
+        """The entries of one data block, checked to be in order and between its index key and the next one's
         (equal keys may repeat, and HBase's writer may split a run of them across blocks)."""
         cached = self._cache.get(block_number)
         if cached is not None:
@@ -203,16 +215,19 @@ class HFileReader:
             return cached
         entry = self.index[block_number]
         block = self._block(entry, (BlockType.DATA,))
-        keys, values = decode_entries(block.payload, f"{self.path} block at byte {entry.offset}", self._mvcc)
+        key_column, value_column = decode_entries(block.payload, f"{self.path} block at byte {entry.offset}",
+                                                  self._mvcc)
+        keys = key_column.to_pylist()
         upper = self._first_keys[block_number + 1] if block_number + 1 < len(self.index) else None
         if not keys or keys[0] < entry.key or (upper is not None and keys[-1] > upper) or \
-                any(a > b for a, b in zip(keys, keys[1:], strict=False)):
+                pc.any(pc.greater(key_column[:-1], key_column[1:])).as_py():
             raise CorruptTableError(f"{self.path}: data block at byte {entry.offset} holds keys out of order or "
                                     "outside its index range")
-        self._cache[block_number] = (keys, values)
+        cached = DataBlock(keys, value_column.to_pylist(), key_column)
+        self._cache[block_number] = cached
         if len(self._cache) > _CACHED_BLOCKS:
             self._cache.popitem(last=False)
-        return keys, values
+        return cached
 
     @property
     def entry_count(self) -> int:
@@ -246,7 +261,8 @@ class HFileReader:
         for block_number in range(first, len(self.index)):
             if stop is not None and self._first_keys[block_number] >= stop:
                 return
-            keys, values = self._entries(block_number)
+            block = self._entries(block_number)
+            keys, values = block.keys, block.values
             i = 0 if start is None else bisect.bisect_left(keys, start)
             for j in range(i, len(keys)):
                 if stop is not None and keys[j] >= stop:
@@ -266,6 +282,19 @@ class HFileReader:
         for entry in self.scan():
             count += 1
             yield entry
+        if count != self.trailer.entry_count:
+            raise CorruptTableError(f"{self.path}: HFile holds {count} entries, its trailer says "
+                                    f"{self.trailer.entry_count}")
+
+    def select(self, keys: pa.Array) -> Iterator[tuple[bytes, bytes]]:
+        """The entries whose key is one of `keys` (a binary column), in key order: one pass over the data blocks,
+        each block's keys matched at once."""
+        count = 0
+        for block_number in range(len(self.index)):
+            block = self._entries(block_number)
+            count += len(block.keys)
+            for i in np.flatnonzero(pc.is_in(block.key_column, keys).to_numpy(zero_copy_only=False)).tolist():
+                yield block.keys[i], block.values[i]
         if count != self.trailer.entry_count:
             raise CorruptTableError(f"{self.path}: HFile holds {count} entries, its trailer says "
                                     f"{self.trailer.entry_count}")

@@ -13,6 +13,10 @@ from __future__ import annotations
 import struct
 import time
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from hudi_ds.errors import InvalidDataError
 from hudi_ds.hfile.block import BlockType, Compression, encode_block
 from hudi_ds.hfile.java_order import hash_map_order
@@ -60,7 +64,9 @@ class HFileWriter:
         self._created_ms = int(time.time() * 1000) if created_ms is None else created_ms
         self._parts: list[bytes] = []
         self._offset = 0
-        self._block: list[tuple[bytes, bytes]] = []
+        # the open data block: columns of entries added together, then entries appended one by one after them
+        self._block_columns: list[tuple[pa.Array, pa.Array]] = []
+        self._block_loose: list[tuple[bytes, bytes]] = []
         self._block_bytes = 0
         self._index: list[tuple[bytes, int, int]] = []  # (first key, offset, on-disk size)
         self._last_key: bytes | None = None
@@ -79,14 +85,59 @@ class HFileWriter:
         if len(key) > MAX_KEY_CONTENT:
             raise InvalidDataError(f"HFile key of {len(key)} bytes is longer than the {MAX_KEY_CONTENT} allowed")
         size = entry_size(key, value)
-        if self._block and self._block_bytes + size > self._block_size:
+        if self._block_bytes and self._block_bytes + size > self._block_size:
             self._flush_block()
-        self._block.append((key, value))
+        self._block_loose.append((key, value))
         self._block_bytes += size
         self._last_key = key
         self._count += 1
         self._key_bytes += len(key)
         self._value_bytes += len(value)
+
+    def append_all(self, keys: pa.Array, values: pa.Array) -> None:
+        """Add the entries of two binary columns, as `append` of each in turn would (the same blocks and bytes),
+        without a Python object per entry: the block cuts come from the entries' cumulative sizes and each block
+        is built from the columns' buffers."""
+        if self._finished:
+            raise ValueError("HFileWriter.append_all() after finish()")
+        keys, values = keys.cast(pa.binary()), values.cast(pa.binary())
+        n = len(keys)
+        if n != len(values) or keys.null_count or values.null_count:
+            raise InvalidDataError("HFile entries need one non-null key and value each")
+        if not n:
+            return
+        key_len = pc.binary_length(keys).to_numpy(zero_copy_only=False).astype(np.int64)
+        value_len = pc.binary_length(values).to_numpy(zero_copy_only=False).astype(np.int64)
+        out_of_order = np.flatnonzero(pc.less_equal(keys[1:], keys[:-1]).to_numpy(zero_copy_only=False))
+        first = keys[0].as_py()
+        if self._last_key is not None and first <= self._last_key:
+            raise InvalidDataError(f"HFile keys must be unique and ascending: {first!r} after {self._last_key!r}")
+        if out_of_order.size:
+            i = int(out_of_order[0])
+            raise InvalidDataError(f"HFile keys must be unique and ascending: {keys[i + 1].as_py()!r} after "
+                                   f"{keys[i].as_py()!r}")
+        if int(key_len.max()) > MAX_KEY_CONTENT:
+            raise InvalidDataError(f"HFile key of {int(key_len.max())} bytes is longer than the {MAX_KEY_CONTENT} "
+                                   "allowed")
+        ends = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(key_len + value_len + entry_size(b"", b""), out=ends[1:])
+        start = 0
+        while start < n:
+            # the entries from `start` that fit the open block; a first entry larger than a block takes one alone
+            stop = int(np.searchsorted(ends, ends[start] + self._block_size - self._block_bytes, "right")) - 1
+            if stop <= start:
+                if self._block_bytes:
+                    self._flush_block()
+                    continue
+                stop = start + 1
+            self._seal_loose()
+            self._block_columns.append((keys[start:stop], values[start:stop]))
+            self._block_bytes += int(ends[stop] - ends[start])
+            start = stop
+        self._last_key = keys[n - 1].as_py()
+        self._count += n
+        self._key_bytes += int(key_len.sum())
+        self._value_bytes += int(value_len.sum())
 
     def add_file_info(self, name: str, value: bytes) -> None:
         """Set a file info entry (Hudi keeps its Avro schema and record key range there)."""
@@ -102,23 +153,32 @@ class HFileWriter:
         self._offset += len(data)
         return start
 
+    def _seal_loose(self) -> None:
+        """Turn the entries appended one by one into a column of the open block (keeping their order)."""
+        if self._block_loose:
+            self._block_columns.append((pa.array([k for k, _ in self._block_loose], pa.binary()),
+                                        pa.array([v for _, v in self._block_loose], pa.binary())))
+            self._block_loose = []
+
     def _flush_block(self) -> None:
-        payload = encode_entries(self._block)
+        self._seal_loose()
+        keys = pa.concat_arrays([k for k, _ in self._block_columns])
+        payload = encode_entries(keys, pa.concat_arrays([v for _, v in self._block_columns]))
         block = encode_block(BlockType.DATA, payload, self._codec)
         offset = self._write(block)
         if self._first_block_offset < 0:
             self._first_block_offset = offset
         self._last_block_offset = offset
-        self._index.append((self._block[0][0], offset, len(block)))
+        self._index.append((keys[0].as_py(), offset, len(block)))
         self._data_bytes += len(payload)
-        self._block, self._block_bytes = [], 0
+        self._block_columns, self._block_bytes = [], 0
 
     def finish(self) -> bytes:
         """The whole file. The writer is spent afterwards."""
         if self._finished:
             raise ValueError("HFileWriter.finish() was already called")
         self._finished = True
-        if self._block:
+        if self._block_bytes:
             self._flush_block()
         meta_index = []
         for name in hash_map_order(self._meta):

@@ -11,8 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pyarrow as pa
+
 from hudi_ds.errors import CorruptTableError
-from hudi_ds.hfile.avro_records import AvroHFileReader, Decoder, Encoder, write_avro_hfile
+from hudi_ds.hfile.avro_records import (
+    AvroHFileReader,
+    Decoder,
+    Encoder,
+    write_avro_hfile,
+    write_encoded_hfile,
+)
 from hudi_ds.hfile.block import Compression
 from hudi_ds.log.format import BlockType, HeaderKey, LogBlock, encode_block, require_type
 
@@ -26,6 +34,16 @@ def encode_hfile_data_block(records: Mapping[str, dict[str, Any]], schema_json: 
     and SCHEMA. `created_ms`: the HFile's creation time (now when not given)."""
     content = write_avro_hfile(records, schema_json, block_size=LOG_BLOCK_HFILE_BLOCK_SIZE,
                                compression=compression, created_ms=created_ms, encoder=encoder)
+    header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
+    return encode_block(BlockType.HFILE_DATA, header, content)
+
+
+def encode_encoded_hfile_data_block(keys: pa.Array, values: pa.Array, schema_json: str, instant_time: str,
+                                    compression: Compression = Compression.GZ,
+                                    created_ms: int | None = None) -> bytes:
+    """`encode_hfile_data_block` of records already encoded (`write_encoded_hfile`'s keys and values)."""
+    content = write_encoded_hfile(keys, values, schema_json, block_size=LOG_BLOCK_HFILE_BLOCK_SIZE,
+                                  compression=compression, created_ms=created_ms)
     header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
     return encode_block(BlockType.HFILE_DATA, header, content)
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pyarrow as pa
+
 from hudi_ds.hfile import BloomFilter, Compression, write_avro_hfile
-from hudi_ds.hfile.avro_records import Encoder
+from hudi_ds.hfile.avro_records import Encoder, write_encoded_hfile
 from hudi_ds.log.blocks import encode_delete_block
-from hudi_ds.log.hfile_block import encode_hfile_data_block
+from hudi_ds.log.hfile_block import encode_encoded_hfile_data_block, encode_hfile_data_block
 from hudi_ds.metadata.avro_schema import metadata_schema_json
 
 BLOOM_FPP = 1e-9
@@ -38,12 +40,24 @@ def encode_base_file(records: Mapping[str, dict[str, Any]], table_version: int, 
                             compression=compression, encoder=encoder)
 
 
+def encode_encoded_base_file(keys: pa.Array, values: pa.Array, table_version: int,
+                             created_ms: int | None = None) -> bytes:
+    """`encode_base_file` of records already encoded (`write_encoded_hfile`'s keys and values)."""
+    return write_encoded_hfile(keys, values, metadata_schema_json(table_version),
+                               bloom_filter=base_file_bloom_filter(table_version), created_ms=created_ms)
+
+
 def encode_log_block(records: Mapping[str, dict[str, Any]], table_version: int, instant_time: str,
                      created_ms: int | None = None, compression: Compression = Compression.GZ,
                      encoder: Encoder | None = None) -> bytes:
     """An HFILE_DATA log block of `records` written by the deltacommit `instant_time`."""
     return encode_hfile_data_block(records, metadata_schema_json(table_version), instant_time,
                                    compression=compression, created_ms=created_ms, encoder=encoder)
+
+
+def encode_encoded_log_block(keys: pa.Array, values: pa.Array, table_version: int, instant_time: str) -> bytes:
+    """`encode_log_block` of records already encoded (`write_encoded_hfile`'s keys and values)."""
+    return encode_encoded_hfile_data_block(keys, values, metadata_schema_json(table_version), instant_time)
 
 
 def encode_delete_log_block(keys: Sequence[str], metadata_partition: str, instant_time: str) -> bytes:

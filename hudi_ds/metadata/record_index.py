@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import re
 import uuid
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -105,12 +104,12 @@ def lookup(mdt: MetadataTable, data_timeline: Timeline, keys: Iterable[str]) -> 
     slices = file_group_slices(mdt, mdt.timeline(), data_timeline)
     if not slices:
         return {}
-    wanted: dict[int, set[str]] = defaultdict(set)
     key_list = list(keys)
-    for key, index in zip(key_list, file_groups_of(key_list, len(slices)), strict=True):
-        wanted[index].add(key)
+    groups = np.asarray(file_groups_of(key_list, len(slices)), dtype=np.int64)
+    column = pa.array(key_list, pa.string())
     out: dict[str, md.RecordLocation] = {}
-    for index, group_keys in sorted(wanted.items()):
+    for index in np.unique(groups).tolist():
+        group_keys = set(column.filter(pa.array(groups == index)).to_pylist())
         merged = merged_records(mdt, slices[index], group_keys, codec.decode)
         out.update((k, md.record_location(record)) for k, record in merged.items())
     return out

@@ -37,10 +37,16 @@ from hudi_ds.log import (
 from hudi_ds.metadata import record_index_codec as codec
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.bootstrap import _write_data_partitions as write_data_partitions
-from hudi_ds.metadata.hfiles import encode_base_file, encode_delete_log_block, encode_log_block
+from hudi_ds.metadata.hfiles import (
+    encode_base_file,
+    encode_delete_log_block,
+    encode_encoded_base_file,
+    encode_encoded_log_block,
+)
 from hudi_ds.metadata.layout import WRITE_TOKEN, MetadataTable, listed_partitions, partition_metafile
 from hudi_ds.metadata.listing import MetadataSlice, files_slice, merged_records
-from hudi_ds.metadata.record_index import file_group_count, file_group_id, file_groups_of, location_record
+from hudi_ds.metadata.record_index import file_group_count, file_group_id, file_groups_of
+from hudi_ds.metadata.record_index_entries import group_entries
 from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S
@@ -83,7 +89,7 @@ class RecordIndexChanges:
     removed: set[str] = field(default_factory=set)
 
     def place(self, keys: Iterable[str], partition: str, file_id: str) -> None:
-        self.placed.update((k, (partition, file_id)) for k in keys)
+        self.placed.update(dict.fromkeys(keys, (partition, file_id)))
 
     def settled(self) -> RecordIndexChanges:
         """The changes with every key placed anywhere taken out of the removals."""
@@ -194,11 +200,7 @@ def write_logs(mdt: MetadataTable, instant: str, changes: RecordIndexChanges) ->
     if not count or not (changes.placed or changes.removed):
         return []
     ms = _instant_ms(instant)
-    placed: dict[int, dict[str, dict[str, Any]]] = {}
-    keys = list(changes.placed)
-    for key, index in zip(keys, file_groups_of(keys, count), strict=True):
-        partition, file_id = changes.placed[key]
-        placed.setdefault(index, {})[key] = location_record(key, partition, file_id, ms)
+    placed = group_entries(list(changes.placed), list(changes.placed.values()), count, mdt.version, ms)
     removed: dict[int, list[str]] = {}
     gone = sorted(changes.removed)
     for key, index in zip(gone, file_groups_of(gone, count), strict=True):
@@ -207,14 +209,15 @@ def write_logs(mdt: MetadataTable, instant: str, changes: RecordIndexChanges) ->
     for index in sorted({*placed, *removed}):
         data = b""
         if index in placed:
-            data += encode_log_block(placed[index], mdt.version, instant, encoder=codec.encode)
+            data += encode_encoded_log_block(*placed[index], mdt.version, instant)
         if index in removed:
             data += encode_delete_log_block(removed[index], md.RECORD_INDEX, instant)
         rel = f"{md.RECORD_INDEX}/{log_name(index, instant)}"
         mdt.storage.write_bytes(rel, data)
-        n = len(placed.get(index, {})) + len(removed.get(index, []))
+        inserts = len(placed[index][0]) if index in placed else 0
+        n = inserts + len(removed.get(index, []))
         stats.append(WriteStat(file_id=file_group_id(index), path=rel, prev_commit="null", num_writes=n,
-                               num_inserts=len(placed.get(index, {})), num_deletes=len(removed.get(index, [])),
+                               num_inserts=inserts, num_deletes=len(removed.get(index, [])),
                                total_write_bytes=len(data), partition_path=md.RECORD_INDEX,
                                file_size_in_bytes=len(data), is_log=True, log_version=1, base_file="",
                                log_files=[rel.rsplit("/", 1)[-1]], total_log_blocks=int(index in placed)
@@ -225,19 +228,17 @@ def write_logs(mdt: MetadataTable, instant: str, changes: RecordIndexChanges) ->
 def write_base_files(mdt: MetadataTable, instant: str, locations: Mapping[str, tuple[str, str, int]],
                      count: int) -> list[WriteStat]:
     """`count` file groups' base files at `instant` holding `locations` (key -> partition, file id, epoch ms)."""
-    groups: list[dict[str, dict[str, Any]]] = [{} for _ in range(count)]
-    keys = list(locations)
-    for key, index in zip(keys, file_groups_of(keys, count), strict=True):
-        partition, file_id, ms = locations[key]
-        groups[index][key] = location_record(key, partition, file_id, ms)
+    groups = group_entries(list(locations), list(locations.values()), count, mdt.version)
+    nothing = (pa.array([], pa.string()), pa.array([], pa.binary()))
     created = int(time.time() * 1000)
     stats = []
-    for index, records in enumerate(groups):
+    for index in range(count):
+        keys, values = groups.get(index, nothing)
         rel = f"{md.RECORD_INDEX}/{base_name(index, instant)}"
-        data = encode_base_file(records, mdt.version, created_ms=created, encoder=codec.encode)
+        data = encode_encoded_base_file(keys, values, mdt.version, created_ms=created)
         mdt.storage.write_bytes(rel, data)
-        stats.append(WriteStat(file_id=file_group_id(index), path=rel, prev_commit="null", num_writes=len(records),
-                               num_inserts=len(records), total_write_bytes=len(data),
+        stats.append(WriteStat(file_id=file_group_id(index), path=rel, prev_commit="null", num_writes=len(keys),
+                               num_inserts=len(keys), total_write_bytes=len(data),
                                partition_path=md.RECORD_INDEX, file_size_in_bytes=len(data)))
     return stats
 

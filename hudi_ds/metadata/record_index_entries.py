@@ -1,0 +1,58 @@
+"""A record index write's entries built column-wise: per file group, its keys and the Avro bytes of their records.
+
+A write changes the locations of many keys but names few distinct locations (a partition, a file group and an
+instant each), and a record index record's bytes depend on its location alone (its key is blanked in the value: the
+HFile key holds it). So each distinct location is encoded once, as the one-record path encodes it, and the values
+column takes its entries from those; keys are split by file group with numpy. A million keys then cost a few
+column operations instead of a million Python records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_ds.hfile.avro_records import encode_values
+from hudi_ds.metadata import record_index_codec as codec
+from hudi_ds.metadata.avro_schema import metadata_schema_json
+from hudi_ds.metadata.record_index import file_groups_of, location_record
+
+Place = tuple[str, str] | tuple[str, str, int]  # data partition, file id[, epoch ms of the instant placing the key]
+
+
+def group_entries(keys: Sequence[str], places: Sequence[Place], count: int, table_version: int,
+                  instant_ms: int = 0) -> dict[int, tuple[pa.Array, pa.Array]]:
+    """File group index -> (keys, values) of the ones of `keys` (distinct) it holds, `places[i]` the location of
+    `keys[i]` (at `instant_ms` when it names no instant of its own); values are the HFile values (binary) of the
+    keys' record index records."""
+    distinct, codes = _factorized(places)
+    records = {}
+    for i, place in enumerate(distinct):
+        partition, file_id, *at = place
+        records[str(i)] = location_record("", partition, file_id, at[0] if at else instant_ms)
+    _, encoded = encode_values(records, metadata_schema_json(table_version), codec.encode)
+    key_column = pa.array(keys, pa.string())
+    by_key = pc.sort_indices(key_column.cast(pa.binary())).to_numpy()  # so each group's keys come sorted
+    groups = np.asarray(file_groups_of(keys, count), dtype=np.int64)[by_key]
+    order = by_key[np.argsort(groups, kind="stable")]
+    bounds = np.searchsorted(np.sort(groups), np.arange(count + 1))
+    key_column = key_column.take(order)
+    values = encoded.take(codes[order])
+    return {index: (key_column[start:stop], values[start:stop])
+            for index, (start, stop) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+            if stop > start}
+
+
+def _factorized(places: Sequence[Place]) -> tuple[list[Place], np.ndarray]:
+    """The distinct places and the code of each of `places` in them. A write gives all keys of a file group the
+    same tuple, so the objects are told apart by identity first (no hashing per key), then the few distinct
+    objects by value."""
+    identities = np.fromiter(map(id, places), dtype=np.uint64, count=len(places))
+    _, first, inverse = np.unique(identities, return_index=True, return_inverse=True)
+    distinct: dict[Place, int] = {}
+    object_codes = np.array([distinct.setdefault(places[i], len(distinct)) for i in first.tolist()],
+                            dtype=np.int64)
+    return list(distinct), object_codes[inverse.ravel()]
