@@ -9,8 +9,8 @@ The table: bench_lakes' rows (8 partitions, 4 buckets, merge-on-read) loaded wit
 - `scan().head(10).collect()` of the snapshot (goal: < 0.1 s);
 - DuckDB over the merge-on-read snapshot through `to_batch_reader()` (a filtered aggregate; no goal);
 - after compaction, a DuckDB aggregate over `to_pyarrow_dataset()` against DuckDB's own `read_parquet` of the
-  same base files (goal: >= 0.9x), and the same through `to_duckdb()` (a view over read_parquet of the base files;
-  its planning counted in).
+  same base files (goal: >= 0.9x), and the same over the view `to_duckdb()` registers (read_parquet of the base
+  files), with the registration timed on its own.
 Every pair of reads is checked to give the same answer.
 """
 
@@ -46,6 +46,18 @@ def median_time(repeat: int, fn: Callable[[], Any]) -> tuple[float, Any]:
         out = fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times), out
+
+
+def interleaved_medians(repeat: int, fns: dict[str, Callable[[], Any]]) -> dict[str, tuple[float, Any]]:
+    """median_time of each function, the functions called in turn `repeat` times."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    out: dict[str, Any] = {}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            out[name] = fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: (statistics.median(times[name]), out[name]) for name in fns}
 
 
 def build(work: Path, rows: int) -> HudiTable:
@@ -96,18 +108,23 @@ def measure(t: HudiTable, repeat: int) -> dict[str, float]:
     def read_parquet() -> Any:
         return duckdb.sql(AGGREGATE.format(f"read_parquet({files!r})")).fetchall()
 
-    f["duckdb_read_parquet_s"], native = median_time(repeat, read_parquet)
-    f["duckdb_dataset_s"], ours = median_time(repeat, through_dataset)
+    f["duckdb_view_register_s"], con = median_time(repeat, t.to_duckdb)
+
+    def over_view() -> Any:
+        return con.sql(AGGREGATE.format("hudi")).fetchall()
+
+    # the three DuckDB reads take turns, so a change in the machine's load weighs on each alike
+    medians = interleaved_medians(repeat, {"read_parquet": read_parquet, "dataset": through_dataset,
+                                           "view": over_view})
+    (f["duckdb_read_parquet_s"], native), (f["duckdb_dataset_s"], ours) = medians["read_parquet"], medians["dataset"]
+    f["duckdb_view_s"], viewed = medians["view"]
     assert [r[:2] + r[3:] for r in ours] == [r[:2] + r[3:] for r in native], "dataset and read_parquet disagree"
     assert all(abs(a[2] - b[2]) < 1e-6 * abs(b[2]) for a, b in zip(ours, native, strict=True))
     f["duckdb_dataset_ratio"] = f["duckdb_read_parquet_s"] / f["duckdb_dataset_s"]
 
-    def through_view() -> Any:
-        return t.to_duckdb().sql(AGGREGATE.format("hudi")).fetchall()
-
-    f["duckdb_view_s"], viewed = median_time(repeat, through_view)
     assert [r[:2] + r[3:] for r in viewed] == [r[:2] + r[3:] for r in native], "to_duckdb and read_parquet disagree"
     f["duckdb_view_ratio"] = f["duckdb_read_parquet_s"] / f["duckdb_view_s"]
+    f["duckdb_view_first_ratio"] = f["duckdb_read_parquet_s"] / (f["duckdb_view_s"] + f["duckdb_view_register_s"])
     f["base_files"] = len(files)
     return f
 
@@ -135,7 +152,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     print(f"  after compaction, DuckDB aggregate via to_pyarrow_dataset(): {f['duckdb_dataset_s']:.3f} s vs "
           f"read_parquet of the same {f['base_files']:.0f} files: {f['duckdb_read_parquet_s']:.3f} s = "
           f"{f['duckdb_dataset_ratio']:.2f}x (goal >= 0.9x)")
-    print(f"  the same through to_duckdb(): {f['duckdb_view_s']:.3f} s = {f['duckdb_view_ratio']:.2f}x read_parquet")
+    print(f"  the same over the view to_duckdb() registers: {f['duckdb_view_s']:.3f} s = {f['duckdb_view_ratio']:.2f}x "
+          f"read_parquet (registering it: {f['duckdb_view_register_s']:.3f} s, once; with it: "
+          f"{f['duckdb_view_first_ratio']:.2f}x)")
     if args.json:
         Path(args.json).write_text(json.dumps(f, indent=1))
     return f
