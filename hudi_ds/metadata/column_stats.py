@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from hudi_ds.errors import MissingFileError
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.hfile import AvroHFileReader
 from hudi_ds.log import BlockType, decode_delete_block, read_blocks
@@ -23,7 +21,7 @@ from hudi_ds.log.hfile_block import decode_hfile_data_block
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.index_keys import column_id
 from hudi_ds.metadata.layout import MetadataTable, is_init_instant
-from hudi_ds.metadata.listing import FETCH_THREADS, MetadataSlice
+from hudi_ds.metadata.listing import MetadataSlice, read_slice_files
 from hudi_ds.storage import require_inside
 from hudi_ds.timeline import Timeline
 
@@ -57,20 +55,6 @@ def file_group_slices(mdt: MetadataTable, partition: str, mdt_timeline: Timeline
     return out
 
 
-def _fetch(mdt: MetadataTable, rels: list[str]) -> list[bytes]:
-    """The files of a slice, fetched at once; one a metadata clean removed meanwhile is a MissingFileError (the
-    read plans again), as for the files partition."""
-    def read(rel: str) -> bytes:
-        try:
-            return mdt.storage.read_bytes(rel)
-        except FileNotFoundError:
-            raise MissingFileError(f"{mdt.storage.full(rel)} is gone: a writer compacted and cleaned the metadata "
-                                   "table while it was read; read again") from None
-
-    with ThreadPoolExecutor(min(FETCH_THREADS, max(1, len(rels)))) as pool:
-        return list(pool.map(read, rels))
-
-
 def _records(reader: AvroHFileReader, prefixes: Sequence[str] | None) -> Iterator[tuple[str, dict[str, Any]]]:
     if prefixes is None:
         yield from reader
@@ -84,7 +68,7 @@ def _slice_records(mdt: MetadataTable, sl: MetadataSlice,
     """The merged records of a slice whose keys start with one of `prefixes` (all with None): only those are
     decoded (a column's entries share its ColumnIndexID prefix, as Hudi's reader looks them up)."""
     rels = ([sl.base] if sl.base is not None else []) + [rel for rel, _ in sl.logs]
-    fetched = dict(zip(rels, _fetch(mdt, rels), strict=True))
+    fetched = dict(zip(rels, read_slice_files(mdt, rels), strict=True))
     base = [] if sl.base is None else list(_records(AvroHFileReader(fetched[sl.base], mdt.storage.full(sl.base)),
                                                     prefixes))
     updates: list[tuple[str, dict[str, Any] | None]] = []

@@ -88,7 +88,7 @@ def _log_updates(data: bytes, where: str, keys: Collection[str] | None = None,
             yield from ((key, None) for key in deleted if keys is None or key in keys)
 
 
-def _read_all(mdt: MetadataTable, rels: list[str]) -> list[bytes]:
+def read_slice_files(mdt: MetadataTable, rels: list[str]) -> list[bytes]:
     """The files of a slice, fetched at once (one round trip on an object store, not one per file). One a
     writer's clean of the metadata table removed meanwhile is a MissingFileError: the read plans again."""
     def read(rel: str) -> bytes:
@@ -109,7 +109,7 @@ def merged_records(mdt: MetadataTable, sl: MetadataSlice, keys: Collection[str] 
     """Key -> merged record of the slice (HoodieMetadataPayload's merge); of `keys` only, when given
     (`decoder`: a fast path for the partition's records, hudi_ds.hfile.avro_records)."""
     rels = ([sl.base] if sl.base is not None else []) + [rel for rel, _ in sl.logs]
-    fetched = dict(zip(rels, _read_all(mdt, rels), strict=True))
+    fetched = dict(zip(rels, read_slice_files(mdt, rels), strict=True))
     base: list[tuple[str, dict[str, Any]]] = []
     if sl.base is not None:
         reader = AvroHFileReader(fetched[sl.base], mdt.storage.full(sl.base), decoder=decoder)
