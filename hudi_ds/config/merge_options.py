@@ -78,7 +78,7 @@ class MergeOptions(OptionGroup):
 
     @field_validator("merge_mode", "partial_update_mode", mode="before")
     @classmethod
-    def _upper_case_name(cls, v: Any) -> Any:
+    def _upper_merge_names(cls, v: Any) -> Any:
         return upper_name(v)
 
     @field_validator("merge_strategy_id")

@@ -54,5 +54,5 @@ class MetadataTableOptions(OptionGroup):
     @field_validator("metadata_compact_max_delta_commits", "record_index_min_file_groups",
                      "record_index_max_file_groups", "record_index_max_file_group_bytes")
     @classmethod
-    def _positive(cls, v: int) -> int:
+    def _positive_metadata_counts(cls, v: int) -> int:
         return at_least_one(v)

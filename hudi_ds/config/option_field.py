@@ -20,7 +20,8 @@ def opt(key: str, default: Any, doc: str, *aliases: str, scope: Scope = "write")
 
 
 class OptionGroup(BaseModel):
-    """The options of one concept; HudiOptions joins the groups into one frozen model."""
+    """The options of one concept; HudiOptions joins the groups into one frozen model. Validator names must be
+    unique across the groups: pydantic keys validators by name, so a later group's would replace an earlier's."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -93,5 +93,5 @@ class ReadOptions(OptionGroup):
 
     @field_validator("query_type", "filter_pushdown", "incremental_format", "read_slices", mode="before")
     @classmethod
-    def _lower(cls, v: Any) -> Any:
+    def _lower_read_choices(cls, v: Any) -> Any:
         return lower_name(v)

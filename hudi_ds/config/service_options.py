@@ -58,11 +58,11 @@ class ServiceOptions(OptionGroup):
 
     @field_validator("clean_policy", mode="before")
     @classmethod
-    def _upper_case_name(cls, v: Any) -> Any:
+    def _upper_clean_policy(cls, v: Any) -> Any:
         return upper_name(v)
 
     @field_validator("compaction_delta_commits", "clean_retain_commits", "clean_retain_file_versions",
                      "clean_retain_hours", "archive_min_commits", "archive_max_commits")
     @classmethod
-    def _positive(cls, v: int) -> int:
+    def _positive_service_counts(cls, v: int) -> int:
         return at_least_one(v)

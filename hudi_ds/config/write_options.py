@@ -85,7 +85,7 @@ class WriteOptions(OptionGroup):
 
     @field_validator("operation", "log_block_format", "parquet_compression", mode="before")
     @classmethod
-    def _lower(cls, v: Any) -> Any:
+    def _lower_write_choices(cls, v: Any) -> Any:
         return lower_name(v)
 
     @field_validator("drop_partition_columns")
