@@ -4,6 +4,10 @@ CPU seconds of the process (the machine is shared: CPU time moves less than wall
 modules' bytecode is cached first, as in an installed package: a source checkout run with PYTHONDONTWRITEBYTECODE
 (this sandbox sets it) would compile every hudi_ds module in every process, ~0.4 s that no user pays.
 
+Where pandas is installed (the test extra installs it), pyarrow imports it at the first Arrow array a process builds
+(its pandas shim): ~0.5 s of CPU that `import hudi_ds` pays (hudi_ds builds arrays at import) and that a read would
+pay otherwise. The figures of issue 32 were taken without pandas.
+
     ./run py benchmarks/fresh_process.py TABLE_PATH [--runs 5]
 """
 
@@ -36,7 +40,8 @@ def fresh_process_figures(table_path: str, runs: int = 5) -> dict[str, float]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
     def sample() -> dict[str, float]:
-        done = subprocess.run([sys.executable, "-c", _SAMPLE, table_path], check=True, capture_output=True,
+        # -P: modules of the current folder do not shadow the installed ones
+        done = subprocess.run([sys.executable, "-P", "-c", _SAMPLE, table_path], check=True, capture_output=True,
                               text=True, env=env)
         return dict(json.loads(done.stdout))
 

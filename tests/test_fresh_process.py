@@ -30,7 +30,8 @@ print(json.dumps({{"loaded": sorted(m for m in sys.modules if any(m == p or m.st
 """
 
 _NOT_AT_IMPORT = ["pyspark", "polars", "duckdb", "pandas", "hudi_ds.spark", "hudi_ds.cli", "hudi_ds.write",
-                  "hudi_ds.services", "hudi_ds.metadata.sync", "hudi_ds.upgrade", "hudi_ds.recovery"]
+                  "hudi_ds.services", "hudi_ds.metadata.sync", "hudi_ds.upgrade", "hudi_ds.recovery",
+                  "hudi_ds.read.changes"]
 
 
 def test_import_loads_no_engine_and_no_writer() -> None:
