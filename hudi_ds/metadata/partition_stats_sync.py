@@ -1,0 +1,100 @@
+"""Keeping the metadata table's partition_stats partition in step with the data table: one
+HoodieMetadataColumnStats record per (data partition, indexed column), its `fileName` the partition path, in one
+file group `partition-stats-0000-0` (Hudi's default count), kept beside column_stats (Hudi requires both).
+
+Each data instant's deltacommit writes, for every data partition it added files to, a record per indexed column
+covering the values of those files: parquet base files from their footers (the column_stats records of the same
+instant), log files from their decoded data blocks (Hudi's reader prunes a partition on these statistics, log
+files included). These records are not tight bounds (`isTightBound` false), so the metadata payload's merge
+widens the partition's range and adds up its counts: the range always covers every live value, as readers need,
+but does not shrink when an update, delete, clean or replace removes the extreme values (Hudi 1.x recomputes a
+tight bound from the partition's column_stats on each commit instead). Deletions of files (clean, rollback)
+leave the partition's range as it is, as Hudi's clean does. Building the partition from the committed files
+writes tight bounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_ds.files.naming import parse_log_file
+from hudi_ds.log import BlockType, decode_avro_data_block, decode_parquet_data_block, read_blocks
+from hudi_ds.metadata import records as md
+from hudi_ds.metadata.column_stats_sync import column_range, indexed_columns, is_indexed_type, stats_record
+from hudi_ds.metadata.index_keys import partition_stats_key
+from hudi_ds.metadata.layout import listed_partitions
+from hudi_ds.storage import Storage
+
+INIT_INSTANT = "00000000000000003"  # the partition's initialising deltacommit, as Hudi names it
+_STATS = "ColumnStatsMetadata"
+
+
+def log_file_stats(data_storage: Storage, partition: str, name: str) -> list[dict[str, Any]]:
+    """The HoodieMetadataColumnStats of the indexed columns of one log file's data blocks (delete and command
+    blocks carry no values)."""
+    rel = f"{partition}/{name}" if partition else name
+    tables = []
+    for block in read_blocks(data_storage.read_bytes(rel), data_storage.full(rel)):
+        if block.block_type == BlockType.AVRO_DATA:
+            tables.append(decode_avro_data_block(block, rel))
+        elif block.block_type == BlockType.PARQUET_DATA:
+            tables.append(decode_parquet_data_block(block, rel))
+    if not tables:
+        return []
+    table = pa.concat_tables(tables, promote_options="permissive")
+    out = []
+    for column in indexed_columns(table.schema):
+        values = table.column(column)
+        if not is_indexed_type(values.type):
+            continue
+        bounds = pc.min_max(values).as_py() if len(values) > values.null_count else {"min": None, "max": None}
+        out.append(column_range(name, column, values.type, bounds["min"], bounds["max"], len(values),
+                                values.null_count, None, None))
+    return out
+
+
+def _partition_record(partition: str, stats: dict[str, Any], version: int) -> dict[str, Any]:
+    key = partition_stats_key(partition, stats["columnName"])
+    return stats_record(key, md.RecordType.PARTITION_STATS,
+                        {**stats, "fileName": md.partition_key(partition), "isTightBound": False}, version)
+
+
+def partition_records(version: int, file_stats: Mapping[str, Iterable[dict[str, Any]]],
+                      tight: bool = False) -> dict[str, dict[str, Any]]:
+    """The partition_stats records of files' statistics (partition -> HoodieMetadataColumnStats of its files):
+    per partition and column, the widest range and the summed counts (HoodieMetadataPayload's merge)."""
+    out: dict[str, dict[str, Any]] = {}
+    for partition, entries in file_stats.items():
+        for stats in entries:
+            record = _partition_record(partition, stats, version)
+            older = out.get(record["key"])
+            merged = record if older is None else md.combine(older, record)
+            assert merged is not None  # neither is a tombstone
+            out[record["key"]] = merged
+    if tight:
+        for record in out.values():
+            record[_STATS] = {**record[_STATS], "isTightBound": True}
+    return out
+
+
+def change_records(data_storage: Storage, version: int, column_stats: Mapping[str, Mapping[str, dict[str, Any]]],
+                   added: Mapping[str, Iterable[str]]) -> dict[str, dict[str, Any]]:
+    """The partition_stats records of one data instant: `column_stats` (partition -> the column_stats records
+    of the base files it added) and the statistics of the log files among `added` (partition -> file names)."""
+    file_stats: dict[str, list[dict[str, Any]]] = {}
+    for partition, records in column_stats.items():
+        file_stats.setdefault(partition, []).extend(r[_STATS] for r in records.values())
+    for partition, names in added.items():
+        for name in names:
+            if parse_log_file(partition, name) is not None:
+                file_stats.setdefault(partition, []).extend(log_file_stats(data_storage, partition, name))
+    return partition_records(version, file_stats)
+
+
+def is_maintained(data_storage: Storage) -> bool:
+    """Whether the data table's hoodie.properties (read afresh) lists partition_stats."""
+    return md.PARTITION_STATS in listed_partitions(data_storage)
