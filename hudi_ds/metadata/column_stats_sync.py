@@ -190,7 +190,7 @@ def tombstones(partition: str, file_name: str, columns: Iterable[str], version: 
     return out
 
 
-def _is_parquet_base(partition: str, name: str) -> bool:
+def is_parquet_base(partition: str, name: str) -> bool:
     return name.endswith(".parquet") and parse_base_file(partition, name) is not None
 
 
@@ -200,7 +200,7 @@ def added_file_records(data_storage: Storage, version: int,
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for partition, names in added.items():
         for name in names:
-            if _is_parquet_base(partition, name):
+            if is_parquet_base(partition, name):
                 rel = f"{partition}/{name}" if partition else name
                 with open_base_file(data_storage, rel) as pf:
                     metadata = pf.metadata
@@ -218,7 +218,7 @@ def change_records(data_storage: Storage, data_timeline: Timeline, version: int,
     out: dict[str, dict[str, Any]] = {}
     for records in added.values():
         out.update(records)
-    gone = {p: [n for n in names if _is_parquet_base(p, n)] for p, names in deleted.items()}
+    gone = {p: [n for n in names if is_parquet_base(p, n)] for p, names in deleted.items()}
     if any(gone.values()):
         data = resolve_schema(load_config(data_storage), data_timeline)
         columns = indexed_columns(with_meta(data if data is not None else pa.schema([])))

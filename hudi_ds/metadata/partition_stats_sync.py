@@ -4,7 +4,7 @@ file group `partition-stats-0000-0` (Hudi's default count), kept beside column_s
 
 Each data instant's deltacommit writes, for every data partition it added files to, a record per indexed column
 covering the values of those files: parquet base files from their footers (the column_stats records of the same
-instant), log files from their decoded data blocks (Hudi's reader prunes a partition on these statistics, log
+instant; a column without footer statistics from its values), log files from their decoded data blocks (Hudi's reader prunes a partition on these statistics, log
 files included). These records are not tight bounds (`isTightBound` false), so the metadata payload's merge
 widens the partition's range and adds up its counts: the range always covers every live value, as readers need,
 but does not shrink when an update, delete, clean or replace removes the extreme values (Hudi 1.x recomputes a
@@ -21,10 +21,17 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.naming import parse_log_file
 from hudi_ds.log import BlockType, decode_avro_data_block, decode_parquet_data_block, read_blocks
 from hudi_ds.metadata import records as md
-from hudi_ds.metadata.column_stats_sync import column_range, indexed_columns, is_indexed_type, stats_record
+from hudi_ds.metadata.column_stats_sync import (
+    column_range,
+    indexed_columns,
+    is_indexed_type,
+    is_parquet_base,
+    stats_record,
+)
 from hudi_ds.metadata.index_keys import partition_stats_key
 from hudi_ds.metadata.layout import listed_partitions
 from hudi_ds.storage import Storage
@@ -33,9 +40,22 @@ INIT_INSTANT = "00000000000000003"  # the partition's initialising deltacommit, 
 _STATS = "ColumnStatsMetadata"
 
 
+def table_stats(file_name: str, table: pa.Table, columns: Iterable[str]) -> list[dict[str, Any]]:
+    """The HoodieMetadataColumnStats of `columns` (those of an indexed type) of a file's rows `table`."""
+    out = []
+    for column in columns:
+        values = table.column(column)
+        if not is_indexed_type(values.type):
+            continue
+        bounds = pc.min_max(values).as_py() if len(values) > values.null_count else {"min": None, "max": None}
+        out.append(column_range(file_name, column, values.type, bounds["min"], bounds["max"], len(values),
+                                values.null_count, None, None))
+    return out
+
+
 def log_file_stats(data_storage: Storage, partition: str, name: str) -> list[dict[str, Any]]:
-    """The HoodieMetadataColumnStats of the indexed columns of one log file's data blocks (delete and command
-    blocks carry no values)."""
+    """The statistics of the indexed columns of one log file's data blocks (delete and command blocks carry no
+    values)."""
     rel = f"{partition}/{name}" if partition else name
     tables = []
     for block in read_blocks(data_storage.read_bytes(rel), data_storage.full(rel)):
@@ -46,14 +66,20 @@ def log_file_stats(data_storage: Storage, partition: str, name: str) -> list[dic
     if not tables:
         return []
     table = pa.concat_tables(tables, promote_options="permissive")
-    out = []
-    for column in indexed_columns(table.schema):
-        values = table.column(column)
-        if not is_indexed_type(values.type):
-            continue
-        bounds = pc.min_max(values).as_py() if len(values) > values.null_count else {"min": None, "max": None}
-        out.append(column_range(name, column, values.type, bounds["min"], bounds["max"], len(values),
-                                values.null_count, None, None))
+    return table_stats(name, table, indexed_columns(table.schema))
+
+
+def base_file_stats(data_storage: Storage, partition: str, name: str,
+                    footer_stats: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The statistics of the indexed columns of one parquet base file: `footer_stats` (its column_stats), and
+    for the columns its footer has no statistics of (hudi_ds writes none for the record key column) the values
+    read from the file, so that the partition's range covers them too."""
+    out = list(footer_stats)
+    rel = f"{partition}/{name}" if partition else name
+    with open_base_file(data_storage, rel) as pf:
+        missing = [c for c in indexed_columns(pf.schema_arrow) if c not in {s["columnName"] for s in out}]
+        if missing:
+            out += table_stats(name, pf.read(columns=missing), missing)
     return out
 
 
@@ -85,13 +111,18 @@ def change_records(data_storage: Storage, version: int, column_stats: Mapping[st
                    added: Mapping[str, Iterable[str]]) -> dict[str, dict[str, Any]]:
     """The partition_stats records of one data instant: `column_stats` (partition -> the column_stats records
     of the base files it added) and the statistics of the log files among `added` (partition -> file names)."""
-    file_stats: dict[str, list[dict[str, Any]]] = {}
+    footers: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for partition, records in column_stats.items():
-        file_stats.setdefault(partition, []).extend(r[_STATS] for r in records.values())
+        for record in records.values():
+            footers.setdefault((partition, record[_STATS]["fileName"]), []).append(record[_STATS])
+    file_stats: dict[str, list[dict[str, Any]]] = {}
     for partition, names in added.items():
         for name in names:
             if parse_log_file(partition, name) is not None:
                 file_stats.setdefault(partition, []).extend(log_file_stats(data_storage, partition, name))
+            elif is_parquet_base(partition, name):
+                file_stats.setdefault(partition, []).extend(
+                    base_file_stats(data_storage, partition, name, footers.get((partition, name), [])))
     return partition_records(version, file_stats)
 
 
