@@ -12,6 +12,7 @@ import pytest
 from tables import REFERENCE_DIR, hudi_rs
 
 from hudi_ds import HudiTable
+from hudi_ds.errors import ConfigError
 from hudi_ds.metadata import records as md
 from hudi_ds.read.data_skipping import bound_value
 from hudi_ds.services.compaction import compact
@@ -88,3 +89,62 @@ def test_a_hudi_table_with_partition_stats_takes_upserts_and_deletes(tmp_path, r
                 assert sorted(got[key].to_pylist()) == sorted(want[key].to_pylist()), (step, column)
     assert plain.to_arrow(filters=[(key, "=", "NEW-1")]).num_rows == 1
     assert (copy / ".hoodie" / "metadata" / "partition_stats").is_dir()
+
+
+PS_OPTIONS = {"hoodie.write.table.version": "9", "hoodie.metadata.enable": "true",
+              "hoodie.metadata.index.column.stats.enable": "true", "hoodie.index.type": "SIMPLE",
+              "hoodie.metadata.compact.max.delta.commits": "2"}
+
+
+def rows(ids: list[int], ts: int) -> pa.Table:
+    return pa.table({"id": ids, "part": [f"p{i % 2}" for i in ids], "ts": [ts] * len(ids),
+                     "name": [f"n{i:03d}" for i in ids], "val": pa.array([None if i % 5 == 0 else i * ts for i in ids],
+                                                                        pa.int64())})
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_the_option_builds_keeps_and_drops_partition_stats(tmp_path, table_type):
+    path = str(tmp_path / "t")
+    t = HudiTable.create(path, table_name="t", record_key="id", ordering_field="ts", partition_by="part",
+                         table_type=table_type, options=PS_OPTIONS)
+    t.write(rows(list(range(20)), 1))
+    HudiTable(path, options={"hoodie.metadata.index.partition.stats.enable": "true"}).write(rows([3, 40], 2))
+    folder = tmp_path / "t" / ".hoodie" / "metadata" / "partition_stats"
+    names = sorted(p.name for p in folder.iterdir())
+    assert any(n.startswith(".partition-stats-0000-0_00000000000000003.log.1_") for n in names), names
+    assert "partition_stats" in (tmp_path / "t" / ".hoodie" / "hoodie.properties").read_text()
+    stats = partition_stats(path)
+    assert set(stats) == {"p0", "p1"}
+    assert stats["p0"]["id"].file_name == "p0" and not stats["p0"]["id"].is_deleted
+    for k in range(3):  # updates, deletes and the metadata compaction that folds partition_stats too
+        HudiTable(path, options=PS_OPTIONS).write(rows([1, 2, 50 + k, 90 - k], 3 + k))
+        HudiTable(path, options=PS_OPTIONS).write(rows([4 + k], 3 + k).select(["id", "part"]), operation="delete")
+        if table_type == "MERGE_ON_READ":
+            compact(HudiTable(path))
+        assert_ranges_cover_the_rows(path)
+    assert any(p.name.endswith(".hfile") for p in folder.iterdir())
+    assert sorted(hudi_rs(path)["id"].to_pylist()) == sorted(HudiTable(path).to_arrow()["id"].to_pylist())
+    plain = HudiTable(path, options={"hoodie.metadata.enable": "false"})
+    for f in [("id", "=", 89), ("val", ">", 200), ("name", "<", "n002")]:
+        assert sorted(HudiTable(path).to_arrow(filters=[f])["id"].to_pylist()) == \
+            sorted(plain.to_arrow(filters=[f])["id"].to_pylist()), f
+
+    HudiTable(path, options={"hoodie.metadata.index.partition.stats.enable": "false"}).write(rows([7], 9))
+    assert not folder.exists()
+    assert "partition_stats" not in (tmp_path / "t" / ".hoodie" / "hoodie.properties").read_text()
+
+
+def test_partition_stats_need_column_stats(tmp_path):
+    path = str(tmp_path / "t")
+    options = {**PS_OPTIONS, "hoodie.metadata.index.column.stats.enable": "false",
+               "hoodie.metadata.index.partition.stats.enable": "true"}
+    with pytest.raises(ConfigError, match="hoodie.metadata.index.column.stats.enable=true"):
+        HudiTable.create(path, table_name="t", record_key="id", ordering_field="ts", partition_by="part",
+                         options=options).write(rows([1], 1))
+    t = HudiTable.create(str(tmp_path / "u"), table_name="t", record_key="id", ordering_field="ts",
+                         partition_by="part", options={**PS_OPTIONS, "hoodie.metadata.index.partition.stats.enable":
+                                                       "true"})
+    t.write(rows([1, 2], 1))
+    assert (tmp_path / "u" / ".hoodie" / "metadata" / "partition_stats").is_dir()
+    HudiTable(str(tmp_path / "u"), options={"hoodie.metadata.index.column.stats.enable": "false"}).write(rows([3], 2))
+    assert not (tmp_path / "u" / ".hoodie" / "metadata" / "partition_stats").exists()  # dropped with column_stats

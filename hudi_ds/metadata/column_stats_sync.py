@@ -320,7 +320,7 @@ def compact(mdt: MetadataTable, slices: list[MetadataSlice], instant: str,
 # ------------------------------------------------------------------------------------ enabling and dropping
 
 
-def _set_listed(storage: Storage, partitions: list[str]) -> None:
+def set_listed(storage: Storage, partitions: list[str]) -> None:
     props = properties.loads(properties.decode_bytes(storage.read_bytes(PROPS_PATH)))
     props[PARTITIONS_KEY] = ",".join(partitions)
     storage.write_bytes(PROPS_PATH, properties.dumps(props, "Updated by hudi_ds").encode("latin-1",
@@ -347,13 +347,13 @@ def _bootstrap(storage: Storage, config: TableConfig) -> None:
     stats = write_logs(mdt, INIT_INSTANT, records, "")
     meta = CommitMetadata(partition_to_write_stats={md.COLUMN_STATS: stats}, operation_type="BULK_INSERT")
     writer.complete(INIT_INSTANT, "deltacommit", mdt.fmt.encode_commit_metadata(meta, "deltacommit"))
-    _set_listed(storage, sorted({*listed_partitions(storage), md.COLUMN_STATS}))
+    set_listed(storage, sorted({*listed_partitions(storage), md.COLUMN_STATS}))
 
 
 def _drop(storage: Storage) -> None:
     """Drop column_stats and partition_stats with it (Hudi builds partition statistics from column_stats)."""
     dropped = (md.COLUMN_STATS, md.PARTITION_STATS)
-    _set_listed(storage, [p for p in listed_partitions(storage) if p not in dropped])
+    set_listed(storage, [p for p in listed_partitions(storage) if p not in dropped])
     mdt = MetadataTable.open(storage)
     for partition in dropped:
         mdt.storage.delete_dir(partition)

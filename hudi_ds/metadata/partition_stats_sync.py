@@ -21,20 +21,27 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_ds.config.table_config import TableConfig, load_config
+from hudi_ds.errors import ConfigError
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.naming import parse_log_file
 from hudi_ds.log import BlockType, decode_avro_data_block, decode_parquet_data_block, read_blocks
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.column_stats_sync import (
+    added_file_records,
     column_range,
     indexed_columns,
     is_indexed_type,
     is_parquet_base,
+    set_listed,
     stats_record,
+    write_logs,
 )
 from hudi_ds.metadata.index_keys import partition_stats_key
-from hudi_ds.metadata.layout import listed_partitions
+from hudi_ds.metadata.layout import MetadataTable, listed_partitions
 from hudi_ds.storage import Storage
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S
+from hudi_ds.timeline.commit_metadata import CommitMetadata
 
 INIT_INSTANT = "00000000000000003"  # the partition's initialising deltacommit, as Hudi names it
 _STATS = "ColumnStatsMetadata"
@@ -129,3 +136,71 @@ def change_records(data_storage: Storage, version: int, column_stats: Mapping[st
 def is_maintained(data_storage: Storage) -> bool:
     """Whether the data table's hoodie.properties (read afresh) lists partition_stats."""
     return md.PARTITION_STATS in listed_partitions(data_storage)
+
+
+# ------------------------------------------------------------------------------------ enabling and dropping
+
+
+def _bootstrap(storage: Storage, config: TableConfig) -> None:
+    """Tight statistics of every committed file into the partition's initialising deltacommit, then
+    partition_stats into hoodie.table.metadata.partitions (a bootstrap killed before that is redone)."""
+    from hudi_ds.metadata.bootstrap import committed_files
+
+    mdt = MetadataTable.open(storage)
+    writer = mdt.fmt.timeline_writer(mdt.storage)
+    mdt.storage.delete_dir(md.PARTITION_STATS)  # what a killed bootstrap left
+    writer.delete_instant_files(INIT_INSTANT, "deltacommit")
+    timeline = config.format.load_timeline(storage)
+    added = {p: list(f) for p, f in committed_files(storage, timeline).items()}
+    footers = added_file_records(storage, config.version, added)
+    file_stats: dict[str, list[dict[str, Any]]] = {}
+    for partition, names in added.items():
+        by_file: dict[str, list[dict[str, Any]]] = {}
+        for record in footers.get(partition, {}).values():
+            by_file.setdefault(record[_STATS]["fileName"], []).append(record[_STATS])
+        for name in names:
+            if parse_log_file(partition, name) is not None:
+                file_stats.setdefault(partition, []).extend(log_file_stats(storage, partition, name))
+            elif is_parquet_base(partition, name):
+                file_stats.setdefault(partition, []).extend(
+                    base_file_stats(storage, partition, name, by_file.get(name, [])))
+    records = partition_records(config.version, file_stats, tight=True)
+    writer.create_requested(INIT_INSTANT, "deltacommit")
+    writer.transition_to_inflight(INIT_INSTANT, "deltacommit")
+    stats = write_logs(mdt, INIT_INSTANT, records, "", md.PARTITION_STATS)
+    meta = CommitMetadata(partition_to_write_stats={md.PARTITION_STATS: stats}, operation_type="BULK_INSERT")
+    writer.complete(INIT_INSTANT, "deltacommit", mdt.fmt.encode_commit_metadata(meta, "deltacommit"))
+    set_listed(storage, sorted({*listed_partitions(storage), md.PARTITION_STATS}))
+
+
+def _drop(storage: Storage) -> None:
+    set_listed(storage, [p for p in listed_partitions(storage) if p != md.PARTITION_STATS])
+    MetadataTable.open(storage).storage.delete_dir(md.PARTITION_STATS)
+
+
+def planned_config(config: TableConfig, enable: bool | None) -> TableConfig:
+    """The config as hoodie.metadata.index.partition.stats.enable will make it; ConfigError when the table has
+    (or will have) no column_stats to build it beside (Hudi requires both)."""
+    if enable is None:
+        return config
+    if enable and md.COLUMN_STATS not in config.metadata_partitions:
+        raise ConfigError("hoodie.metadata.index.partition.stats.enable=true needs column_stats: set "
+                          "hoodie.metadata.index.column.stats.enable=true too (and hoodie.metadata.enable=true)")
+    partitions = sorted({*config.metadata_partitions, md.PARTITION_STATS} if enable
+                        else set(config.metadata_partitions) - {md.PARTITION_STATS})
+    return config.model_copy(update={"metadata_partitions": partitions})
+
+
+def apply_setting(storage: Storage, config: TableConfig, enable: bool | None) -> TableConfig:
+    """Make the partition_stats partition follow hoodie.metadata.index.partition.stats.enable: True builds it
+    from the committed files, False drops it, None keeps what the table has. Returns the config afterwards."""
+    planned_config(config, enable)
+    if enable is None or enable == is_maintained(storage):
+        return config
+    with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
+        if enable != is_maintained(storage):
+            if enable:
+                _bootstrap(storage, config)
+            else:
+                _drop(storage)
+    return load_config(storage)
