@@ -8,10 +8,12 @@ import shutil
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from tables import REFERENCE_DIR, hudi_rs
 
 from hudi_ds import HudiTable
+from hudi_ds.cli.validate import validate
 from hudi_ds.errors import ConfigError
 from hudi_ds.metadata import records as md
 from hudi_ds.read.data_skipping import bound_value
@@ -148,3 +150,36 @@ def test_partition_stats_need_column_stats(tmp_path):
     assert (tmp_path / "u" / ".hoodie" / "metadata" / "partition_stats").is_dir()
     HudiTable(str(tmp_path / "u"), options={"hoodie.metadata.index.column.stats.enable": "false"}).write(rows([3], 2))
     assert not (tmp_path / "u" / ".hoodie" / "metadata" / "partition_stats").exists()  # dropped with column_stats
+
+
+def statistics_check(path: str) -> dict[str, Any]:
+    [check] = [c for c in validate(path)["checks"] if c["name"] == "column and partition statistics match the files"]
+    return check
+
+
+def test_validate_names_statistics_that_do_not_match_the_files(tmp_path):
+    """A live base file replaced by one with other values (same name): validate names each column whose
+    column_stats differ from the footer and each partition range that no longer covers the file."""
+    path = str(tmp_path / "t")
+    t = HudiTable.create(path, table_name="t", record_key="id", ordering_field="ts", partition_by="part",
+                         options={**PS_OPTIONS, "hoodie.metadata.index.partition.stats.enable": "true"})
+    t.write(rows(list(range(10)), 1))
+    t.write(rows([2, 3, 11], 2))
+    good = statistics_check(path)
+    assert good["status"] == "ok" and good["detail"] == "2 live base files checked", good
+    for reference in ("mor_avro_v9_txns_simple_overwrite", "quickstart_mor_avro_v8_trips_8i3u1d"):
+        assert statistics_check(str(REFERENCE_DIR / reference))["status"] == "ok", reference
+
+    victim = max((tmp_path / "t" / "p1").glob("*.parquet"), key=lambda p: p.name.rsplit("_", 1)[-1])  # live
+    original = pq.read_table(victim)
+    changed = original.set_column(original.schema.get_field_index("id"), "id",
+                                  pa.array([v + 1000 for v in original["id"].to_pylist()], pa.int64()))
+    pq.write_table(changed, victim)
+    bad = statistics_check(path)
+    assert bad["status"] == "failed"
+    where = f"p1/{victim.name} column 'id'"
+    assert any(e.startswith(where) and "min" in e for e in bad["errors"]), bad["errors"]
+    assert any(e.startswith(where) and "max" in e for e in bad["errors"]), bad["errors"]
+    assert any(e.startswith("partition_stats of 'p1' column 'id': max") and victim.name in e
+               for e in bad["errors"]), bad["errors"]
+    assert not any("column 'name'" in e for e in bad["errors"])  # the columns left as they were agree
