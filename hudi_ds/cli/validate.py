@@ -20,6 +20,7 @@ from hudi_ds.files.naming import BaseFile, LogFile
 from hudi_ds.files.view import FileSystemView
 from hudi_ds.log.cdc_block import decode_cdc_block
 from hudi_ds.log.format import BlockType, read_blocks
+from hudi_ds.metadata import records as md
 from hudi_ds.metadata.bootstrap import committed_files
 from hudi_ds.metadata.in_step import timeline_differences
 from hudi_ds.metadata.layout import metadata_table_of
@@ -404,8 +405,8 @@ def check_index_statistics(o: Opened, view: FileSystemView, check: Check) -> Non
     """column_stats and partition_stats agree with the live base files' footers
     (hudi_ds.metadata.stats_check)."""
     mdt = metadata_table_of(o.table.storage)
-    if mdt is None:
-        check.skipped, check.detail = True, "no metadata table"
+    if mdt is None or not {md.COLUMN_STATS, md.PARTITION_STATS} & set(o.config.metadata_partitions):
+        check.skipped, check.detail = True, "no column_stats or partition_stats"
         return
     errors, warnings, checked = statistics_differences(o.table.storage, mdt, o.timeline, view,
                                                        committed_files(o.table.storage, o.timeline),
