@@ -16,6 +16,7 @@ from hudi_ds import HudiTable
 from hudi_ds.cli.validate import validate
 from hudi_ds.errors import ConfigError
 from hudi_ds.metadata import records as md
+from hudi_ds.metadata.partition_stats_sync import apply_setting
 from hudi_ds.read.data_skipping import bound_value
 from hudi_ds.services.compaction import compact
 
@@ -183,3 +184,41 @@ def test_validate_names_statistics_that_do_not_match_the_files(tmp_path):
     assert any(e.startswith("partition_stats of 'p1' column 'id': max") and victim.name in e
                for e in bad["errors"]), bad["errors"]
     assert not any("column 'name'" in e for e in bad["errors"])  # the columns left as they were agree
+
+
+def test_merged_decimal_ranges_cover_both_ranges():
+    """Decimal bounds (unscaled big-endian bytes) merge by value: 89.99 and 1250.00 widen to [89.99, 1250.00]."""
+    def entry(low: int, high: int) -> dict[str, Any]:
+        def wrap(v: int) -> tuple[str, dict[str, Any]]:
+            return ("org.apache.hudi.avro.model.BytesWrapper",
+                    {"value": v.to_bytes(v.bit_length() // 8 + 1, "big", signed=True)})
+        return md.column_stats_record("k", md.RecordType.PARTITION_STATS, {
+            "fileName": "p", "columnName": "amount", "minValue": wrap(low), "maxValue": wrap(high),
+            "valueCount": 1, "nullCount": 0, "totalSize": None, "totalUncompressedSize": None,
+            "isDeleted": False, "isTightBound": False})
+    merged = md.combine(entry(125000, 125000), entry(8999, 8999))
+    assert merged is not None
+    stats = md.column_stats(merged)
+    assert stats.min_value is not None and stats.max_value is not None
+    assert int.from_bytes(stats.min_value.value, "big", signed=True) == 8999
+    assert int.from_bytes(stats.max_value.value, "big", signed=True) == 125000
+
+
+def test_partition_stats_built_by_us_equal_the_ones_hudi_wrote(tmp_path):
+    """partition_stats dropped and built again from the committed files (what the option does off, then on) hold
+    the records Apache Hudi 1.1 wrote for the same files: bounds, counts, value types and tight bounds."""
+    copy = tmp_path / "copy"
+    shutil.copytree(REFERENCE_DIR / "mor_avro_v9_txns_simple_overwrite", copy, copy_function=shutil.copyfile)
+    hudi = partition_stats(str(copy))
+    t = HudiTable(str(copy))
+    config = t.config
+    for enable in (False, True):
+        config = apply_setting(t.storage, config, enable)
+    ours = partition_stats(str(copy))
+    assert set(ours) == set(hudi)
+
+    def fields(s: md.ColumnStats) -> tuple[Any, ...]:
+        return (s.min_value, s.max_value, s.null_count, s.value_count, s.value_type_ordinal, s.is_tight_bound)
+
+    assert {p: {c: fields(s) for c, s in cols.items()} for p, cols in ours.items()} == \
+        {p: {c: fields(s) for c, s in cols.items()} for p, cols in hudi.items()}
