@@ -399,3 +399,27 @@ def test_a_holder_longer_than_the_lease_keeps_the_commit_lock(s3_table, monkeypa
     assert not table.storage.exists(COMMIT_LOCK_PATH)
     with other.lock(COMMIT_LOCK_PATH, 1.0):  # free again
         pass
+
+
+# ---- partition-stats branch: column and partition statistics on S3 ----------------------------------------------
+
+def test_column_and_partition_stats_on_s3_skip_like_local_disk(s3_table):
+    """A MOR table on S3 with column_stats and partition_stats: every write keeps both in step (base and log
+    files), filtered reads give the unskipped rows, validate finds the statistics matching the files."""
+    uri, opts = s3_table
+    t = create(uri, "MERGE_ON_READ", opts, **{"hoodie.write.table.version": "9", "hoodie.metadata.enable": "true",
+                                              "hoodie.metadata.index.column.stats.enable": "true",
+                                              "hoodie.metadata.index.partition.stats.enable": "true"})
+    for op, make in WRITES[:4]:
+        t.write(make(), operation=op)
+    stats = t._read(lambda snap: snap.index_stats("partition_stats", ["ts"]))
+    assert stats is not None and set(stats) == {"d0", "d1", "d2"}
+    plain = HudiTable(uri, storage_options=opts, options={"hoodie.metadata.enable": "false"})
+    for f in [("ts", "=", 4), ("id", "=", "k21"), ("v", ">", 50.0)]:
+        assert rows(t.to_arrow(filters=[f]), COLS) == rows(plain.to_arrow(filters=[f]), COLS), f
+    assert rows(hudi_rs(uri, storage_options=opts), COLS) == rows(t.to_arrow(), COLS)
+    from hudi_ds.cli.validate import validate
+
+    check = next(c for c in validate(HudiTable(uri, storage_options=opts))["checks"]
+                 if c["name"].startswith("column and partition"))
+    assert check["status"] == "ok", check

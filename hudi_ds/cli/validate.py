@@ -20,10 +20,12 @@ from hudi_ds.files.naming import BaseFile, LogFile
 from hudi_ds.files.view import FileSystemView
 from hudi_ds.log.cdc_block import decode_cdc_block
 from hudi_ds.log.format import BlockType, read_blocks
+from hudi_ds.metadata import records as md
 from hudi_ds.metadata.bootstrap import committed_files
 from hudi_ds.metadata.in_step import timeline_differences
 from hudi_ds.metadata.layout import metadata_table_of
 from hudi_ds.metadata.listing import read_listing
+from hudi_ds.metadata.stats_check import statistics_differences
 from hudi_ds.read.retention import earliest_retained
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, decode_arrow_schema
 from hudi_ds.schema.avro import avro_to_arrow
@@ -399,6 +401,23 @@ def check_metadata_timeline(o: Opened, check: Check) -> None:
     check.detail = f"synced to {found.synced_to or 'its bootstrap'}"
 
 
+def check_index_statistics(o: Opened, view: FileSystemView, check: Check) -> None:
+    """column_stats and partition_stats agree with the live base files' footers
+    (hudi_ds.metadata.stats_check)."""
+    mdt = metadata_table_of(o.table.storage)
+    if mdt is None or not {md.COLUMN_STATS, md.PARTITION_STATS} & set(o.config.metadata_partitions):
+        check.skipped, check.detail = True, "no column_stats or partition_stats"
+        return
+    errors, warnings, checked = statistics_differences(o.table.storage, mdt, o.timeline, view,
+                                                       committed_files(o.table.storage, o.timeline),
+                                                       o.config.version)
+    check.errors.extend(errors)
+    check.warnings.extend(warnings)
+    if errors:
+        check.errors.append(REBUILD)
+    check.detail = f"{checked} live base files checked"
+
+
 def validate(path: str | HudiTable, on_check: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
     """Every check's findings; `on_check(name, done, total)` is told of each check as it starts."""
     try:
@@ -417,6 +436,7 @@ def validate(path: str | HudiTable, on_check: Callable[[str, int, int], None] | 
         ("commit schemas readable with the latest", lambda c: check_schemas(o, c)),
         ("metadata table lists the committed files", lambda c: check_metadata_table(o, c)),
         ("metadata table in step with the timeline", lambda c: check_metadata_timeline(o, c)),
+        ("column and partition statistics match the files", lambda c: check_index_statistics(o, view, c)),
         ("snapshot reads", lambda c: check_read(o, c)),
         ("pending instants", lambda c: check_pending(o, c)),
     ]

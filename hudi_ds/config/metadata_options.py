@@ -1,4 +1,5 @@
-"""The options of the metadata table: whether there is one, its column_stats and record_index partitions, and
+"""The options of the metadata table: whether there is one, its column_stats, partition_stats and record_index
+partitions, and
 when it is compacted."""
 
 from __future__ import annotations
@@ -26,6 +27,13 @@ class MetadataTableOptions(OptionGroup):
         "committed files (the metadata table must be on) and keeps it up to date; false drops it; unset keeps "
         "what the table has. Indexed: the record key, partition path and commit time meta columns, then the "
         "first data columns of scalar types, 32 in all (Hudi's default column selection).")
+    partition_stats_enable: bool | None = opt(
+        "hoodie.metadata.index.partition.stats.enable", None,
+        "The metadata table's partition_stats partition (min, max, null and value counts per data partition and "
+        "column, over its base and log files), which readers use to skip whole partitions a filter cannot match. "
+        "true builds it from the committed files (needs column_stats: "
+        "hoodie.metadata.index.column.stats.enable=true) and keeps it up to date; false drops it (dropping "
+        "column_stats drops it too); unset keeps what the table has. Indexes the columns column_stats indexes.")
     record_index_enable: bool | None = opt(
         "hoodie.metadata.record.index.enable", None,
         "The metadata table's record_index partition (record key -> partition and file group, what "

@@ -59,7 +59,10 @@ _BOOLEAN, _INT, _LONG, _FLOAT, _DOUBLE, _STRING = 2, 3, 4, 5, 6, 7
 _DECIMAL, _DATE, _TIMESTAMP_MILLIS, _TIMESTAMP_MICROS = 10, 12, 15, 16
 
 
-def file_group_ids() -> list[str]:
+def file_group_ids(partition: str = md.COLUMN_STATS) -> list[str]:
+    """The file groups of an index partition: column_stats's two, partition_stats's one (Hudi's defaults)."""
+    if partition == md.PARTITION_STATS:
+        return ["partition-stats-0000-0"]
     return [f"col-stats-{i:04d}-0" for i in range(FILE_GROUPS)]
 
 
@@ -107,8 +110,7 @@ def _plain(value: Any, typ: pa.DataType) -> Any:
 
 
 def _stats_record(key: str, stats: dict[str, Any], version: int) -> dict[str, Any]:
-    return md.column_stats_record(key, md.RecordType.COLUMN_STATS, stats if version >= 9
-                                  else {k: v for k, v in stats.items() if k != "valueType"})
+    return stats_record(key, md.RecordType.COLUMN_STATS, stats, version)
 
 
 def file_records(partition: str, file_name: str, metadata: pq.FileMetaData, columns: Iterable[str],
@@ -140,20 +142,40 @@ def file_records(partition: str, file_name: str, metadata: pq.FileMetaData, colu
                 low = s.min if low is None or s.min < low else low
                 high = s.max if high is None or s.max > high else high
         else:
-            wrapper = f"{NAMESPACE}.{kind[0]}"
-            stats = {
-                "fileName": file_name, "columnName": column,
-                "minValue": None if low is None else (wrapper, {"value": _plain(low, typ)}),
-                "maxValue": None if high is None else (wrapper, {"value": _plain(high, typ)}),
-                "valueCount": values, "nullCount": nulls,
-                "totalSize": sum(c.total_compressed_size for c in chunks),
-                "totalUncompressedSize": sum(c.total_uncompressed_size for c in chunks),
-                "isDeleted": False, "isTightBound": False,
-                "valueType": {"typeOrdinal": kind[1], "additionalInfo": None},
-            }
+            stats = column_range(file_name, column, typ, low, high, values, nulls,
+                                 sum(c.total_compressed_size for c in chunks),
+                                 sum(c.total_uncompressed_size for c in chunks))
             key = column_stats_key(partition, file_name, column)
             out[key] = _stats_record(key, stats, version)
     return out
+
+
+def column_range(file_name: str, column: str, typ: pa.DataType, low: Any, high: Any, values: int, nulls: int,
+                 total_size: int | None, uncompressed_size: int | None) -> dict[str, Any]:
+    """A HoodieMetadataColumnStats of one column of an indexed type, its bounds given as pyarrow's logical
+    values (None when every value is null)."""
+    kind = _value_type(typ)
+    assert kind is not None, typ
+    wrapper = f"{NAMESPACE}.{kind[0]}"
+    return {
+        "fileName": file_name, "columnName": column,
+        "minValue": None if low is None else (wrapper, {"value": _plain(low, typ)}),
+        "maxValue": None if high is None else (wrapper, {"value": _plain(high, typ)}),
+        "valueCount": values, "nullCount": nulls, "totalSize": total_size,
+        "totalUncompressedSize": uncompressed_size, "isDeleted": False, "isTightBound": False,
+        "valueType": {"typeOrdinal": kind[1], "additionalInfo": None},
+    }
+
+
+def is_indexed_type(typ: pa.DataType) -> bool:
+    return _value_type(typ) is not None
+
+
+def stats_record(key: str, record_type: md.RecordType, stats: dict[str, Any], version: int) -> dict[str, Any]:
+    """A column_stats or partition_stats record; version 8 tables' records have no valueType (Hudi 1.0's
+    schema)."""
+    return md.column_stats_record(key, record_type, stats if version >= 9
+                                  else {k: v for k, v in stats.items() if k != "valueType"})
 
 
 def tombstones(partition: str, file_name: str, columns: Iterable[str], version: int) -> dict[str, dict[str, Any]]:
@@ -168,24 +190,35 @@ def tombstones(partition: str, file_name: str, columns: Iterable[str], version: 
     return out
 
 
-def _is_parquet_base(partition: str, name: str) -> bool:
+def is_parquet_base(partition: str, name: str) -> bool:
     return name.endswith(".parquet") and parse_base_file(partition, name) is not None
 
 
-def change_records(data_storage: Storage, data_timeline: Timeline, version: int,
-                   added: Mapping[str, Iterable[str]], deleted: Mapping[str, Iterable[str]]) -> dict[str, dict[str, Any]]:
-    """The column_stats records of one data instant: statistics of the parquet base files it added, tombstones
-    of the files it deleted (partition -> file names)."""
-    out: dict[str, dict[str, Any]] = {}
+def added_file_records(data_storage: Storage, version: int,
+                       added: Mapping[str, Iterable[str]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Partition -> the column_stats records of the parquet base files `added` (partition -> file names)."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
     for partition, names in added.items():
         for name in names:
-            if _is_parquet_base(partition, name):
+            if is_parquet_base(partition, name):
                 rel = f"{partition}/{name}" if partition else name
                 with open_base_file(data_storage, rel) as pf:
                     metadata = pf.metadata
                 schema = metadata.schema.to_arrow_schema()
-                out.update(file_records(partition, name, metadata, indexed_columns(schema), version))
-    gone = {p: [n for n in names if _is_parquet_base(p, n)] for p, names in deleted.items()}
+                out.setdefault(partition, {}).update(
+                    file_records(partition, name, metadata, indexed_columns(schema), version))
+    return out
+
+
+def change_records(data_storage: Storage, data_timeline: Timeline, version: int,
+                   added: Mapping[str, Mapping[str, dict[str, Any]]],
+                   deleted: Mapping[str, Iterable[str]]) -> dict[str, dict[str, Any]]:
+    """The column_stats records of one data instant: those of the parquet base files it added (partition ->
+    their records, from added_file_records), tombstones of the files it deleted (partition -> file names)."""
+    out: dict[str, dict[str, Any]] = {}
+    for records in added.values():
+        out.update(records)
+    gone = {p: [n for n in names if is_parquet_base(p, n)] for p, names in deleted.items()}
     if any(gone.values()):
         data = resolve_schema(load_config(data_storage), data_timeline)
         columns = indexed_columns(with_meta(data if data is not None else pa.schema([])))
@@ -196,30 +229,31 @@ def change_records(data_storage: Storage, data_timeline: Timeline, version: int,
 
 
 def write_logs(mdt: MetadataTable, instant: str, records: Mapping[str, dict[str, Any]],
-               base_instant: str) -> list[WriteStat]:
-    """One log file per file group `records` fall in, written by the deltacommit `instant`; their write stats."""
+               base_instant: str, partition: str = md.COLUMN_STATS) -> list[WriteStat]:
+    """One log file per file group of the index `partition` that `records` fall in, written by the deltacommit
+    `instant`; their write stats."""
+    ids = file_group_ids(partition)
     groups: dict[int, dict[str, dict[str, Any]]] = defaultdict(dict)
     for key, record in records.items():
-        groups[file_group_index(key, FILE_GROUPS)][key] = record
+        groups[file_group_index(key, len(ids))][key] = record
     if not groups:
         return []
-    _ensure_partition(mdt, instant)
+    _ensure_partition(mdt, instant, partition)
     stats = []
-    ids = file_group_ids()
     for index, group in sorted(groups.items()):
         name = log_file_name(ids[index], instant, 1, WRITE_TOKEN)
         data = encode_log_block(group, mdt.version, instant)
-        mdt.storage.write_bytes(f"{md.COLUMN_STATS}/{name}", data)
+        mdt.storage.write_bytes(f"{partition}/{name}", data)
         stats.append(WriteStat(
-            file_id=ids[index], path=f"{md.COLUMN_STATS}/{name}", prev_commit=base_instant or "null",
+            file_id=ids[index], path=f"{partition}/{name}", prev_commit=base_instant or "null",
             num_writes=len(group), num_update_writes=len(group), total_write_bytes=len(data),
-            partition_path=md.COLUMN_STATS, file_size_in_bytes=len(data), is_log=True, log_version=1,
+            partition_path=partition, file_size_in_bytes=len(data), is_log=True, log_version=1,
             base_file="", log_files=[name], total_log_blocks=1, total_log_records=len(group)))
     return stats
 
 
-def _ensure_partition(mdt: MetadataTable, instant: str) -> None:
-    rel = f"{md.COLUMN_STATS}/{PARTITION_METAFILE}"
+def _ensure_partition(mdt: MetadataTable, instant: str, partition: str = md.COLUMN_STATS) -> None:
+    rel = f"{partition}/{PARTITION_METAFILE}"
     if not mdt.storage.exists(rel):
         mdt.storage.put_if_absent(rel, partition_metafile(instant))
 
@@ -229,55 +263,56 @@ def is_maintained(data_storage: Storage) -> bool:
     return md.COLUMN_STATS in listed_partitions(data_storage)
 
 
-def written_by(mdt: MetadataTable, instant: str) -> list[str]:
-    """The column_stats files the metadata instant `instant` wrote (a deltacommit's logs or a compaction's base
-    files)."""
-    if not mdt.storage.exists(md.COLUMN_STATS):
+def written_by(mdt: MetadataTable, instant: str, partition: str = md.COLUMN_STATS) -> list[str]:
+    """The files of the index `partition` the metadata instant `instant` wrote (a deltacommit's logs or a
+    compaction's base files)."""
+    if not mdt.storage.exists(partition):
         return []
     out = []
-    for e in mdt.storage.list(md.COLUMN_STATS):
-        ref = parse_log_file(md.COLUMN_STATS, e.name) or parse_base_file(md.COLUMN_STATS, e.name)
+    for e in mdt.storage.list(partition):
+        ref = parse_log_file(partition, e.name) or parse_base_file(partition, e.name)
         if ref is not None and ref.instant == instant:
             out.append(e.path)
     return out
 
 
-def _file_id(sl: MetadataSlice) -> str | None:
+def _file_id(sl: MetadataSlice, partition: str) -> str | None:
     rel = sl.base or (sl.logs[0][0] if sl.logs else None)
     if rel is None:
         return None
     name = rel.rsplit("/", 1)[-1]
-    ref = parse_base_file(md.COLUMN_STATS, name) or parse_log_file(md.COLUMN_STATS, name)
+    ref = parse_base_file(partition, name) or parse_log_file(partition, name)
     return None if ref is None else ref.file_id
 
 
-def compaction_operations(slices: list[MetadataSlice]) -> list[dict[str, Any]]:
-    """The compaction plan's operations for the column_stats file groups."""
+def compaction_operations(slices: list[MetadataSlice], partition: str = md.COLUMN_STATS) -> list[dict[str, Any]]:
+    """The compaction plan's operations for the file groups of the index `partition`."""
     out = []
     for sl in slices:
-        file_id = _file_id(sl)
+        file_id = _file_id(sl, partition)
         if file_id is not None:
-            out.append(compaction_operation(sl.base_instant, file_id, md.COLUMN_STATS,
+            out.append(compaction_operation(sl.base_instant, file_id, partition,
                                             sl.base.rsplit("/", 1)[-1] if sl.base else None,
                                             [rel.rsplit("/", 1)[-1] for rel, _ in sl.logs]))
     return out
 
 
-def compact(mdt: MetadataTable, slices: list[MetadataSlice], instant: str) -> list[WriteStat]:
-    """The compaction at `instant` of the column_stats file groups: each slice's merged records into an HFile
-    base file `col-stats-000N-0_0-0-0_<instant>.hfile`."""
+def compact(mdt: MetadataTable, slices: list[MetadataSlice], instant: str,
+            partition: str = md.COLUMN_STATS) -> list[WriteStat]:
+    """The compaction at `instant` of the file groups of the index `partition`: each slice's merged records
+    into an HFile base file (`col-stats-000N-0_0-0-0_<instant>.hfile`, `partition-stats-0000-0_...`)."""
     stats = []
     for sl in slices:
-        file_id = _file_id(sl)
+        file_id = _file_id(sl, partition)
         if file_id is None:
             continue
         records = merged_records(mdt, sl)
         base = f"{file_id}_{WRITE_TOKEN}_{instant}.hfile"
         data = encode_base_file(records, mdt.version)
-        mdt.storage.write_bytes(f"{md.COLUMN_STATS}/{base}", data)
-        stats.append(WriteStat(file_id=file_id, path=f"{md.COLUMN_STATS}/{base}",
+        mdt.storage.write_bytes(f"{partition}/{base}", data)
+        stats.append(WriteStat(file_id=file_id, path=f"{partition}/{base}",
                                prev_commit=sl.base_instant or "null", num_writes=len(records),
-                               total_write_bytes=len(data), partition_path=md.COLUMN_STATS,
+                               total_write_bytes=len(data), partition_path=partition,
                                file_size_in_bytes=len(data), total_log_files_compacted=len(sl.logs)))
     return stats
 
@@ -285,7 +320,7 @@ def compact(mdt: MetadataTable, slices: list[MetadataSlice], instant: str) -> li
 # ------------------------------------------------------------------------------------ enabling and dropping
 
 
-def _set_listed(storage: Storage, partitions: list[str]) -> None:
+def set_listed(storage: Storage, partitions: list[str]) -> None:
     props = properties.loads(properties.decode_bytes(storage.read_bytes(PROPS_PATH)))
     props[PARTITIONS_KEY] = ",".join(partitions)
     storage.write_bytes(PROPS_PATH, properties.dumps(props, "Updated by hudi_ds").encode("latin-1",
@@ -303,19 +338,25 @@ def _bootstrap(storage: Storage, config: TableConfig) -> None:
     writer.delete_instant_files(INIT_INSTANT, "deltacommit")
     timeline = config.format.load_timeline(storage)
     listing = committed_files(storage, timeline)
-    records = change_records(storage, timeline, config.version, {p: list(f) for p, f in listing.items()}, {})
+    records = change_records(storage, timeline, config.version,
+                             added_file_records(storage, config.version, {p: list(f) for p, f in listing.items()}),
+                             {})
     writer.create_requested(INIT_INSTANT, "deltacommit")
     writer.transition_to_inflight(INIT_INSTANT, "deltacommit")
     _ensure_partition(mdt, INIT_INSTANT)
     stats = write_logs(mdt, INIT_INSTANT, records, "")
     meta = CommitMetadata(partition_to_write_stats={md.COLUMN_STATS: stats}, operation_type="BULK_INSERT")
     writer.complete(INIT_INSTANT, "deltacommit", mdt.fmt.encode_commit_metadata(meta, "deltacommit"))
-    _set_listed(storage, sorted({*listed_partitions(storage), md.COLUMN_STATS}))
+    set_listed(storage, sorted({*listed_partitions(storage), md.COLUMN_STATS}))
 
 
 def _drop(storage: Storage) -> None:
-    _set_listed(storage, [p for p in listed_partitions(storage) if p != md.COLUMN_STATS])
-    MetadataTable.open(storage).storage.delete_dir(md.COLUMN_STATS)
+    """Drop column_stats and partition_stats with it (Hudi builds partition statistics from column_stats)."""
+    dropped = (md.COLUMN_STATS, md.PARTITION_STATS)
+    set_listed(storage, [p for p in listed_partitions(storage) if p not in dropped])
+    mdt = MetadataTable.open(storage)
+    for partition in dropped:
+        mdt.storage.delete_dir(partition)
 
 
 def rebuild_after_version_change(storage: Storage, config: TableConfig) -> TableConfig:
@@ -337,7 +378,7 @@ def planned_config(config: TableConfig, enable: bool | None) -> TableConfig:
         raise ConfigError("hoodie.metadata.index.column.stats.enable=true needs the metadata table: set "
                           "hoodie.metadata.enable=true too (version 8 and 9 tables)")
     partitions = sorted({*config.metadata_partitions, md.COLUMN_STATS} if enable
-                        else set(config.metadata_partitions) - {md.COLUMN_STATS})
+                        else set(config.metadata_partitions) - {md.COLUMN_STATS, md.PARTITION_STATS})
     return config.model_copy(update={"metadata_partitions": partitions})
 
 

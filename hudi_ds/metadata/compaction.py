@@ -45,8 +45,9 @@ def undo_pending(mdt: MetadataTable, inst: Instant) -> None:
     if inst.action == "compaction":
         mdt.storage.delete(f"{md.FILES}/{base_name(inst.requested_time)}")
         record_index.undo_compaction(mdt, inst.requested_time)
-        for rel in column_stats_sync.written_by(mdt, inst.requested_time):
-            mdt.storage.delete(rel)
+        for partition in (md.COLUMN_STATS, md.PARTITION_STATS):
+            for rel in column_stats_sync.written_by(mdt, inst.requested_time, partition):
+                mdt.storage.delete(rel)
     mdt.fmt.timeline_writer(mdt.storage).delete_instant_files(inst.requested_time, inst.action)
 
 
@@ -68,9 +69,10 @@ def compact_if_due(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Ti
     ops = [op, *(compaction_operation(s.base_instant, record_index.file_group_id(i), md.RECORD_INDEX,
                                       s.base.rsplit("/", 1)[-1] if s.base else None,
                                       [rel.rsplit("/", 1)[-1] for rel, _ in s.logs]) for i, s in index_slices)]
-    stats_slices = file_group_slices(mdt, md.COLUMN_STATS, mdt_timeline, data_timeline) \
-        if mdt.storage.exists(md.COLUMN_STATS) else []
-    ops += column_stats_sync.compaction_operations(stats_slices)
+    stats_slices = {p: file_group_slices(mdt, p, mdt_timeline, data_timeline)
+                    for p in (md.COLUMN_STATS, md.PARTITION_STATS) if mdt.storage.exists(p)}
+    for partition, slices in stats_slices.items():
+        ops += column_stats_sync.compaction_operations(slices, partition)
     if not writer.create_requested(instant, "compaction", encode_avro_instant(compaction_plan(ops), COMPACTION_PLAN)):
         return None
     writer.transition_to_inflight(instant, "compaction")
@@ -84,8 +86,9 @@ def compact_if_due(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Ti
     stats = {md.FILES: [stat]}
     if index_slices:
         stats[md.RECORD_INDEX] = record_index.compact(mdt, index_slices, instant)
-    if stats_slices:
-        stats[md.COLUMN_STATS] = column_stats_sync.compact(mdt, stats_slices, instant)
+    for partition, slices in stats_slices.items():
+        if slices:
+            stats[partition] = column_stats_sync.compact(mdt, slices, instant, partition)
     meta = CommitMetadata(partition_to_write_stats=stats, compacted=True, operation_type="COMPACT")
     writer.complete(instant, "compaction", mdt.fmt.encode_commit_metadata(meta, "commit"))
     clean(mdt, mdt.timeline())
@@ -103,7 +106,8 @@ def clean(mdt: MetadataTable, mdt_timeline: Timeline) -> str | None:
         return None
     oldest_kept = bases[-KEPT_SLICES]
     # the index partitions' file groups are compacted with the files partition: the same slices go
-    partitions = [md.FILES, *(p for p in (md.COLUMN_STATS, md.RECORD_INDEX) if mdt.storage.exists(p))]
+    partitions = [md.FILES, *(p for p in (md.COLUMN_STATS, md.PARTITION_STATS, md.RECORD_INDEX)
+                              if mdt.storage.exists(p))]
     doomed: dict[str, list[str]] = {}
     for partition in partitions:
         listed = entries if partition == md.FILES else [e for e in mdt.storage.list(partition) if not e.is_dir]

@@ -17,7 +17,7 @@ from hudi_ds.config import properties
 from hudi_ds.config.table_config import table_checksum
 from hudi_ds.errors import CorruptTableError
 from hudi_ds.files.naming import PARTITION_METAFILE, log_file_name
-from hudi_ds.metadata.records import COLUMN_STATS, FILES, RECORD_INDEX
+from hudi_ds.metadata.records import COLUMN_STATS, FILES, PARTITION_STATS, RECORD_INDEX
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import HOODIE_DIR, PROPS_PATH
 from hudi_ds.storage.sub import SubStorage
@@ -32,7 +32,7 @@ WRITE_TOKEN = "0-0-0"
 # the metadata table's own instants of this prefix as valid though the data timeline has no such instant.
 INIT_INSTANT = "00000000000000000"
 INIT_PREFIX = "00000000000000"
-MAINTAINED = (FILES, COLUMN_STATS, RECORD_INDEX)  # the metadata partitions hudi_ds keeps up to date
+MAINTAINED = (FILES, COLUMN_STATS, PARTITION_STATS, RECORD_INDEX)  # the metadata partitions hudi_ds keeps up to date
 
 
 def is_init_instant(instant: str) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 
 from hudi_ds.errors import CommitConflictError
 from hudi_ds.files.naming import parse_log_file
-from hudi_ds.metadata import column_stats_sync
+from hudi_ds.metadata import column_stats_sync, partition_stats_sync
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.compaction import compact_if_due, undo_pending
 from hudi_ds.metadata.hfiles import encode_log_block
@@ -85,7 +85,8 @@ def roll_back_deltacommit(mdt: MetadataTable, mdt_timeline: Timeline, inst: Inst
                           rollback_time: str | None = None) -> str:
     """Delete what the deltacommit `inst` wrote and its instant files, and record a rollback instant (at
     `rollback_time`, the data table's rollback, when the metadata timeline has no later instant)."""
-    partitions = [p for p in (md.FILES, md.COLUMN_STATS, md.RECORD_INDEX) if mdt.storage.exists(p)]
+    partitions = [p for p in (md.FILES, md.COLUMN_STATS, md.PARTITION_STATS, md.RECORD_INDEX)
+                  if mdt.storage.exists(p)]
     removed = [e.path for p in partitions for e in mdt.storage.list(p)
                if (lf := parse_log_file(p, e.name)) is not None and lf.instant == inst.requested_time]
     for rel in removed:
@@ -125,9 +126,11 @@ def bring_in_step(mdt: MetadataTable, data_timeline: Timeline, retry: str | None
 
 def write_deltacommit(mdt: MetadataTable, mdt_timeline: Timeline, instant: str,
                       records: Mapping[str, dict[str, Any]], record_index: RecordIndexChanges | None = None,
-                      column_stats: Mapping[str, dict[str, Any]] | None = None) -> None:
+                      column_stats: Mapping[str, dict[str, Any]] | None = None,
+                      partition_stats: Mapping[str, dict[str, Any]] | None = None) -> None:
     """One deltacommit at `instant`: its log file of `records` (and the record index's logs of
-    `record_index`, and the `column_stats` records' logs, per file group), then the completed instant."""
+    `record_index`, and the `column_stats` and `partition_stats` records' logs, per file group), then the
+    completed instant."""
     writer = mdt.fmt.timeline_writer(mdt.storage)
     if not writer.create_requested(instant, DELTA):
         raise CommitConflictError(f"the metadata table already has an instant {instant}; retry the write")
@@ -149,6 +152,9 @@ def write_deltacommit(mdt: MetadataTable, mdt_timeline: Timeline, instant: str,
         stats[md.RECORD_INDEX] = index_stats
     if column_stats:
         stats[md.COLUMN_STATS] = column_stats_sync.write_logs(mdt, instant, column_stats, base)
+    if partition_stats:
+        stats[md.PARTITION_STATS] = column_stats_sync.write_logs(mdt, instant, partition_stats, base,
+                                                                 md.PARTITION_STATS)
     meta = CommitMetadata(partition_to_write_stats=stats, operation_type="UPSERT_PREPPED")
     writer.complete(instant, DELTA, mdt.fmt.encode_commit_metadata(meta, DELTA))
 
@@ -165,8 +171,9 @@ def sync_instant(data_storage: Storage, data_timeline: Timeline, instant: str, c
     if compact_every is not None:
         if compact_if_due(mdt, mdt_timeline, data_timeline, compact_every):
             mdt_timeline = mdt.timeline()
-    write_deltacommit(mdt, mdt_timeline, instant, change_records(changes), record_index,
-                      _column_stats(data_storage, data_timeline, mdt, changes))
+    column_stats, partition_stats = _index_stats(data_storage, data_timeline, mdt, changes)
+    write_deltacommit(mdt, mdt_timeline, instant, change_records(changes), record_index, column_stats,
+                      partition_stats)
 
 
 def sync_rollback(data_storage: Storage, data_timeline: Timeline, target: str, rollback_time: str,
@@ -185,17 +192,23 @@ def sync_rollback(data_storage: Storage, data_timeline: Timeline, target: str, r
         return
     changes = deleted_changes(deleted)
     write_deltacommit(mdt, bring_in_step(mdt, data_timeline), rollback_time, change_records(changes),
-                      column_stats=_column_stats(data_storage, data_timeline, mdt, changes))
+                      column_stats=_index_stats(data_storage, data_timeline, mdt, changes)[0])
 
 
-def _column_stats(data_storage: Storage, data_timeline: Timeline, mdt: MetadataTable,
-                  changes: Mapping[str, FileChanges]) -> dict[str, dict[str, Any]] | None:
-    """The column_stats records of a data instant's changes, when the table keeps that partition."""
+def _index_stats(data_storage: Storage, data_timeline: Timeline, mdt: MetadataTable,
+                 changes: Mapping[str, FileChanges]) -> tuple[dict[str, dict[str, Any]] | None,
+                                                              dict[str, dict[str, Any]] | None]:
+    """The column_stats and partition_stats records of a data instant's changes, each None when the table
+    does not keep that partition (partition_stats only beside column_stats, as in Hudi)."""
     if not column_stats_sync.is_maintained(data_storage):
-        return None
-    return column_stats_sync.change_records(data_storage, data_timeline, mdt.version,
-                                            {p: list(c.added) for p, c in changes.items()},
-                                            {p: c.deleted for p, c in changes.items()})
+        return None, None
+    added = {p: list(c.added) for p, c in changes.items()}
+    by_partition = column_stats_sync.added_file_records(data_storage, mdt.version, added)
+    column_stats = column_stats_sync.change_records(data_storage, data_timeline, mdt.version, by_partition,
+                                                    {p: c.deleted for p, c in changes.items()})
+    if not partition_stats_sync.is_maintained(data_storage):
+        return column_stats, None
+    return column_stats, partition_stats_sync.change_records(data_storage, mdt.version, by_partition, added)
 
 
 def archive_limits(data_storage: Storage) -> list[str]:

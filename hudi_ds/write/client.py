@@ -25,7 +25,7 @@ from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError, SchemaError
 from hudi_ds.index.choice import RECORD_INDEX, write_index
 from hudi_ds.keys.partition_scheme import timestamp_partitions, with_timestamp_settings
-from hudi_ds.metadata import column_stats_sync
+from hudi_ds.metadata import column_stats_sync, partition_stats_sync
 from hudi_ds.metadata.bootstrap import apply_metadata_setting, planned_config
 from hudi_ds.metadata.record_index_sync import (
     RecordIndexSettings,
@@ -79,8 +79,9 @@ def create_table(storage: Storage, opts: HudiOptions) -> TableConfig:
         lost_properties(storage)
         # a version that cannot have a metadata table, or an index without one: nothing made
         metadata, record_index = metadata_settings(config, opts)
-        column_stats_sync.planned_config(planned_partitions(planned_config(config, metadata), record_index),
-                                         opts.column_stats_enable)
+        partition_stats_sync.planned_config(column_stats_sync.planned_config(
+            planned_partitions(planned_config(config, metadata), record_index), opts.column_stats_enable),
+            opts.partition_stats_enable)
         try:
             storage.makedirs(config.format.archive_dir)
         except (NotADirectoryError, FileExistsError) as exc:
@@ -89,7 +90,8 @@ def create_table(storage: Storage, opts: HudiOptions) -> TableConfig:
         if storage.put_if_absent(PROPS_PATH, config.to_bytes()):
             config = apply_metadata_setting(storage, config, metadata)
             config = apply_record_index_setting(storage, config, record_index, record_index_settings(opts))
-            return column_stats_sync.apply_setting(storage, config, opts.column_stats_enable)
+            config = column_stats_sync.apply_setting(storage, config, opts.column_stats_enable)
+            return partition_stats_sync.apply_setting(storage, config, opts.partition_stats_enable)
     existing = open_existing(storage, opts)
     assert existing is not None
     return existing
@@ -177,13 +179,16 @@ class WriteClient:
         """Check the write against the table and evolve the schema (`data_schema`: None for an empty write)."""
         operation = resolve_operation(self.options, self.config.record_key_fields, operation, overwrite)
         metadata, record_index = metadata_settings(self.config, self.options)
-        check_writable(column_stats_sync.planned_config(  # before any change
-            planned_partitions(planned_config(self.config, metadata), record_index), self.options.column_stats_enable))
+        check_writable(partition_stats_sync.planned_config(column_stats_sync.planned_config(  # before any change
+            planned_partitions(planned_config(self.config, metadata), record_index), self.options.column_stats_enable),
+            self.options.partition_stats_enable))
         timestamp_partitions(with_timestamp_settings(self.config, self.options))  # settings it cannot follow
         self.config = apply_metadata_setting(self.storage, self.config, metadata)
         self.config = apply_record_index_setting(self.storage, self.config, record_index,
                                                  record_index_settings(self.options))
         self.config = column_stats_sync.apply_setting(self.storage, self.config, self.options.column_stats_enable)
+        self.config = partition_stats_sync.apply_setting(self.storage, self.config,
+                                                         self.options.partition_stats_enable)
         current = self.current_schema()
         if data_schema is None:
             return PreparedWrite(operation, current if current is not None else pa.schema([]))

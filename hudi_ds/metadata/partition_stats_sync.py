@@ -1,0 +1,206 @@
+"""Keeping the metadata table's partition_stats partition in step with the data table: one
+HoodieMetadataColumnStats record per (data partition, indexed column), its `fileName` the partition path, in one
+file group `partition-stats-0000-0` (Hudi's default count), kept beside column_stats (Hudi requires both).
+
+Each data instant's deltacommit writes, for every data partition it added files to, a record per indexed column
+covering the values of those files: parquet base files from their footers (the column_stats records of the same
+instant; a column without footer statistics from its values), log files from their decoded data blocks (Hudi's reader prunes a partition on these statistics, log
+files included). These records are not tight bounds (`isTightBound` false), so the metadata payload's merge
+widens the partition's range and adds up its counts: the range always covers every live value, as readers need,
+but does not shrink when an update, delete, clean or replace removes the extreme values (Hudi 1.x recomputes a
+tight bound from the partition's column_stats on each commit instead). Deletions of files (clean, rollback)
+leave the partition's range as it is, as Hudi's clean does. Building the partition from the committed files
+writes tight bounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_ds.config.table_config import TableConfig, load_config
+from hudi_ds.errors import ConfigError
+from hudi_ds.files.base_file import open_base_file
+from hudi_ds.files.naming import parse_log_file
+from hudi_ds.log import BlockType, decode_avro_data_block, decode_parquet_data_block, read_blocks
+from hudi_ds.metadata import records as md
+from hudi_ds.metadata.column_stats_sync import (
+    added_file_records,
+    column_range,
+    indexed_columns,
+    is_indexed_type,
+    is_parquet_base,
+    set_listed,
+    stats_record,
+    write_logs,
+)
+from hudi_ds.metadata.index_keys import partition_stats_key
+from hudi_ds.metadata.layout import MetadataTable, listed_partitions
+from hudi_ds.storage import Storage
+from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S
+from hudi_ds.timeline.commit_metadata import CommitMetadata
+
+INIT_INSTANT = "00000000000000003"  # the partition's initialising deltacommit, as Hudi names it
+_STATS = "ColumnStatsMetadata"
+
+
+def table_stats(file_name: str, table: pa.Table, columns: Iterable[str]) -> list[dict[str, Any]]:
+    """The HoodieMetadataColumnStats of `columns` (those of an indexed type) of a file's rows `table`."""
+    out = []
+    for column in columns:
+        values = table.column(column)
+        if not is_indexed_type(values.type):
+            continue
+        bounds = pc.min_max(values).as_py() if len(values) > values.null_count else {"min": None, "max": None}
+        out.append(column_range(file_name, column, values.type, bounds["min"], bounds["max"], len(values),
+                                values.null_count, None, None))
+    return out
+
+
+def log_file_stats(data_storage: Storage, partition: str, name: str) -> list[dict[str, Any]]:
+    """The statistics of the indexed columns of one log file's data blocks (delete and command blocks carry no
+    values)."""
+    rel = f"{partition}/{name}" if partition else name
+    tables = []
+    for block in read_blocks(data_storage.read_bytes(rel), data_storage.full(rel)):
+        if block.block_type == BlockType.AVRO_DATA:
+            tables.append(decode_avro_data_block(block, rel))
+        elif block.block_type == BlockType.PARQUET_DATA:
+            tables.append(decode_parquet_data_block(block, rel))
+    if not tables:
+        return []
+    table = pa.concat_tables(tables, promote_options="permissive")
+    return table_stats(name, table, indexed_columns(table.schema))
+
+
+def base_file_stats(data_storage: Storage, partition: str, name: str,
+                    footer_stats: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The statistics of the indexed columns of one parquet base file: `footer_stats` (its column_stats), and
+    for the columns its footer has no statistics of (hudi_ds writes none for the record key column) the values
+    read from the file, so that the partition's range covers them too."""
+    out = list(footer_stats)
+    rel = f"{partition}/{name}" if partition else name
+    with open_base_file(data_storage, rel) as pf:
+        missing = [c for c in indexed_columns(pf.schema_arrow) if c not in {s["columnName"] for s in out}]
+        if missing:
+            out += table_stats(name, pf.read(columns=missing), missing)
+    return out
+
+
+def _partition_record(partition: str, stats: dict[str, Any], version: int) -> dict[str, Any]:
+    key = partition_stats_key(partition, stats["columnName"])
+    return stats_record(key, md.RecordType.PARTITION_STATS,
+                        {**stats, "fileName": md.partition_key(partition), "isTightBound": False}, version)
+
+
+def partition_records(version: int, file_stats: Mapping[str, Iterable[dict[str, Any]]],
+                      tight: bool = False) -> dict[str, dict[str, Any]]:
+    """The partition_stats records of files' statistics (partition -> HoodieMetadataColumnStats of its files):
+    per partition and column, the widest range and the summed counts (HoodieMetadataPayload's merge)."""
+    out: dict[str, dict[str, Any]] = {}
+    for partition, entries in file_stats.items():
+        for stats in entries:
+            record = _partition_record(partition, stats, version)
+            older = out.get(record["key"])
+            merged = record if older is None else md.combine(older, record)
+            assert merged is not None  # neither is a tombstone
+            out[record["key"]] = merged
+    if tight:
+        for record in out.values():
+            record[_STATS] = {**record[_STATS], "isTightBound": True}
+    return out
+
+
+def change_records(data_storage: Storage, version: int, column_stats: Mapping[str, Mapping[str, dict[str, Any]]],
+                   added: Mapping[str, Iterable[str]]) -> dict[str, dict[str, Any]]:
+    """The partition_stats records of one data instant: `column_stats` (partition -> the column_stats records
+    of the base files it added) and the statistics of the log files among `added` (partition -> file names)."""
+    footers: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for partition, records in column_stats.items():
+        for record in records.values():
+            footers.setdefault((partition, record[_STATS]["fileName"]), []).append(record[_STATS])
+    file_stats: dict[str, list[dict[str, Any]]] = {}
+    for partition, names in added.items():
+        for name in names:
+            if parse_log_file(partition, name) is not None:
+                file_stats.setdefault(partition, []).extend(log_file_stats(data_storage, partition, name))
+            elif is_parquet_base(partition, name):
+                file_stats.setdefault(partition, []).extend(
+                    base_file_stats(data_storage, partition, name, footers.get((partition, name), [])))
+    return partition_records(version, file_stats)
+
+
+def is_maintained(data_storage: Storage) -> bool:
+    """Whether the data table's hoodie.properties (read afresh) lists partition_stats."""
+    return md.PARTITION_STATS in listed_partitions(data_storage)
+
+
+# ------------------------------------------------------------------------------------ enabling and dropping
+
+
+def _bootstrap(storage: Storage, config: TableConfig) -> None:
+    """Tight statistics of every committed file into the partition's initialising deltacommit, then
+    partition_stats into hoodie.table.metadata.partitions (a bootstrap killed before that is redone)."""
+    from hudi_ds.metadata.bootstrap import committed_files
+
+    mdt = MetadataTable.open(storage)
+    writer = mdt.fmt.timeline_writer(mdt.storage)
+    mdt.storage.delete_dir(md.PARTITION_STATS)  # what a killed bootstrap left
+    writer.delete_instant_files(INIT_INSTANT, "deltacommit")
+    timeline = config.format.load_timeline(storage)
+    added = {p: list(f) for p, f in committed_files(storage, timeline).items()}
+    footers = added_file_records(storage, config.version, added)
+    file_stats: dict[str, list[dict[str, Any]]] = {}
+    for partition, names in added.items():
+        by_file: dict[str, list[dict[str, Any]]] = {}
+        for record in footers.get(partition, {}).values():
+            by_file.setdefault(record[_STATS]["fileName"], []).append(record[_STATS])
+        for name in names:
+            if parse_log_file(partition, name) is not None:
+                file_stats.setdefault(partition, []).extend(log_file_stats(storage, partition, name))
+            elif is_parquet_base(partition, name):
+                file_stats.setdefault(partition, []).extend(
+                    base_file_stats(storage, partition, name, by_file.get(name, [])))
+    records = partition_records(config.version, file_stats, tight=True)
+    writer.create_requested(INIT_INSTANT, "deltacommit")
+    writer.transition_to_inflight(INIT_INSTANT, "deltacommit")
+    stats = write_logs(mdt, INIT_INSTANT, records, "", md.PARTITION_STATS)
+    meta = CommitMetadata(partition_to_write_stats={md.PARTITION_STATS: stats}, operation_type="BULK_INSERT")
+    writer.complete(INIT_INSTANT, "deltacommit", mdt.fmt.encode_commit_metadata(meta, "deltacommit"))
+    set_listed(storage, sorted({*listed_partitions(storage), md.PARTITION_STATS}))
+
+
+def _drop(storage: Storage) -> None:
+    set_listed(storage, [p for p in listed_partitions(storage) if p != md.PARTITION_STATS])
+    MetadataTable.open(storage).storage.delete_dir(md.PARTITION_STATS)
+
+
+def planned_config(config: TableConfig, enable: bool | None) -> TableConfig:
+    """The config as hoodie.metadata.index.partition.stats.enable will make it; ConfigError when the table has
+    (or will have) no column_stats to build it beside (Hudi requires both)."""
+    if enable is None:
+        return config
+    if enable and md.COLUMN_STATS not in config.metadata_partitions:
+        raise ConfigError("hoodie.metadata.index.partition.stats.enable=true needs column_stats: set "
+                          "hoodie.metadata.index.column.stats.enable=true too (and hoodie.metadata.enable=true)")
+    partitions = sorted({*config.metadata_partitions, md.PARTITION_STATS} if enable
+                        else set(config.metadata_partitions) - {md.PARTITION_STATS})
+    return config.model_copy(update={"metadata_partitions": partitions})
+
+
+def apply_setting(storage: Storage, config: TableConfig, enable: bool | None) -> TableConfig:
+    """Make the partition_stats partition follow hoodie.metadata.index.partition.stats.enable: True builds it
+    from the committed files, False drops it, None keeps what the table has. Returns the config afterwards."""
+    planned_config(config, enable)
+    if enable is None or enable == is_maintained(storage):
+        return config
+    with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
+        if enable != is_maintained(storage):
+            if enable:
+                _bootstrap(storage, config)
+            else:
+                _drop(storage)
+    return load_config(storage)
