@@ -1,6 +1,5 @@
 """The options of the metadata table: whether there is one, its column_stats, partition_stats and record_index
-partitions, and
-when it is compacted."""
+partitions, and when it is compacted."""
 
 from __future__ import annotations
 
