@@ -12,7 +12,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -216,17 +216,21 @@ class TaskWriter:
 
     def finish(self) -> TaskResult:
         """Write every buffered file group: two at a time (parquet encoding releases the GIL), taking
-        each group's rows out of the buffers only when its turn comes, so memory stays bounded."""
+        each group's rows out of the buffers only when its turn comes, so memory stays bounded. The next group
+        starts when either write ends, not the older one: a long rewrite of a small file then runs beside the
+        short log writes and the tagging of the next partition instead of holding them back."""
         groups = self._buffered() if self.plan.lookup is None else self._tagged()
         try:
             with ThreadPoolExecutor(_WRITER_THREADS) as pool:
-                pending: list[Future[None]] = []
+                pending: set[Future[None]] = set()
                 for key, rows in groups:
                     if len(pending) >= _WRITER_THREADS:
-                        pending.pop(0).result()
+                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        for fut in done:
+                            fut.result()
                     self._heartbeat()
-                    pending.append(pool.submit(lambda k, gather: self._write_group(k, gather()), key, rows))
-                for fut in pending:
+                    pending.add(pool.submit(lambda k, gather: self._write_group(k, gather()), key, rows))
+                for fut in wait(pending).done:
                     fut.result()
         finally:
             self.buffers.close()
