@@ -3,7 +3,9 @@
     ./run py benchmarks/bench_spark.py [--rows 5000000] [--buckets 4] [--master local[2]]
 
 Writes: built-in parquet (partitioned by dt) vs hudi-py bulk_insert, insert (fresh MOR tables) and an upsert of
-10% of the keys (vs a built-in parquet write of the same rows). Reads: built-in parquet full scan + a sum over
+10% of the keys (vs a built-in parquet write of the same rows), also into a merge-on-read table created with
+Apache Hudi's SIMPLE index (`hoodie.index.type=SIMPLE`: tagging reads the keys of the partitions the upsert touches,
+on the executors; its input clustered by partition with cluster_by_bucket). Reads: built-in parquet full scan + a sum over
 every column vs a hudi-py snapshot read of the MOR table with its log files, and vs hudi_ds.spark.read_table of the
 table written by insert (base files only, as after a compaction: Spark's own parquet scan of its base files); the
 incremental read and the change feed (cdc format) of the upsert commit vs a parquet read of the same rows. The
@@ -45,6 +47,7 @@ CHECKSUM = [
 RATIO_KEYS = {
     "hudi bulk_insert": "bulk_insert", "hudi insert": "insert", "hudi bulk_insert, as is": "bulk_insert_as_is",
     "hudi upsert 10%": "upsert", "hudi upsert 10%, as is": "upsert_as_is", "hudi read+sum": "read",
+    "hudi bulk_insert, simple": "bulk_insert_simple", "hudi upsert 10%, simple": "upsert_simple",
     "hudi read_table+sum": "read_table",
     "hudi read+sum, schema": "read_columns", "floor sink": "floor_sink", "floor sink, clustered": "floor_sink_clustered",
     "floor source": "floor_source", "floor source, data columns": "floor_source_columns",
@@ -54,6 +57,8 @@ RATIO_KEYS = {
 
 # issue 16: Spark's own scan of the base files of a table without log files, vs the built-in parquet read
 READ_TABLE_GOAL = 0.8
+# issue 28: an upsert into a SIMPLE-index table vs the built-in parquet writer of the same rows
+UPSERT_SIMPLE_GOAL = 0.5
 
 
 def start_session(master: str) -> Any:
@@ -105,6 +110,19 @@ def hudi_write(df: Any, path: Path, operation: str, opts: dict[str, str], parts:
     clustered = cluster_by_bucket(df, opts, num_partitions=parts)
     clustered.write.format("hudi-py").options(**opts).option("hoodie.datasource.write.operation", operation) \
         .mode("append").save(str(path))
+
+
+def simple_index_options(opts: dict[str, str]) -> dict[str, str]:
+    """The benchmark's table options with Apache Hudi's SIMPLE index instead of buckets."""
+    return {**{k: v for k, v in opts.items() if k != "hoodie.bucket.index.num.buckets"}, "hoodie.index.type": "SIMPLE"}
+
+
+def simple_upsert(df: Any, path: Path, opts: dict[str, str], parts: int) -> None:
+    """An upsert into the SIMPLE-index table at `path`, its input clustered by partition (a key in one task)."""
+    from hudi_ds.spark import cluster_by_bucket
+
+    cluster_by_bucket(df, str(path), num_partitions=parts).write.format("hudi-py").options(**opts) \
+        .option("hoodie.datasource.write.operation", "upsert").mode("append").save(str(path))
 
 
 def hudi_read(spark: Any, path: Path, **options: str) -> Any:
@@ -186,6 +204,9 @@ def warm_up(spark: Any, work: Path, opts: dict[str, str], parts: int, rows: int)
     hudi_write(warm, work / "warm_hudi", "insert", {**opts, "hoodie.table.cdc.enabled": "true"}, parts)
     warm_updates = updates_of(warm)
     hudi_write(warm_updates, work / "warm_hudi", "upsert", opts, parts)
+    simple = simple_index_options(opts)
+    hudi_write(warm, work / "warm_simple", "bulk_insert", simple, parts)
+    simple_upsert(warm_updates, work / "warm_simple", simple, parts)
     floor_write(warm, work)
     checksum(spark.read.parquet(str(work / "warm_pq")))
     checksum(hudi_read(spark, work / "warm_hudi"))
@@ -244,6 +265,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             results["hudi upsert 10%"], _ = timed(lambda: hudi_write(updates, work / "mor", "upsert", opts, parts))
             results["hudi upsert 10%, as is"], _ = timed(lambda: updates.write.format("hudi-py").options(**opts).option(
                 "hoodie.datasource.write.operation", "upsert").mode("append").save(str(work / "mor_as_is")))
+            simple = simple_index_options(opts)
+            results["hudi bulk_insert, simple"], _ = timed(
+                lambda: hudi_write(base, work / "mor_simple", "bulk_insert", simple, parts))
+            results["hudi upsert 10%, simple"], _ = timed(
+                lambda: simple_upsert(updates, work / "mor_simple", simple, parts))
             reads = interleaved_medians(read_steps(spark, work), args.read_rounds, results,
                                         measured={"hudi read+sum": lambda: step_memory(figures, "read", mem)})
             got_pq, got_read_table, got_hudi, got_cols, got_floor, got_floor_cols = reads.values()
@@ -263,12 +289,14 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             cdc_c = hudi_read(spark, work / "mor_insert", **incremental_c, **CDC)
             results["hudi cdc 10%, change data"], got_cdc_c = timed(lambda: checksum(cdc_c))
             got_as_is = checksum(hudi_read(spark, work / "mor_as_is"))  # bulk_insert and upsert, as is
+            got_simple = checksum(hudi_read(spark, work / "mor_simple"))
 
             assert same(got_pq, expected_base), ("parquet", got_pq, expected_base)
             assert same(got_pq_upd, expected_upd), ("parquet 10%", got_pq_upd, expected_upd)
             assert same(got_insert, expected_base), ("hudi insert", got_insert, expected_base)
             assert same(got_read_table, expected_base), ("hudi read_table", got_read_table, expected_base)
             assert same(got_as_is, expected_after), ("hudi bulk_insert + upsert, as is", got_as_is, expected_after)
+            assert same(got_simple, expected_after), ("hudi SIMPLE index upsert", got_simple, expected_after)
             assert floor_rows == floor_rows_c == n, ("floor sink", floor_rows, floor_rows_c)
             assert same(got_floor, expected_base) and same(got_floor_cols, expected_base), ("floor source", got_floor)
             assert same(got_hudi, expected_after), ("hudi snapshot after upsert", got_hudi, expected_after)
@@ -287,12 +315,14 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         shutil.rmtree(work, ignore_errors=True)
 
     rows_of = {"parquet write 10%": n_upd, "hudi upsert 10%": n_upd, "hudi upsert 10%, as is": n_upd, "parquet read+sum 10%": n_upd,
+               "hudi upsert 10%, simple": n_upd,
                "hudi incremental 10%": n_upd, "hudi cdc 10%": 2 * n_upd, "hudi upsert 10%, change data": n_upd,
                "hudi incremental 10%, cdc table": n_upd, "hudi cdc 10%, change data": 2 * n_upd}
     baseline = {"hudi bulk_insert": "parquet write", "hudi insert": "parquet write",
                 "hudi bulk_insert, as is": "parquet write", "floor sink": "parquet write",
                 "floor sink, clustered": "parquet write", "hudi upsert 10%": "parquet write 10%",
                 "hudi upsert 10%, as is": "parquet write 10%",
+                "hudi bulk_insert, simple": "parquet write", "hudi upsert 10%, simple": "parquet write 10%",
                 "hudi read+sum": "parquet read+sum", "hudi read+sum, schema": "parquet read+sum",
                 "hudi read_table+sum": "parquet read+sum",
                 "floor source": "parquet read+sum", "floor source, data columns": "parquet read+sum",
@@ -317,6 +347,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     read_table_ratio = results["parquet read+sum"] / results["hudi read_table+sum"]
     print(f"goal: read_table of a table without log files >= {READ_TABLE_GOAL}x the built-in parquet read: "
           f"{read_table_ratio:.2f}x, {'met' if read_table_ratio >= READ_TABLE_GOAL else 'MISSED'}")
+    simple_ratio = results["parquet write 10%"] / results["hudi upsert 10%, simple"]
+    print(f"goal: upsert into a SIMPLE-index table >= {UPSERT_SIMPLE_GOAL}x the built-in parquet write of the same "
+          f"rows: {simple_ratio:.2f}x, {'met' if simple_ratio >= UPSERT_SIMPLE_GOAL else 'MISSED'}")
     print(f"change data written at commit time (hoodie.table.cdc.enabled): the cdc read of the upsert "
           f"{results['hudi incremental 10%, cdc table'] / results['hudi cdc 10%, change data']:.2f}x the incremental "
           f"read of the same commit (goal >= 0.8; inferred at read time: "

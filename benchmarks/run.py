@@ -95,6 +95,7 @@ GOALS = [
     ("scaling", "ratio_largest_to_smallest", "<=", 1.3, "upsert cost at 16M vs 1M rows"),
     ("spark", "bulk_insert_as_is_ratio", ">=", 0.9, "Spark bulk_insert of the input as it is vs built-in parquet write"),
     ("spark", "upsert_as_is_ratio", ">=", 0.9, "Spark upsert of the input as it is vs built-in write of the same rows"),
+    ("spark", "upsert_simple_ratio", ">=", 0.5, "Spark upsert into a SIMPLE-index table vs built-in write of the same rows"),
     ("spark", "read_floor_ratio", ">=", 0.9, "Spark snapshot read vs the Python Data Source API floor"),
     ("spark", "read_columns_floor_ratio", ">=", 0.9, "... the same read naming its data columns (.schema)"),
     ("spark", "cdc_vs_incremental", ">=", 0.8, "Spark cdc read of a 10% upsert (change data) vs its incremental read"),

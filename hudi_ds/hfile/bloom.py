@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import math
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -33,9 +33,9 @@ _CHUNK_KEYS = 1 << 15  # keys hashed at a time (their positions: 4 MiB at Hudi's
 
 def _murmur_chain(raw: np.ndarray, hash_count: int) -> np.ndarray:
     """Hadoop's 32-bit MurmurHash of equally long keys (the rows of the uint8 matrix `raw`), chained `hash_count`
-    times from seed 0: one column of uint32 hashes per round. What a key's bytes contribute does not depend on the
-    seed, so it is mixed once."""
-    length = raw.shape[1]
+    times from seed 0: one row of uint32 hashes per round (a round's hashes lie together in memory). What a key's
+    bytes contribute does not depend on the seed, so it is mixed once; each round then works in place."""
+    n, length = raw.shape
     words = length // 4
     blocks = np.ascontiguousarray(raw[:, :words * 4]).view("<u4")
     mixed = []
@@ -48,39 +48,47 @@ def _murmur_chain(raw: np.ndarray, hash_count: int) -> np.ndarray:
     # Java bytes are signed. Hadoop's later MurmurHash reversed this order; Hudi's filters use this one.
     tail = raw[:, words * 4:].astype(np.int8).astype(np.int32)
     left = tail.shape[1]
-    tail_bits = np.zeros(raw.shape[0], dtype=np.uint32)
+    tail_bits = np.zeros(n, dtype=np.uint32)
     for i in range(left):
         tail_bits ^= (tail[:, i] << (8 * (left - 1 - i))).view(np.uint32)
-    out = np.empty((raw.shape[0], hash_count), dtype=np.uint32)
-    h = np.zeros(raw.shape[0], dtype=np.uint32)
+    out = np.empty((hash_count, n), dtype=np.uint32)
+    h = np.zeros(n, dtype=np.uint32)
+    shifted = np.empty(n, dtype=np.uint32)
     for j in range(hash_count):
-        h = h ^ np.uint32(length)
+        h ^= np.uint32(length)
         for k in mixed:
-            h = (h * _M) ^ k
+            h *= _M
+            h ^= k
         if left:
             h ^= tail_bits
             h *= _M
-        h ^= h >> np.uint32(13)
+        np.right_shift(h, np.uint32(13), out=shifted)
+        h ^= shifted
         h *= _M
-        h ^= h >> np.uint32(15)
-        out[:, j] = h
+        np.right_shift(h, np.uint32(15), out=shifted)
+        h ^= shifted
+        out[j] = h
     return out
 
 
-def _positions(data: np.ndarray, offsets: np.ndarray, hash_count: int, vector_size: int) -> np.ndarray:
-    """The bit positions of each key (one row per key): `abs(h % vector_size)` of the chained hashes. Key `i` is
-    the bytes `data[offsets[i]:offsets[i + 1]]`."""
-    out = np.empty((len(offsets) - 1, hash_count), dtype=np.uint32)
+def _positions(data: np.ndarray, offsets: np.ndarray, hash_count: int,
+               vector_size: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The bit positions of the keys, by key length: (the keys' indices, one column per key and one row per hash
+    of `abs(h % vector_size)` of their chained hashes). Key `i` is the bytes `data[offsets[i]:offsets[i + 1]]`.
+    Keys of one length hash together; their positions are not put back in key order (a row's bits do not
+    depend on it)."""
     lengths = np.diff(offsets)
     order = np.argsort(lengths, kind="stable")
     starts = np.flatnonzero(np.diff(lengths[order], prepend=-1))
+    size = np.uint32(vector_size)
     with np.errstate(over="ignore"):
         for indices in np.split(order, starts[1:]):
             raw = data[offsets[indices][:, None] + np.arange(lengths[indices[0]])]
-            # Java's abs(h % size) is |h| % size; |h| of an int32 fits a uint32 (2**31 included)
-            out[indices] = np.abs(_murmur_chain(raw, hash_count).view(np.int32)).view(np.uint32) % np.uint32(
-                vector_size)
-    return out
+            # Java's abs(h % size) is |h| % size; |h| of an int32 fits a uint32 (2**31 included). The remainder
+            # as h - (h // size) * size: numpy divides by a scalar far faster than it takes a remainder.
+            h = np.abs(_murmur_chain(raw, hash_count).view(np.int32)).view(np.uint32)
+            h -= (h // size) * size
+            yield indices, h
 
 
 class BloomFilter:
@@ -153,16 +161,23 @@ class BloomFilter:
             raise InvalidDataError("a bloom filter key must not be empty")
         for start in range(0, len(offsets) - 1, _CHUNK_KEYS):  # bounded memory: hash_count positions per key
             part = offsets[start:start + _CHUNK_KEYS + 1]
-            positions = _positions(data, part, self.hash_count, self.vector_size)
             rows = self._rows_for_next_keys(len(part) - 1)
-            for row in np.unique(rows):
-                self.rows[row][positions[rows == row].ravel()] = True
+            one_row = rows[0] == rows[-1] and self._round_robin is None  # no round-robin: rows[i] never falls
+            for indices, positions in _positions(data, part, self.hash_count, self.vector_size):
+                # numpy indexes by intp: cast once (it would convert uint32 indices element by element)
+                if one_row:
+                    self.rows[rows[0]][positions.ravel().astype(np.intp)] = True
+                    continue
+                of_keys = rows[indices]
+                for row in np.unique(of_keys):
+                    self.rows[row][positions[:, of_keys == row].ravel().astype(np.intp)] = True
 
     def might_contain(self, key: bytes) -> bool:
         if not key:
             return True
-        positions = _positions(np.frombuffer(key, dtype=np.uint8), np.array([0, len(key)]), self.hash_count,
-                               self.vector_size)[0]
+        [(_, positions)] = _positions(np.frombuffer(key, dtype=np.uint8), np.array([0, len(key)]),
+                                      self.hash_count, self.vector_size)
+        positions = positions[:, 0]
         return any(bool(row[positions].all()) for row in self.rows)
 
     def serialize(self) -> bytes:

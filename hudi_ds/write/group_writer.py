@@ -47,11 +47,16 @@ def ensure_partition_metadata(storage: Storage, partition: str, instant: str) ->
     storage.put_if_absent(rel, text.encode())
 
 
-def read_base(storage: Storage, rel: str, schema: pa.Schema, virtual_keys: tuple[str, ...] | None = None) -> pa.Table:
+def read_base(storage: Storage, rel: str, schema: pa.Schema, virtual_keys: tuple[str, ...] | None = None,
+              keep_dictionaries: frozenset[str] = frozenset()) -> pa.Table:
     """A base file's rows as `schema` (meta columns included), whatever schema version wrote it; with
-    `virtual_keys` (the record key fields of a table without meta fields), the meta columns computed."""
-    with open_base_file(storage, rel) as pf:
+    `virtual_keys` (the record key fields of a table without meta fields), the meta columns computed.
+    `keep_dictionaries`: columns the file stores as small dictionaries stay Arrow dictionaries (a rewrite
+    merges and writes them as read, without decoding and hashing every row's string again)."""
+    with open_base_file(storage, rel, few_valued_as_dictionary=bool(keep_dictionaries)) as pf:
         table = pf.read()
+    if keep_dictionaries:
+        return conform(table, schema, rel, keep_dictionaries)
     if virtual_keys is not None:
         partition, _, name = rel.rpartition("/")
         parsed = parse_base_file(partition, name)

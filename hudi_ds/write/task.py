@@ -12,7 +12,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -216,17 +216,21 @@ class TaskWriter:
 
     def finish(self) -> TaskResult:
         """Write every buffered file group: two at a time (parquet encoding releases the GIL), taking
-        each group's rows out of the buffers only when its turn comes, so memory stays bounded."""
+        each group's rows out of the buffers only when its turn comes, so memory stays bounded. The next group
+        starts when either write ends, not the older one: a long rewrite of a small file then runs beside the
+        short log writes and the tagging of the next partition instead of holding them back."""
         groups = self._buffered() if self.plan.lookup is None else self._tagged()
         try:
             with ThreadPoolExecutor(_WRITER_THREADS) as pool:
-                pending: list[Future[None]] = []
+                pending: set[Future[None]] = set()
                 for key, rows in groups:
                     if len(pending) >= _WRITER_THREADS:
-                        pending.pop(0).result()
+                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        for fut in done:
+                            fut.result()
                     self._heartbeat()
-                    pending.append(pool.submit(lambda k, gather: self._write_group(k, gather()), key, rows))
-                for fut in pending:
+                    pending.add(pool.submit(lambda k, gather: self._write_group(k, gather()), key, rows))
+                for fut in wait(pending).done:
                     fut.result()
         finally:
             self.buffers.close()
@@ -446,9 +450,15 @@ class TaskWriter:
                       deletes: pa.Table | None) -> None:
         """Copy-on-write: the bucket's base file merged with this write's rows, as a new base file."""
         full = self.ctx.schema
-        base = read_base(self.storage, target.base_file, full, self.ctx.virtual_keys) if target.base_file else None
+        key = self._match_key(records, deletes)
+        change_data = writes_change_data(self.plan)
+        # columns of one value per file (commit time, partition...) stay dictionaries from read to write; not the
+        # keys and ordering values the merge compares, nor for change data, computed meta columns or partial updates
+        plain = change_data or self.ctx.virtual_keys is not None or self.plan.partial is not None
+        kept = frozenset() if plain else frozenset(full.names) - {key, RECORD_KEY, self.plan.ordering_field}
+        base = read_base(self.storage, target.base_file, full, self.ctx.virtual_keys, kept) \
+            if target.base_file else None
         n_data = records.num_rows
-        key = self._match_key(base, records, deletes)
         dels = None
         if deletes is not None and deletes.num_rows:
             n = deletes.num_rows
@@ -465,7 +475,7 @@ class TaskWriter:
         merged = merge_slice(
             base, LogVersions(records, np.ones(n_data, dtype=np.int64), np.arange(n_data, dtype=np.int64), absent),
             dels, self.plan.ordering_field, full, key_field=key, partial=self.plan.partial,
-            first_value=self.plan.first_value,
+            first_value=self.plan.first_value, keep_dictionaries=bool(kept),
         )
         updates = 0
         if base is not None:
@@ -478,7 +488,7 @@ class TaskWriter:
                 self.rewritten.append(GroupKeys(partition, target.file_id, records.select([RECORD_KEY])))
         wf = self.ctx.write_base(partition, target.file_id, bucket, merged, target.base_instant, n_data - updates,
                                  updates, is_merge=True)
-        if base is not None and writes_change_data(self.plan):
+        if base is not None and change_data:
             written = task_change_data(self.storage, self.plan, (partition, target.file_id), base, merged,
                                        self.ctx.write_token)
             if written is not None:
