@@ -75,6 +75,25 @@ def decode_entries(payload: bytes, what: str, mvcc: bool = True) -> tuple[pa.Arr
     the MVCC byte (file info KEY_VALUE_VERSION 1, which every Hudi writer sets). Only the walk from entry to entry
     is a Python loop; the lengths are checked and the columns gathered with numpy."""
     tail = 1 if mvcc else 0
+    data = np.frombuffer(payload, dtype=np.uint8)
+    at = _hudi_entry_starts(data, tail)
+    if at is None:
+        at = _walked_entry_starts(payload, what, tail)
+    heads = data[at[:, None] + np.arange(_ENTRY_HEAD.itemsize)].view(_ENTRY_HEAD)[:, 0]
+    key_len, value_len = heads["key"].astype(np.int64), heads["value"].astype(np.int64)
+    content_len = heads["content"].astype(np.int64)
+    bad = np.flatnonzero((content_len < 0) | (content_len > key_len - 2))
+    if bad.size:
+        raise CorruptTableError(f"{what}: entry at byte {int(at[bad[0]])} of a data block runs past it")
+    value_at = at + 8 + key_len
+    if tail and data[value_at + value_len].any():
+        raise CorruptTableError(f"{what}: entry with a non-zero MVCC timestamp (HBase versioned data, which "
+                                "Hudi never writes)")
+    return _gathered(data, at + 10, content_len), _gathered(data, value_at, value_len)
+
+
+def _walked_entry_starts(payload: bytes, what: str, tail: int) -> np.ndarray:
+    """The entries' start offsets, found by walking from entry to entry (any KeyValue layout)."""
     starts: list[int] = []
     pos, end = 0, len(payload)
     unpack = _LENGTHS.unpack_from
@@ -88,19 +107,37 @@ def decode_entries(payload: bytes, what: str, mvcc: bool = True) -> tuple[pa.Arr
         raise CorruptTableError(f"{what}: truncated entry at byte {pos} of a data block")
     if pos > end:
         raise CorruptTableError(f"{what}: entry at byte {starts[-1]} of a data block runs past it")
-    data = np.frombuffer(payload, dtype=np.uint8)
-    at = np.asarray(starts, dtype=np.int64)
-    heads = data[at[:, None] + np.arange(_ENTRY_HEAD.itemsize)].view(_ENTRY_HEAD)[:, 0]
-    key_len, value_len = heads["key"].astype(np.int64), heads["value"].astype(np.int64)
-    content_len = heads["content"].astype(np.int64)
-    bad = np.flatnonzero((content_len < 0) | (content_len > key_len - 2))
-    if bad.size:
-        raise CorruptTableError(f"{what}: entry at byte {int(at[bad[0]])} of a data block runs past it")
-    value_at = at + 8 + key_len
-    if tail and data[value_at + value_len].any():
-        raise CorruptTableError(f"{what}: entry with a non-zero MVCC timestamp (HBase versioned data, which "
-                                "Hudi never writes)")
-    return _gathered(data, at + 10, content_len), _gathered(data, value_at, value_len)
+    return np.asarray(starts, dtype=np.int64)
+
+
+def _hudi_entry_starts(data: np.ndarray, tail: int) -> np.ndarray | None:
+    """The entries' start offsets when every entry has Hudi's key layout, found column-wise: each byte offset
+    whose key length is its content length + 12 and whose key ends in KEY_REST is a candidate, and the
+    candidates are the entries exactly when each one's lengths lead to the next and the last to the block's
+    end (so the answer is the walk's). None when that proof fails (another layout, or a value that happens to
+    look like an entry): the caller walks."""
+    end = len(data)
+    if end < 10 + len(KEY_REST):
+        return None
+    pairs = (data[:-1].astype(np.int32) << 8) | data[1:]  # the big-endian short at each offset
+    n = end - 9
+    candidates = np.flatnonzero((pairs[:n] == 0) & (pairs[2:n + 2] == pairs[8:n + 8] + 2 + len(KEY_REST)))
+    content_len = pairs[candidates + 8].astype(np.int64)
+    rest_at = candidates + 10 + content_len
+    fits = rest_at + len(KEY_REST) <= end
+    candidates, rest_at = candidates[fits], rest_at[fits]
+    rest = np.frombuffer(KEY_REST, dtype=np.uint8)
+    has_rest = np.ones(len(candidates), dtype=bool)
+    for i, byte in enumerate(rest.tolist()):
+        has_rest &= data[rest_at + i] == byte
+    at = candidates[has_rest]
+    if not len(at) or at[0] != 0 or at[-1] + 8 > end:
+        return None
+    value_len = (pairs[at + 4].astype(np.int64) << 16) | pairs[at + 6]
+    following = at + 8 + (pairs[at + 2].astype(np.int64)) + value_len + tail
+    if (pairs[at + 4] & 0x8000).any() or (following[:-1] != at[1:]).any() or following[-1] != end:
+        return None
+    return at
 
 
 def _gathered(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:

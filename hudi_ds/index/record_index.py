@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from hudi_ds.index.lookup import LIVE, PARTITION, SLOT, KeyLookup
 from hudi_ds.metadata.layout import MetadataTable
-from hudi_ds.metadata.record_index import lookup
+from hudi_ds.metadata.record_index import located
 from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
@@ -34,23 +34,22 @@ class RecordIndexLookup(KeyLookup):
     def located(self, storage: Storage, partitions: Iterable[str],
                 wanted: pa.Array | pa.ChunkedArray | None = None) -> pa.Table:
         assert self.data_timeline is not None
-        keys = [] if wanted is None else [k for k in wanted.to_pylist() if k is not None]
-        found = lookup(MetadataTable.open(storage), self.data_timeline, keys)
+        keys = pa.array([], pa.string()) if wanted is None else wanted
+        if isinstance(keys, pa.ChunkedArray):
+            keys = keys.combine_chunks()
+        found = located(MetadataTable.open(storage), self.data_timeline, keys)
         slots = {p: {sl.file_id: i for i, sl in enumerate(slices)} for p, slices in self.slices.items()}
-        out_keys: list[str] = []
-        out_partitions: list[str] = []
-        out_slots: list[int] = []
-        for key, loc in found.items():
-            slot = slots.get(loc.partition or "", {}).get(loc.file_id)
-            if slot is not None:  # a file group the write no longer sees (replaced) holds nothing to update
-                out_keys.append(key)
-                out_partitions.append(loc.partition or "")
-                out_slots.append(slot)
-        n = len(out_keys)
-        columns: dict[str, pa.Array] = {RECORD_KEY: pa.array(out_keys, pa.string())}
+        # a file group the write no longer sees (replaced) holds nothing to update: slot -1, dropped
+        place_slots = np.array([slots.get(p.partition or "", {}).get(p.file_id, -1) for p in found.places],
+                               dtype=np.int32)
+        kept = place_slots[found.codes] >= 0 if len(found.places) else np.zeros(0, dtype=bool)
+        codes = found.codes[kept]
+        n = len(codes)
+        place_partitions = pa.array([p.partition or "" for p in found.places], pa.string())
+        columns: dict[str, pa.Array] = {RECORD_KEY: found.keys.filter(pa.array(kept))}
         if self.ordering is not None:
             columns[self.ordering.name] = pa.nulls(n, self.ordering.type)
         columns[LIVE] = pa.array(np.ones(n, dtype=bool))
-        columns[PARTITION] = pa.array(out_partitions, pa.string())
-        columns[SLOT] = pa.array(np.array(out_slots, dtype=np.int32))
+        columns[PARTITION] = place_partitions.take(codes)
+        columns[SLOT] = pa.array(place_slots[codes] if len(found.places) else np.zeros(0, np.int32))
         return pa.table(columns, schema=self._schema())

@@ -14,6 +14,7 @@ import functools
 import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,10 +22,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.errors import CorruptTableError
+from hudi_ds.hfile import AvroHFileReader
+from hudi_ds.log import BlockType, decode_delete_block, read_blocks
+from hudi_ds.log.hfile_block import decode_hfile_data_block
 from hudi_ds.metadata import record_index_codec as codec
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.layout import MetadataTable
-from hudi_ds.metadata.listing import MetadataSlice, files_slice, merged_records
+from hudi_ds.metadata.listing import MetadataSlice, files_slice, read_slice_files
 from hudi_ds.storage import FileEntry
 from hudi_ds.timeline import Timeline
 
@@ -93,34 +97,107 @@ def file_group_slices(mdt: MetadataTable, mdt_timeline: Timeline,
             for i in range(file_group_count(listed))]
 
 
+@dataclass(frozen=True)
+class Located:
+    """Keys the record index holds and their locations, as columns (a write looks up millions of keys)."""
+
+    keys: pa.Array  # string
+    codes: np.ndarray  # each key's location in `places`
+    places: list[md.RecordLocation]
+
+    @property
+    def partitions(self) -> pa.Array:
+        """Each key's data partition (null when the index names none)."""
+        return pa.array([p.partition for p in self.places], pa.string()).take(self.codes)
+
+    @property
+    def file_ids(self) -> pa.Array:
+        return pa.array([p.file_id for p in self.places], pa.string()).take(self.codes)
+
+    def as_dict(self) -> dict[str, md.RecordLocation]:
+        return {k: self.places[c] for k, c in zip(self.keys.to_pylist(), self.codes.tolist(), strict=True)}
+
+
+def located(mdt: MetadataTable, data_timeline: Timeline, keys: pa.Array | None = None) -> Located:
+    """Where the record index puts each of `keys` (a string column; keys it does not hold are left out), or every
+    key it holds when None: only the file groups the keys hash to are read, and in them only the data blocks
+    whose key range holds one of them."""
+    slices = file_group_slices(mdt, mdt.timeline(), data_timeline)
+    places: dict[md.RecordLocation, int] = {}
+    found: list[tuple[pa.Array, np.ndarray]] = []
+    if keys is not None and slices:
+        keys = pc.drop_null(keys)
+        groups = np.asarray(file_groups_of(keys.to_pylist(), len(slices)), dtype=np.int64)
+        wanted = {index: keys.filter(pa.array(groups == index)) for index in np.unique(groups).tolist()}
+    else:
+        wanted = dict.fromkeys(range(len(slices)))
+    for index, group_keys in wanted.items():
+        found.append(_slice_located(mdt, slices[index], group_keys, places))
+    codes = np.concatenate([c for _, c in found]) if found else np.zeros(0, np.int64)
+    return Located(pa.concat_arrays([pa.array([], pa.string()), *(k for k, _ in found)]), codes, list(places))
+
+
+def _slice_located(mdt: MetadataTable, sl: MetadataSlice, keys: pa.Array | None,
+                   places: dict[md.RecordLocation, int]) -> tuple[pa.Array, np.ndarray]:
+    """(keys, place codes) of the ones of `keys` (all when None) a file group's slice holds, merged column-wise
+    as HoodieMetadataPayload merges record index records: the newest entry of a key wins, a DELETE removes it.
+    Each distinct value of a file is decoded once (a write gives all keys of a file group one value); `places`
+    numbers the distinct locations across slices."""
+    wanted = None if keys is None else keys.cast(pa.binary())
+    rels = ([sl.base] if sl.base is not None else []) + [rel for rel, _ in sl.logs]
+    runs: list[tuple[pa.Array, np.ndarray]] = []  # (keys, place codes, -1 for a removal), oldest first
+    for rel, data in zip(rels, read_slice_files(mdt, rels), strict=True):
+        where = mdt.storage.full(rel)
+        if rel == sl.base:
+            runs.append(_run(AvroHFileReader(data, where, decoder=codec.decode), wanted, places))
+            continue
+        for block in read_blocks(data, where):
+            if block.block_type == BlockType.HFILE_DATA:
+                runs.append(_run(decode_hfile_data_block(block, where, codec.decode), wanted, places))
+            elif block.block_type == BlockType.DELETE:
+                gone = decode_delete_block(block, where).record_keys.cast(pa.binary())
+                if wanted is not None:
+                    gone = gone.filter(pc.is_in(gone, wanted))
+                runs.append((gone, np.full(len(gone), -1, dtype=np.int64)))
+    if not runs:
+        return pa.array([], pa.string()), np.zeros(0, np.int64)
+    all_keys = pa.concat_arrays([k.cast(pa.binary()) for k, _ in runs])
+    all_codes = np.concatenate([c for _, c in runs])
+    newest = pa.table({"k": all_keys, "i": np.arange(len(all_keys))}).group_by("k", use_threads=False) \
+        .aggregate([("i", "max")])
+    order = np.sort(newest["i_max"].to_numpy())
+    order = order[all_codes[order] >= 0]
+    return all_keys.take(order).cast(pa.string()), all_codes[order]
+
+
+def _run(reader: AvroHFileReader, wanted: pa.Array | None,
+         places: dict[md.RecordLocation, int]) -> tuple[pa.Array, np.ndarray]:
+    """(keys, place codes) of the entries of one HFile that `wanted` names (all when None)."""
+    keys, values = reader.hfile.select_columns(wanted)
+    encoded = pc.dictionary_encode(values)
+    firsts = pa.table({"v": encoded.indices, "i": np.arange(len(keys))}).group_by("v", use_threads=False) \
+        .aggregate([("i", "min")])
+    first_of = dict(zip(firsts["v"].to_pylist(), firsts["i_min"].to_pylist(), strict=True))
+    code_of = np.zeros(len(encoded.dictionary), dtype=np.int64)
+    for value_index, value in enumerate(encoded.dictionary.to_pylist()):
+        location = md.record_location(reader.record(keys[first_of[value_index]].as_py(), value))
+        code_of[value_index] = places.setdefault(location, len(places))
+    return keys, code_of[encoded.indices.to_numpy(zero_copy_only=False)] if len(keys) else np.zeros(0, np.int64)
+
+
 def locations(records: Mapping[str, Mapping[str, Any]]) -> dict[str, md.RecordLocation]:
     """Key -> location of a file group's merged records."""
     return {key: md.record_location(record) for key, record in records.items()}
 
 
 def lookup(mdt: MetadataTable, data_timeline: Timeline, keys: Iterable[str]) -> dict[str, md.RecordLocation]:
-    """Where the record index puts each of `keys` (keys it does not hold are left out): only the file groups the
-    keys hash to are read."""
-    slices = file_group_slices(mdt, mdt.timeline(), data_timeline)
-    if not slices:
-        return {}
-    key_list = list(keys)
-    groups = np.asarray(file_groups_of(key_list, len(slices)), dtype=np.int64)
-    column = pa.array(key_list, pa.string())
-    out: dict[str, md.RecordLocation] = {}
-    for index in np.unique(groups).tolist():
-        group_keys = set(column.filter(pa.array(groups == index)).to_pylist())
-        merged = merged_records(mdt, slices[index], group_keys, codec.decode)
-        out.update((k, md.record_location(record)) for k, record in merged.items())
-    return out
+    """Where the record index puts each of `keys` (keys it does not hold are left out)."""
+    return located(mdt, data_timeline, pa.array(list(keys), pa.string())).as_dict()
 
 
 def all_locations(mdt: MetadataTable, data_timeline: Timeline) -> dict[str, md.RecordLocation]:
     """Every key the record index holds, with its location (what a bootstrap or `validate` compares)."""
-    out: dict[str, md.RecordLocation] = {}
-    for sl in file_group_slices(mdt, mdt.timeline(), data_timeline):
-        out.update(locations(merged_records(mdt, sl, decoder=codec.decode)))
-    return out
+    return located(mdt, data_timeline).as_dict()
 
 
 def location_record(key: str, partition: str, file_id: str, instant_ms: int) -> dict[str, Any]:
