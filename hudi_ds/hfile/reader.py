@@ -309,9 +309,10 @@ class HFileReader:
 
     def select_columns(self, keys: pa.Array | None = None) -> tuple[pa.Array, pa.Array]:
         """(keys, values) of the entries whose key is one of `keys` (a binary column; None: every entry), in key
-        order, as binary columns: only the data blocks whose key range holds one of `keys` are read, each
-        matched at once."""
-        wanted = None if keys is None else sorted(set(keys.to_pylist()))
+        order, as binary columns: only the data blocks whose key range holds one of `keys` are read (when
+        `keys` are fewer than the blocks: more touch about every block, and sorting them would cost more than
+        reading the rest), each matched at once."""
+        wanted = None if keys is None or len(keys) >= len(self.index) else sorted(set(keys.to_pylist()))
         found_keys: list[pa.Array] = [pa.array([], pa.binary())]
         found_values: list[pa.Array] = [pa.array([], pa.binary())]
         for block_number in range(len(self.index)):
