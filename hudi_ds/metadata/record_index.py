@@ -58,12 +58,13 @@ def file_group_of(key: str, count: int) -> int:
     return abs(java_string_hash(key)) % count
 
 
-def file_groups_of(keys: Sequence[str], count: int) -> list[int]:
-    """`file_group_of` of many keys at once: the hash runs over numpy columns (one step per character
-    position) for ASCII keys, whose bytes are their UTF-16 code units; other keys take the scalar path."""
-    if not keys:
+def file_groups_of(keys: Sequence[str] | pa.Array, count: int) -> list[int]:
+    """`file_group_of` of many keys (a list or a string column) at once: the hash runs over numpy columns (one
+    step per character position) for ASCII keys, whose bytes are their UTF-16 code units; other keys take the
+    scalar path."""
+    if not len(keys):
         return []
-    arr = pa.array(keys, pa.string())
+    arr = keys if isinstance(keys, pa.Array) else pa.array(keys, pa.string())
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset:arr.offset + len(arr) + 1].astype(np.int64)
     data = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if arr.buffers()[2] is not None else np.zeros(1, np.uint8)
     starts, lengths = offsets[:-1], np.diff(offsets)
@@ -74,7 +75,7 @@ def file_groups_of(keys: Sequence[str], count: int) -> list[int]:
     groups = (np.abs(np.where(h >= 1 << 31, h - (1 << 32), h)) % count).tolist()
     ascii_keys = pc.string_is_ascii(arr).to_numpy(zero_copy_only=False)
     for i in np.flatnonzero(~ascii_keys).tolist():
-        groups[i] = file_group_of(keys[i], count)
+        groups[i] = file_group_of(arr[i].as_py(), count)
     return groups
 
 
@@ -127,7 +128,7 @@ def located(mdt: MetadataTable, data_timeline: Timeline, keys: pa.Array | None =
     found: list[tuple[pa.Array, np.ndarray]] = []
     if keys is not None and slices:
         keys = pc.drop_null(keys)
-        groups = np.asarray(file_groups_of(keys.to_pylist(), len(slices)), dtype=np.int64)
+        groups = np.asarray(file_groups_of(keys, len(slices)), dtype=np.int64)
         wanted = {index: keys.filter(pa.array(groups == index)) for index in np.unique(groups).tolist()}
     else:
         wanted = dict.fromkeys(range(len(slices)))
