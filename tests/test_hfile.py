@@ -131,6 +131,21 @@ def test_point_lookups_of_present_and_absent_keys(sorted_keys, probes, block_siz
 
 
 @SETTINGS
+@given(keys, st.lists(st.binary(max_size=40), max_size=30), st.data(), block_sizes)
+def test_column_selections_of_present_and_absent_keys(sorted_keys, probes, data, block_size):
+    """select_columns gives the entries of the keys asked for in key order, whether it reads only the blocks
+    that may hold them (fewer keys than blocks) or every block, and every entry when asked for none."""
+    entries = [(k, data.draw(st.binary(max_size=60))) for k in sorted_keys]
+    reader = HFileReader(_hfile(entries, block_size), "mem.hfile")
+    wanted = probes + data.draw(st.lists(st.sampled_from(sorted_keys), max_size=10) if sorted_keys else st.just([]))
+    keys_found, values_found = reader.select_columns(pa.array(wanted, pa.binary()))
+    assert list(zip(keys_found.to_pylist(), values_found.to_pylist(), strict=True)) == \
+        [(k, v) for k, v in entries if k in set(wanted)]
+    everything = reader.select_columns()
+    assert list(zip(*(c.to_pylist() for c in everything), strict=True)) == entries
+
+
+@SETTINGS
 @given(keys, st.binary(max_size=3), st.binary(max_size=3) | st.none(), block_sizes)
 def test_range_and_prefix_scans(sorted_keys, start, stop, block_size):
     entries = [(k, k[::-1]) for k in sorted_keys]

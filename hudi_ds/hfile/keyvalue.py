@@ -76,9 +76,7 @@ def decode_entries(payload: bytes, what: str, mvcc: bool = True) -> tuple[pa.Arr
     is a Python loop; the lengths are checked and the columns gathered with numpy."""
     tail = 1 if mvcc else 0
     data = np.frombuffer(payload, dtype=np.uint8)
-    at = _hudi_entry_starts(data, tail)
-    if at is None:
-        at = _walked_entry_starts(payload, what, tail)
+    at = _walked_entry_starts(payload, what, tail)
     heads = data[at[:, None] + np.arange(_ENTRY_HEAD.itemsize)].view(_ENTRY_HEAD)[:, 0]
     key_len, value_len = heads["key"].astype(np.int64), heads["value"].astype(np.int64)
     content_len = heads["content"].astype(np.int64)
@@ -89,7 +87,7 @@ def decode_entries(payload: bytes, what: str, mvcc: bool = True) -> tuple[pa.Arr
     if tail and data[value_at + value_len].any():
         raise CorruptTableError(f"{what}: entry with a non-zero MVCC timestamp (HBase versioned data, which "
                                 "Hudi never writes)")
-    return _gathered(data, at + 10, content_len), _gathered(data, value_at, value_len)
+    return _gathered(payload, at + 10, content_len, value_at, value_len)
 
 
 def _walked_entry_starts(payload: bytes, what: str, tail: int) -> np.ndarray:
@@ -110,41 +108,21 @@ def _walked_entry_starts(payload: bytes, what: str, tail: int) -> np.ndarray:
     return np.asarray(starts, dtype=np.int64)
 
 
-def _hudi_entry_starts(data: np.ndarray, tail: int) -> np.ndarray | None:
-    """The entries' start offsets when every entry has Hudi's key layout, found column-wise: each byte offset
-    whose key length is its content length + 12 and whose key ends in KEY_REST is a candidate, and the
-    candidates are the entries exactly when each one's lengths lead to the next and the last to the block's
-    end (so the answer is the walk's). None when that proof fails (another layout, or a value that happens to
-    look like an entry): the caller walks."""
-    end = len(data)
-    if end < 10 + len(KEY_REST):
-        return None
-    pairs = (data[:-1].astype(np.int32) << 8) | data[1:]  # the big-endian short at each offset
-    n = end - 9
-    candidates = np.flatnonzero((pairs[:n] == 0) & (pairs[2:n + 2] == pairs[8:n + 8] + 2 + len(KEY_REST)))
-    content_len = pairs[candidates + 8].astype(np.int64)
-    rest_at = candidates + 10 + content_len
-    fits = rest_at + len(KEY_REST) <= end
-    candidates, rest_at = candidates[fits], rest_at[fits]
-    rest = np.frombuffer(KEY_REST, dtype=np.uint8)
-    has_rest = np.ones(len(candidates), dtype=bool)
-    for i, byte in enumerate(rest.tolist()):
-        has_rest &= data[rest_at + i] == byte
-    at = candidates[has_rest]
-    if not len(at) or at[0] != 0 or at[-1] + 8 > end:
-        return None
-    value_len = (pairs[at + 4].astype(np.int64) << 16) | pairs[at + 6]
-    following = at + 8 + (pairs[at + 2].astype(np.int64)) + value_len + tail
-    if (pairs[at + 4] & 0x8000).any() or (following[:-1] != at[1:]).any() or following[-1] != end:
-        return None
-    return at
-
-
-def _gathered(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
-    """A binary column of the byte ranges (starts, lengths) of `data`."""
-    offsets = np.zeros(len(starts) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    picks = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
-    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(starts), [None, pa.py_buffer(offsets),
-                                                                             pa.py_buffer(data[picks])]
-                                            ).cast(pa.binary())
+def _gathered(payload: bytes, key_at: np.ndarray, key_len: np.ndarray, value_at: np.ndarray,
+              value_len: np.ndarray) -> tuple[pa.Array, pa.Array]:
+    """Binary columns of the keys and of the values at those byte ranges of `payload` (each key before its
+    value, entries in order). The ranges and the gaps between them make one column over the payload's buffer
+    (offsets key start, key end = gap start, value start, value end = next gap start), whose every second item
+    Arrow takes."""
+    n = len(key_at)
+    offsets = np.empty(4 * n + 1, dtype=np.int64)
+    offsets[0:4 * n:4] = key_at
+    offsets[1:4 * n:4] = key_at + key_len
+    offsets[2:4 * n:4] = value_at
+    offsets[3:4 * n:4] = value_at + value_len
+    offsets[4 * n] = offsets[4 * n - 1] if n else 0
+    ranges = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 4 * n, [None, pa.py_buffer(offsets),
+                                                                         pa.py_buffer(payload)])
+    every = np.arange(0, 4 * n, 2, dtype=np.int64).reshape(-1, 2) if n else np.zeros((0, 2), np.int64)
+    return (ranges.take(pa.array(every[:, 0])).cast(pa.binary()),
+            ranges.take(pa.array(every[:, 1])).cast(pa.binary()))
