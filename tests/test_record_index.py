@@ -341,6 +341,29 @@ def test_the_record_index_tags_writes_without_reading_the_tables_keys(tmp_path, 
     assert read["u9"] == (3, "la") and now["u9"][0] == "sf" and "u0" not in read
 
 
+def test_the_record_index_tags_integer_keys_by_their_digits(tmp_path, monkeypatch):
+    """A key of one integer field is matched as the integer (the record index holds its decimal digits): a
+    write's duplicate keys fold to one row, updates and deletes find the keys, new ones are inserted."""
+    path = tmp_path / "t"
+    t = HudiTable.create(str(path), table_name="ids", record_key="id", ordering_field="ts", partition_by="city",
+                         options={"hoodie.write.table.version": "9", "hoodie.index.type": "RECORD_INDEX"})
+
+    def rows_of(ids, ts, city="sf"):
+        return pa.table({"id": pa.array(ids, pa.int64()), "ts": [ts] * len(ids), "city": [city] * len(ids)})
+
+    t.write(rows_of(range(0, 200, 2), 1), operation="bulk_insert")
+    _no_key_reads(monkeypatch)
+    t.write(rows_of([4, 4, 6, 201, 203, 10], 2, "la"))  # 4 twice: one row
+    t.write(pa.table({"id": pa.array([8, 201], pa.int64()), "city": ["sf", "la"]}), operation="delete")
+    monkeypatch.undo()
+    assert assert_index_in_step(path) == 100
+    read = {r["id"]: (r["ts"], r["city"]) for r in t.to_arrow().to_pylist()}
+    assert read[4] == (2, "la") and read[203] == (2, "la") and 8 not in read and 201 not in read
+    located = newest_locations(t.to_arrow())
+    assert located["4"][0] == "sf" and located["203"][0] == "la"  # an update stays in its partition
+    assert len(read) == 100
+
+
 def test_the_record_index_moves_keys_when_asked(tmp_path, monkeypatch):
     path = tmp_path / "t"
     t = HudiTable.create(str(path), table_name="trips", record_key="uuid", ordering_field="ts", partition_by="city",

@@ -19,7 +19,6 @@ import pyarrow as pa
 from hudi_ds.index.lookup import LIVE, PARTITION, SLOT, KeyLookup
 from hudi_ds.metadata.layout import MetadataTable
 from hudi_ds.metadata.record_index import located
-from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
 
@@ -27,7 +26,8 @@ from hudi_ds.timeline import Timeline
 @dataclass(frozen=True)
 class RecordIndexLookup(KeyLookup):
     """A KeyLookup that takes the keys' locations from the record index (`data_timeline`: the data table's
-    timeline when the write was planned, whose completed instants make the index's valid entries)."""
+    timeline when the write was planned, whose completed instants make the index's valid entries). With an
+    `integer_key`, the keys are matched as that column's integers, whose decimal digits the index holds."""
 
     data_timeline: Timeline | None = None
 
@@ -37,6 +37,7 @@ class RecordIndexLookup(KeyLookup):
         keys = pa.array([], pa.string()) if wanted is None else wanted
         if isinstance(keys, pa.ChunkedArray):
             keys = keys.combine_chunks()
+        keys = keys.cast(pa.string())  # an integer key column's decimal digits are the record keys
         found = located(MetadataTable.open(storage), self.data_timeline, keys)
         slots = {p: {sl.file_id: i for i, sl in enumerate(slices)} for p, slices in self.slices.items()}
         # a file group the write no longer sees (replaced) holds nothing to update: slot -1, dropped
@@ -46,7 +47,8 @@ class RecordIndexLookup(KeyLookup):
         codes = found.codes[kept]
         n = len(codes)
         place_partitions = pa.array([p.partition or "" for p in found.places], pa.string())
-        columns: dict[str, pa.Array] = {RECORD_KEY: found.keys.filter(pa.array(kept))}
+        key_field = self._key_columns().field(0)
+        columns: dict[str, pa.Array] = {key_field.name: found.keys.filter(pa.array(kept)).cast(key_field.type)}
         if self.ordering is not None:
             columns[self.ordering.name] = pa.nulls(n, self.ordering.type)
         columns[LIVE] = pa.array(np.ones(n, dtype=bool))
