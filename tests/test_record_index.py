@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from collections import defaultdict
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -99,6 +100,20 @@ def test_a_writes_entries_built_column_wise_are_the_records_one_by_one(keys, dat
         one_by_one = encode_base_file(records, version, created_ms=1)
         assert encode_encoded_base_file(column, values, version, created_ms=1) == one_by_one
         assert encode_base_file(records, version, created_ms=1, encoder=codec.encode) == one_by_one
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.text(alphabet="abc", max_size=3), st.integers(min_value=0, max_value=2)), max_size=30),
+       st.integers(min_value=1, max_value=4))
+def test_a_key_placed_twice_is_placed_where_its_last_copy_says(placements, count):
+    places = [("p1", "f-1"), ("p2", "f-2"), ("", "f-3")]
+    keys = pa.array([k for k, _ in placements], pa.string())
+    codes = np.array([c for _, c in placements], dtype=np.int64)
+    last = dict(placements)  # a dict keeps the last value of a key
+    once = entries.group_entries(list(last), [places[c] for c in last.values()], count, 9, instant_ms=5)
+    twice = entries.group_coded_entries(keys, codes, places, count, 9, instant_ms=5)
+    assert {i: (k.to_pylist(), v.to_pylist()) for i, (k, v) in twice.items()} == \
+        {i: (k.to_pylist(), v.to_pylist()) for i, (k, v) in once.items()}
 
 
 def newest_locations(table: pa.Table) -> dict[str, tuple[str, str]]:

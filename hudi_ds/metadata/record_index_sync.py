@@ -97,14 +97,9 @@ class RecordIndexChanges:
         self.removed.append(keys)
 
     def settled(self) -> SettledChanges:
-        """The changes with each key placed once (where it was placed last) and every key placed anywhere
-        taken out of the removals."""
+        """The changes with every key placed anywhere taken out of the removals."""
         keys = pa.concat_arrays([_EMPTY, *(k for k, _, _ in self.placed)])
         codes = np.repeat(np.arange(len(self.placed), dtype=np.int64), [len(k) for k, _, _ in self.placed])
-        last = pa.table({"k": keys, "i": np.arange(len(keys))}).group_by("k", use_threads=False) \
-            .aggregate([("i", "max")])["i_max"].to_numpy()
-        if len(last) < len(keys):
-            keys, codes = keys.take(np.sort(last)), codes[np.sort(last)]
         gone = pc.unique(pa.concat_arrays([_EMPTY, *self.removed]))
         gone = gone.filter(pc.invert(pc.is_in(gone, keys)))
         return SettledChanges(keys, codes, [(p, f) for _, p, f in self.placed], gone)
@@ -112,7 +107,8 @@ class RecordIndexChanges:
 
 @dataclass(frozen=True)
 class SettledChanges:
-    """An instant's record index changes, each key once: `keys` placed at `places[codes[i]]`, `removed` keys."""
+    """An instant's record index changes: `keys` placed at `places[codes[i]]` (a key placed twice where it
+    was placed last), `removed` keys."""
 
     keys: pa.Array
     codes: np.ndarray
