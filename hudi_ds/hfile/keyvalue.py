@@ -76,7 +76,9 @@ def decode_entries(payload: bytes, what: str, mvcc: bool = True) -> tuple[pa.Arr
     is a Python loop; the lengths are checked and the columns gathered with numpy."""
     tail = 1 if mvcc else 0
     data = np.frombuffer(payload, dtype=np.uint8)
-    at = _walked_entry_starts(payload, what, tail)
+    at = _anchored_entry_starts(data, tail)
+    if at is None:
+        at = _walked_entry_starts(payload, what, tail)
     heads = data[at[:, None] + np.arange(_ENTRY_HEAD.itemsize)].view(_ENTRY_HEAD)[:, 0]
     key_len, value_len = heads["key"].astype(np.int64), heads["value"].astype(np.int64)
     content_len = heads["content"].astype(np.int64)
@@ -106,6 +108,64 @@ def _walked_entry_starts(payload: bytes, what: str, tail: int) -> np.ndarray:
     if pos > end:
         raise CorruptTableError(f"{what}: entry at byte {starts[-1]} of a data block runs past it")
     return np.asarray(starts, dtype=np.int64)
+
+
+_MAX_LENGTH_ROUNDS = 16
+_REST = np.frombuffer(KEY_REST, dtype=np.uint8)
+
+
+def _anchored_entry_starts(data: np.ndarray, tail: int) -> np.ndarray | None:
+    """The entries' start offsets found column-wise when every key ends in KEY_REST (Hudi's keys): each
+    KEY_REST ends a key's content, the entry starts 10 bytes and the content's length before it, and that
+    length is tried among the block's lengths met so far (a round per distinct length). The answer stands only
+    when the entries found chain from byte 0 to the block's end, each one's lengths leading to the next: the
+    walk's answer. None when that fails (another key layout, KEY_REST's bytes inside a value, more distinct
+    lengths than rounds): the caller walks."""
+    end = len(data)
+    if end < 10 + len(_REST):
+        return None
+    rest_at = np.flatnonzero(data[1:end - len(_REST) + 2] == _REST[1])  # the timestamp's first byte, less one
+    for i, byte in enumerate(_REST.tolist()):
+        rest_at = rest_at[data[rest_at + i] == byte]
+    if not len(rest_at):
+        return None
+    content_len = np.full(len(rest_at), -1, dtype=np.int64)
+    lengths = [_short(data, np.zeros(1, dtype=np.int64) + 8)[0]]
+    tried: set[int] = set()
+    for _ in range(_MAX_LENGTH_ROUNDS):
+        for length in (x for x in lengths if x not in tried):
+            tried.add(length)
+            open_ = np.flatnonzero(content_len < 0)
+            start = rest_at[open_] - 10 - length
+            fits = start >= 0
+            open_, start = open_[fits], start[fits]
+            matches = (_short(data, start) == 0) & (_short(data, start + 2) == length + 12) & \
+                (_short(data, start + 8) == length)
+            content_len[open_[matches]] = length
+        known = content_len >= 0
+        at = rest_at - 10 - content_len
+        value_len = np.where(known, (_short(data, np.maximum(at, 0) + 4) << 16) |
+                             _short(data, np.maximum(at, 0) + 6), -1)
+        following = at + 8 + content_len + 12 + value_len + tail
+        linked = known & (value_len >= 0) & (value_len < 1 << 31)
+        linked[:-1] &= following[:-1] == at[1:]
+        if linked.all() and at[0] == 0 and following[-1] == end:
+            return at
+        broken = int(np.argmin(linked)) if not linked.all() else len(at) - 1
+        if broken == 0 and not (known[0] and at[0] == 0) or broken == len(at) - 1 or \
+                not (linked[:broken].all() and at[0] == 0 and known[broken]):
+            return None
+        length = int(rest_at[broken + 1] - 10 - following[broken])  # the next entry is where this one ends
+        if length < 0 or length in tried:
+            return None
+        content_len[broken + 1] = -1
+        lengths.append(length)
+    return None
+
+
+def _short(data: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The big-endian unsigned shorts at offsets `at` of `data`."""
+    return (data[at].astype(np.int64) << 8) | data[at + 1]
 
 
 def _gathered(payload: bytes, key_at: np.ndarray, key_len: np.ndarray, value_at: np.ndarray,
