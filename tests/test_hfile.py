@@ -139,6 +139,7 @@ _PIECES = st.sampled_from([b"", b"a", b"\x00", KEY_REST, KEY_REST[:5], _FAKE_ENT
 @given(st.lists(st.tuples(st.lists(_PIECES, max_size=4).map(b"".join), st.lists(_PIECES, max_size=4).map(b"".join)),
                 max_size=60))
 @example([(b"", b"a" + _FAKE_ENTRY + b"\x00"), (b"k", b"")])
+@example([(b"", b"a" + _FAKE_ENTRY), (b"k", b"")])
 def test_data_block_entries_decode_to_what_was_encoded(entries):
     """Entries are found column-wise from the KEY_REST ending each key when they chain from the block's start
     to its end, else by walking: either way the columns given, whatever the keys and values hold (KEY_REST's

@@ -29,6 +29,7 @@ from hudi_ds.metadata import record_index_sync as rs
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.hfiles import encode_base_file, encode_encoded_base_file
 from hudi_ds.metadata.layout import MetadataTable
+from hudi_ds.metadata.listing import merged_records
 from hudi_ds.storage import open_storage
 
 LOCATED = ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name"]
@@ -167,6 +168,30 @@ def assert_index_in_step(path) -> int:
     assert {k: (loc.partition, loc.file_id) for k, loc in index.items()} == expected
     assert rows(hudi_rs(str(path)), LOCATED[:2]) == rows(ours, LOCATED[:2])
     return len(expected)
+
+
+def test_a_compaction_folds_the_entries_into_the_records_merged_one_by_one(tmp_path):
+    """The record index's compaction merges a file group's base file and logs (placements, moves, DELETE
+    blocks) as columns: its base files hold the entries the record-by-record merge and encoding give."""
+    path = tmp_path / "t"
+    t = HudiTable.create(str(path), table_name="trips", record_key="uuid", ordering_field="ts", partition_by="city",
+                         options={**RLI_OPTIONS, "hoodie.metadata.compact.max.delta.commits": "100",
+                                  "hoodie.index.type": "RECORD_INDEX",
+                                  "hoodie.record.index.update.partition.path": "true"})
+    t.write(trips(range(40), 1))
+    t.write(trips(range(30, 60), 2, "la"))
+    t.write(trips(range(0, 50, 3), 3), operation="delete")
+    mdt = MetadataTable.open(t.storage)
+    slices = rs.compaction_slices(mdt, mdt.timeline())
+    assert any(sl.logs for _, sl in slices)
+    folded = 0
+    for (_, sl), stat in zip(slices, rs.compact(mdt, slices, "20990101000000000"), strict=True):
+        ours = list(AvroHFileReader(mdt.storage.read_bytes(stat.path), stat.path).hfile)
+        records = merged_records(mdt, sl, decoder=codec.decode)
+        one_by_one = encode_base_file(records, mdt.version, encoder=codec.encode)
+        assert ours == list(AvroHFileReader(one_by_one, "one-by-one.hfile").hfile)
+        folded += len(ours)
+    assert folded == len(ri.all_locations(mdt, t.load_timeline())) == 60 - len(range(0, 50, 3))
 
 
 @pytest.mark.parametrize(("table_type", "index"), [

@@ -110,17 +110,17 @@ def _walked_entry_starts(payload: bytes, what: str, tail: int) -> np.ndarray:
     return np.asarray(starts, dtype=np.int64)
 
 
-_MAX_LENGTH_ROUNDS = 16
+_MAX_LENGTH_ROUNDS = 8
 _REST = np.frombuffer(KEY_REST, dtype=np.uint8)
 
 
 def _anchored_entry_starts(data: np.ndarray, tail: int) -> np.ndarray | None:
     """The entries' start offsets found column-wise when every key ends in KEY_REST (Hudi's keys): each
-    KEY_REST ends a key's content, the entry starts 10 bytes and the content's length before it, and that
-    length is tried among the block's lengths met so far (a round per distinct length). The answer stands only
-    when the entries found chain from byte 0 to the block's end, each one's lengths leading to the next: the
-    walk's answer. None when that fails (another key layout, KEY_REST's bytes inside a value, more distinct
-    lengths than rounds): the caller walks."""
+    KEY_REST ends a key's content, the entry starts 10 bytes and the content's length before it. The lengths
+    tried are the first entry's, then in each round those where an entry found ends and the next KEY_REST says
+    the next entry must start. The answer stands only when the entries found chain from byte 0 to the block's
+    end, each one's lengths leading to the next: the walk's answer. None when that fails (another key layout,
+    KEY_REST's bytes inside a value, too many rounds): the caller walks."""
     end = len(data)
     if end < 10 + len(_REST):
         return None
@@ -130,11 +130,10 @@ def _anchored_entry_starts(data: np.ndarray, tail: int) -> np.ndarray | None:
     if not len(rest_at):
         return None
     content_len = np.full(len(rest_at), -1, dtype=np.int64)
-    lengths = [_short(data, np.zeros(1, dtype=np.int64) + 8)[0]]
+    lengths = {int(_short(data, np.array([8]))[0])}
     tried: set[int] = set()
     for _ in range(_MAX_LENGTH_ROUNDS):
-        for length in (x for x in lengths if x not in tried):
-            tried.add(length)
+        for length in sorted(lengths - tried):
             open_ = np.flatnonzero(content_len < 0)
             start = rest_at[open_] - 10 - length
             fits = start >= 0
@@ -142,24 +141,24 @@ def _anchored_entry_starts(data: np.ndarray, tail: int) -> np.ndarray | None:
             matches = (_short(data, start) == 0) & (_short(data, start + 2) == length + 12) & \
                 (_short(data, start + 8) == length)
             content_len[open_[matches]] = length
+        tried |= lengths
         known = content_len >= 0
-        at = rest_at - 10 - content_len
-        value_len = np.where(known, (_short(data, np.maximum(at, 0) + 4) << 16) |
-                             _short(data, np.maximum(at, 0) + 6), -1)
+        at = np.where(known, rest_at - 10 - content_len, 0)
+        value_len = (_short(data, at + 4) << 16) | _short(data, at + 6)
         following = at + 8 + content_len + 12 + value_len + tail
-        linked = known & (value_len >= 0) & (value_len < 1 << 31)
-        linked[:-1] &= following[:-1] == at[1:]
-        if linked.all() and at[0] == 0 and following[-1] == end:
+        fine = known & (value_len < 1 << 31)  # a negative Java int
+        fine[1:] &= fine[:-1] & (following[:-1] == at[1:])
+        if fine.all() and at[0] == 0 and following[-1] == end:
             return at
-        broken = int(np.argmin(linked)) if not linked.all() else len(at) - 1
-        if broken == 0 and not (known[0] and at[0] == 0) or broken == len(at) - 1 or \
-                not (linked[:broken].all() and at[0] == 0 and known[broken]):
+        if not known[0] or at[0] != 0:
             return None
-        length = int(rest_at[broken + 1] - 10 - following[broken])  # the next entry is where this one ends
-        if length < 0 or length in tried:
+        # where a chained entry ends, the next one starts: its content runs from there to its KEY_REST
+        after = np.flatnonzero(fine[:-1] & ~fine[1:])
+        implied = rest_at[after + 1] - 10 - following[after]
+        content_len[after + 1] = -1
+        lengths = {int(x) for x in implied[implied >= 0]} - tried
+        if not lengths:
             return None
-        content_len[broken + 1] = -1
-        lengths.append(length)
     return None
 
 

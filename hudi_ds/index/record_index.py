@@ -41,17 +41,18 @@ class RecordIndexLookup(KeyLookup):
         found = located(MetadataTable.open(storage), self.data_timeline, keys)
         slots = {p: {sl.file_id: i for i, sl in enumerate(slices)} for p, slices in self.slices.items()}
         # a file group the write no longer sees (replaced) holds nothing to update: slot -1, dropped
-        place_slots = np.array([slots.get(p.partition or "", {}).get(p.file_id, -1) for p in found.places],
+        places = found.places.locations
+        place_slots = np.array([slots.get(p.partition or "", {}).get(p.file_id, -1) for p in places],
                                dtype=np.int32)
-        kept = place_slots[found.codes] >= 0 if len(found.places) else np.zeros(0, dtype=bool)
+        kept = place_slots[found.codes] >= 0 if places else np.zeros(0, dtype=bool)
         codes = found.codes[kept]
         n = len(codes)
-        place_partitions = pa.array([p.partition or "" for p in found.places], pa.string())
+        place_partitions = pa.array([p.partition or "" for p in places], pa.string())
         key_field = self._key_columns().field(0)
         columns: dict[str, pa.Array] = {key_field.name: found.keys.filter(pa.array(kept)).cast(key_field.type)}
         if self.ordering is not None:
             columns[self.ordering.name] = pa.nulls(n, self.ordering.type)
         columns[LIVE] = pa.array(np.ones(n, dtype=bool))
         columns[PARTITION] = place_partitions.take(codes)
-        columns[SLOT] = pa.array(place_slots[codes] if len(found.places) else np.zeros(0, np.int32))
+        columns[SLOT] = pa.array(place_slots[codes] if places else np.zeros(0, np.int32))
         return pa.table(columns, schema=self._schema())

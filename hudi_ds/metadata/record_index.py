@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,25 +98,40 @@ def file_group_slices(mdt: MetadataTable, mdt_timeline: Timeline,
             for i in range(file_group_count(listed))]
 
 
+class Places:
+    """The distinct record index records a read met, numbered: a write gives all keys of a file group one
+    record (its key blanked), so millions of entries name a few of them."""
+
+    def __init__(self) -> None:
+        self._codes: dict[tuple[tuple[str, Any], ...], int] = {}
+        self.records: list[dict[str, Any]] = []
+        self.locations: list[md.RecordLocation] = []
+
+    def code(self, record: dict[str, Any]) -> int:
+        """The number of `record`'s content (its key aside)."""
+        info = record.get("recordIndexMetadata")
+        if not isinstance(info, dict):
+            raise CorruptTableError(f"record index entry {record.get('key')!r} has no recordIndexMetadata")
+        content = tuple(sorted(info.items()))
+        code = self._codes.get(content)
+        if code is None:
+            code = self._codes[content] = len(self.records)
+            self.records.append(record)
+            self.locations.append(md.record_location(record))
+        return code
+
+
 @dataclass(frozen=True)
 class Located:
     """Keys the record index holds and their locations, as columns (a write looks up millions of keys)."""
 
     keys: pa.Array  # string
-    codes: np.ndarray  # each key's location in `places`
-    places: list[md.RecordLocation]
-
-    @property
-    def partitions(self) -> pa.Array:
-        """Each key's data partition (null when the index names none)."""
-        return pa.array([p.partition for p in self.places], pa.string()).take(self.codes)
-
-    @property
-    def file_ids(self) -> pa.Array:
-        return pa.array([p.file_id for p in self.places], pa.string()).take(self.codes)
+    codes: np.ndarray  # each key's record in `places`
+    places: Places
 
     def as_dict(self) -> dict[str, md.RecordLocation]:
-        return {k: self.places[c] for k, c in zip(self.keys.to_pylist(), self.codes.tolist(), strict=True)}
+        where = self.places.locations
+        return {k: where[c] for k, c in zip(self.keys.to_pylist(), self.codes.tolist(), strict=True)}
 
 
 def located(mdt: MetadataTable, data_timeline: Timeline, keys: pa.Array | None = None) -> Located:
@@ -124,7 +139,7 @@ def located(mdt: MetadataTable, data_timeline: Timeline, keys: pa.Array | None =
     key it holds when None: only the file groups the keys hash to are read, and in them only the data blocks
     whose key range holds one of them."""
     slices = file_group_slices(mdt, mdt.timeline(), data_timeline)
-    places: dict[md.RecordLocation, int] = {}
+    places = Places()
     found: list[tuple[pa.Array, np.ndarray]] = []
     if keys is not None and slices:
         keys = pc.drop_null(keys)
@@ -133,20 +148,19 @@ def located(mdt: MetadataTable, data_timeline: Timeline, keys: pa.Array | None =
     else:
         wanted = dict.fromkeys(range(len(slices)))
     for index, group_keys in wanted.items():
-        found.append(_slice_located(mdt, slices[index], group_keys, places))
+        found.append(slice_entries(mdt, slices[index], places, group_keys))
     codes = np.concatenate([c for _, c in found]) if found else np.zeros(0, np.int64)
-    return Located(pa.concat_arrays([pa.array([], pa.string()), *(k for k, _ in found)]), codes, list(places))
+    return Located(pa.concat_arrays([pa.array([], pa.string()), *(k for k, _ in found)]), codes, places)
 
 
-def _slice_located(mdt: MetadataTable, sl: MetadataSlice, keys: pa.Array | None,
-                   places: dict[md.RecordLocation, int]) -> tuple[pa.Array, np.ndarray]:
-    """(keys, place codes) of the ones of `keys` (all when None) a file group's slice holds, merged column-wise
-    as HoodieMetadataPayload merges record index records: the newest entry of a key wins, a DELETE removes it.
-    Each distinct value of a file is decoded once (a write gives all keys of a file group one value); `places`
-    numbers the distinct locations across slices."""
+def slice_entries(mdt: MetadataTable, sl: MetadataSlice, places: Places,
+                  keys: pa.Array | None = None) -> tuple[pa.Array, np.ndarray]:
+    """(keys, record codes in `places`) of the ones of `keys` (all when None) a file group's slice
+    holds, merged column-wise as HoodieMetadataPayload merges record index records: the newest entry of a key
+    wins, a DELETE removes it. Each distinct value of a file is decoded once."""
     wanted = None if keys is None else keys.cast(pa.binary())
     rels = ([sl.base] if sl.base is not None else []) + [rel for rel, _ in sl.logs]
-    runs: list[tuple[pa.Array, np.ndarray]] = []  # (keys, place codes, -1 for a removal), oldest first
+    runs: list[tuple[pa.Array, np.ndarray]] = []  # (keys, record codes, -1 for a removal), oldest first
     for rel, data in zip(rels, read_slice_files(mdt, rels), strict=True):
         where = mdt.storage.full(rel)
         if rel == sl.base:
@@ -166,14 +180,13 @@ def _slice_located(mdt: MetadataTable, sl: MetadataSlice, keys: pa.Array | None,
     all_codes = np.concatenate([c for _, c in runs])
     newest = pa.table({"k": all_keys, "i": np.arange(len(all_keys))}).group_by("k", use_threads=False) \
         .aggregate([("i", "max")])
-    order = np.sort(newest["i_max"].to_numpy())
-    order = order[all_codes[order] >= 0]
-    return all_keys.take(order).cast(pa.string()), all_codes[order]
+    chosen = newest["i_max"].to_numpy()
+    chosen = np.sort(chosen[all_codes[chosen] >= 0])
+    return all_keys.take(chosen).cast(pa.string()), all_codes[chosen]
 
 
-def _run(reader: AvroHFileReader, wanted: pa.Array | None,
-         places: dict[md.RecordLocation, int]) -> tuple[pa.Array, np.ndarray]:
-    """(keys, place codes) of the entries of one HFile that `wanted` names (all when None)."""
+def _run(reader: AvroHFileReader, wanted: pa.Array | None, places: Places) -> tuple[pa.Array, np.ndarray]:
+    """(keys, record codes) of the entries of one HFile that `wanted` names (all when None)."""
     keys, values = reader.hfile.select_columns(wanted)
     encoded = pc.dictionary_encode(values)
     firsts = pa.table({"v": encoded.indices, "i": np.arange(len(keys))}).group_by("v", use_threads=False) \
@@ -181,14 +194,8 @@ def _run(reader: AvroHFileReader, wanted: pa.Array | None,
     first_of = dict(zip(firsts["v"].to_pylist(), firsts["i_min"].to_pylist(), strict=True))
     code_of = np.zeros(len(encoded.dictionary), dtype=np.int64)
     for value_index, value in enumerate(encoded.dictionary.to_pylist()):
-        location = md.record_location(reader.record(keys[first_of[value_index]].as_py(), value))
-        code_of[value_index] = places.setdefault(location, len(places))
+        code_of[value_index] = places.code(reader.record(keys[first_of[value_index]].as_py(), value))
     return keys, code_of[encoded.indices.to_numpy(zero_copy_only=False)] if len(keys) else np.zeros(0, np.int64)
-
-
-def locations(records: Mapping[str, Mapping[str, Any]]) -> dict[str, md.RecordLocation]:
-    """Key -> location of a file group's merged records."""
-    return {key: md.record_location(record) for key, record in records.items()}
 
 
 def lookup(mdt: MetadataTable, data_timeline: Timeline, keys: Iterable[str]) -> dict[str, md.RecordLocation]:

@@ -27,6 +27,7 @@ from hudi_ds.errors import ConfigError
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.naming import PARTITION_METAFILE, log_file_name, parse_base_file
 from hudi_ds.files.view import FileSystemView, Visibility
+from hudi_ds.hfile.avro_records import encode_values
 from hudi_ds.index.lookup import LIVE, PARTITION, SLOT, KeyLookup
 from hudi_ds.log import (
     BlockType,
@@ -37,16 +38,22 @@ from hudi_ds.log import (
 )
 from hudi_ds.metadata import record_index_codec as codec
 from hudi_ds.metadata import records as md
+from hudi_ds.metadata.avro_schema import metadata_schema_json
 from hudi_ds.metadata.bootstrap import _write_data_partitions as write_data_partitions
 from hudi_ds.metadata.hfiles import (
-    encode_base_file,
     encode_delete_log_block,
     encode_encoded_base_file,
     encode_encoded_log_block,
 )
 from hudi_ds.metadata.layout import WRITE_TOKEN, MetadataTable, listed_partitions, partition_metafile
-from hudi_ds.metadata.listing import MetadataSlice, files_slice, merged_records
-from hudi_ds.metadata.record_index import file_group_count, file_group_id, file_groups_of
+from hudi_ds.metadata.listing import MetadataSlice, files_slice
+from hudi_ds.metadata.record_index import (
+    Places,
+    file_group_count,
+    file_group_id,
+    file_groups_of,
+    slice_entries,
+)
 from hudi_ds.metadata.record_index_entries import group_coded_entries, group_entries
 from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
@@ -318,15 +325,19 @@ def compaction_slices(mdt: MetadataTable, mdt_timeline: Timeline) -> list[tuple[
 
 
 def compact(mdt: MetadataTable, slices: Sequence[tuple[int, MetadataSlice]], instant: str) -> list[WriteStat]:
-    """Fold each of `slices` into a base file at the compaction `instant`."""
+    """Fold each of `slices` into a base file at the compaction `instant`: the slice's entries merged as
+    columns, each distinct record encoded once."""
     stats = []
+    schema = metadata_schema_json(mdt.version)
     for index, sl in slices:
-        records = merged_records(mdt, sl, decoder=codec.decode)
+        places = Places()
+        keys, codes = slice_entries(mdt, sl, places)
+        _, encoded = encode_values({str(i): r for i, r in enumerate(places.records)}, schema, codec.encode)
         rel = f"{md.RECORD_INDEX}/{base_name(index, instant)}"
-        data = encode_base_file(records, mdt.version, encoder=codec.encode)
+        data = encode_encoded_base_file(keys, encoded.take(codes), mdt.version)
         mdt.storage.write_bytes(rel, data)
         stats.append(WriteStat(file_id=file_group_id(index), path=rel, prev_commit=sl.base_instant or "null",
-                               num_writes=len(records), total_write_bytes=len(data), partition_path=md.RECORD_INDEX,
+                               num_writes=len(keys), total_write_bytes=len(data), partition_path=md.RECORD_INDEX,
                                file_size_in_bytes=len(data), total_log_files_compacted=len(sl.logs)))
     return stats
 
