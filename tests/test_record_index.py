@@ -4,6 +4,7 @@ the index kept in step by every write (ours and into copies of Hudi's), built wh
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections import defaultdict
 
@@ -31,6 +32,7 @@ from hudi_ds.metadata.hfiles import encode_base_file, encode_encoded_base_file
 from hudi_ds.metadata.layout import MetadataTable
 from hudi_ds.metadata.listing import merged_records
 from hudi_ds.storage import open_storage
+from hudi_ds.write import commit as write_commit
 
 LOCATED = ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name"]
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -415,6 +417,36 @@ def test_the_record_index_moves_keys_when_asked(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert assert_index_in_step(path) == 4
     assert sorted(newest_locations(t.to_arrow())[f"u{i}"][0] for i in range(4)) == ["la", "la", "sf", "sf"]
+
+
+def test_validate_names_the_keys_the_record_index_gets_wrong(tmp_path, monkeypatch, capsys):
+    """`hudi-py validate` compares the record index with the table's keys: after writes whose commits left the
+    index as it was, it names the keys the index lacks, still holds and places in the wrong file group."""
+    path = tmp_path / "t"
+    t = HudiTable.create(str(path), table_name="trips", record_key="uuid", ordering_field="ts", partition_by="city",
+                         options={"hoodie.write.table.version": "9", "hoodie.index.type": "RECORD_INDEX",
+                                  "hoodie.record.index.update.partition.path": "true"})
+    t.write(trips(range(10), 1))
+
+    def validated(expect: int) -> dict:
+        assert cli.main(["validate", str(path), "--json"]) == expect
+        report = json.loads(capsys.readouterr().out)
+        return next(c for c in report["checks"] if c["name"] == "record index maps every key to its file group")
+
+    healthy = validated(0)
+    assert (healthy["status"], healthy["detail"]) == ("ok", "10 keys")
+    monkeypatch.setattr(write_commit, "instant_changes", lambda *args: None)  # the index left behind
+    t.write(trips(range(10, 12), 2))
+    t.write(trips(range(0, 2), 3), operation="delete")
+    t.write(trips(range(5, 6), 4, "la"))  # moves u5 to la
+    monkeypatch.undo()
+    check = validated(1)
+    assert check["status"] == "failed" and check["detail"] == "10 keys"
+    lacks, holds, places, remedy = check["errors"]
+    assert "lacks 2 key(s)" in lacks and "'u10', 'u11'" in lacks
+    assert "holds 2 key(s) the table no longer holds" in holds and "'u0', 'u1'" in holds
+    assert "places 1 key(s)" in places and "'u5' in sf/" in places and "(held in la/" in places
+    assert "hudi-py metadata drop" in remedy
 
 
 def test_the_record_index_cannot_be_turned_off_under_it(tmp_path):
