@@ -108,7 +108,8 @@ class RecordIndexChanges:
         keys = pa.concat_arrays([_EMPTY, *(k for k, _, _ in self.placed)])
         codes = np.repeat(np.arange(len(self.placed), dtype=np.int64), [len(k) for k, _, _ in self.placed])
         gone = pc.unique(pa.concat_arrays([_EMPTY, *self.removed]))
-        gone = gone.filter(pc.invert(pc.is_in(gone, keys)))
+        if len(gone) and len(keys):  # (a set of a load's every key only to find nothing removed: skipped)
+            gone = gone.filter(pc.invert(pc.is_in(gone, keys)))
         return SettledChanges(keys, codes, [(p, f) for _, p, f in self.placed], gone)
 
 
