@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,6 +68,7 @@ from hudi_ds.timeline.instant import instant_to_datetime
 # has no such instant.
 INIT_INSTANT = "00000000000000002"
 AVERAGE_RECORD_SIZE = 48  # bytes per record index entry, HoodieTableMetadataUtil's estimate
+ENCODE_THREADS = 2  # file groups' files encoded at once
 
 
 @dataclass(frozen=True)
@@ -245,8 +247,7 @@ def write_logs(mdt: MetadataTable, instant: str, changes: SettledChanges) -> lis
     gone_groups = np.asarray(file_groups_of(gone, count), dtype=np.int64)
     removed = {index: gone.filter(pa.array(gone_groups == index)).to_pylist()
                for index in np.unique(gone_groups).tolist()}
-    stats = []
-    for index in sorted({*placed, *removed}):
+    def written(index: int) -> tuple[str, bytes]:
         data = b""
         if index in placed:
             data += encode_encoded_log_block(*placed[index], mdt.version, instant)
@@ -254,6 +255,13 @@ def write_logs(mdt: MetadataTable, instant: str, changes: SettledChanges) -> lis
             data += encode_delete_log_block(removed[index], md.RECORD_INDEX, instant)
         rel = f"{md.RECORD_INDEX}/{log_name(index, instant)}"
         mdt.storage.write_bytes(rel, data)
+        return rel, data
+
+    stats = []
+    indexes = sorted({*placed, *removed})
+    with ThreadPoolExecutor(ENCODE_THREADS) as pool:  # gzip, most of the cost, releases the GIL
+        files = list(pool.map(written, indexes))
+    for index, (rel, data) in zip(indexes, files, strict=True):
         inserts = len(placed[index][0]) if index in placed else 0
         n = inserts + len(removed.get(index, []))
         stats.append(WriteStat(file_id=file_group_id(index), path=rel, prev_commit="null", num_writes=n,
