@@ -6,7 +6,9 @@ Prints rows/s per step and the ratio to the floor, and checks every result again
 Goals (issues 2 and 16): insert >= 0.5x the pyarrow floor; upsert >= 1,000,000 rows/s; snapshot read of the
 MOR table with one log file per touched bucket >= 0.4x the floor and >= 2,500,000 rows/s. The floors and the
 insert are the best of three runs. Also times the incremental read and the change feed of the upsert commit, and the memory of the largest write (the insert) and read (the snapshot):
-this process's peak RSS during each, exact (the kernel's high-water mark, reset before the step).
+this process's peak RSS during each, exact (the kernel's high-water mark, reset before the step). Last, what a
+fresh process pays (fresh_process.py): `import hudi_ds` against `import pyarrow` (goal <= 1.5x) and its first read of
+the table against the second (goal <= 1.3x, issue 32).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import best_of, checksum, make_rows, memory_figures, step_memory  # noqa: E402
+from fresh_process import describe, fresh_process_figures  # noqa: E402
 
 from hudi_ds import HudiTable  # noqa: E402
 
@@ -100,6 +103,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         want_pre = checksum(base.filter(pc.is_in(base["id"], value_set=pa.array(upd_ids))))
         assert checksum(pre) == want_pre and cdc.num_rows == k + len(upd_ids), ("change feed pre-images", cdc.num_rows)
 
+        fresh = fresh_process_figures(str(work / "hudi"), runs=5)
         figures = {
             "floor_write_rows_s": n / floor_w,
             "floor_read_rows_s": n / floor_r,
@@ -112,6 +116,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             "input_mib": base.nbytes / 2**20,
             **mem,
             **memory_figures(),
+            **fresh,
         }
         print(f"hudi_ds core benchmark: {n:,} rows, {args.table_type}, {args.buckets} buckets x 8 partitions")
         print(f"  pyarrow parquet write (floor)  {figures['floor_write_rows_s']:>14,.0f} rows/s")
@@ -129,6 +134,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
               f"its start, input {figures['input_mib']:,.0f} MiB in Arrow), snapshot read "
               f"{figures['read_rss_mib']:,.0f} MiB (+{figures['read_rss_growth_mib']:,.0f}), whole run "
               f"{figures['peak_rss_mib']:,.0f} MiB")
+        print(describe(fresh))
         print(f"  checksum ok: {got}; incremental and change feed match the upsert")
         if args.json:
             Path(args.json).write_text(json.dumps(figures, indent=1))

@@ -1,11 +1,12 @@
 """HudiTable: the Python API used by notebooks, the CLI and the Spark layer. It only wires the core
 together: config and timeline to read, the write client (with the table services as post-commit hooks) to
-write."""
+write. What only writes, table services, rollback, version changes and the change feed use is imported by the
+methods that need it: `import hudi_ds` and a read in a fresh process do not pay for it (issue 32)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
@@ -14,21 +15,14 @@ from hudi_ds.config.table_config import load_config
 from hudi_ds.config.table_shape import TABLE_SETTINGS, check_against_table
 from hudi_ds.config.writable import check_timeline_writable, check_writable
 from hudi_ds.errors import ConfigError
-from hudi_ds.read import changes as change_feed
 from hudi_ds.read import filters as flt
 from hudi_ds.read import lazy, query
-from hudi_ds.recovery.rollback import require_dead, rollback_completed
-from hudi_ds.services import archive as archiving
-from hudi_ds.services import clean as cleaning
-from hudi_ds.services import compaction
-from hudi_ds.services.post_commit import TableServices
 from hudi_ds.storage import open_storage
 from hudi_ds.timeline import Instant, Timeline, normalize_instant_time
 from hudi_ds.timeline.moving import on_latest_timeline
-from hudi_ds.upgrade import check_version
-from hudi_ds.upgrade import downgrade as downgrade_table
-from hudi_ds.upgrade import upgrade as upgrade_table
-from hudi_ds.write.client import WriteClient, create_table
+
+if TYPE_CHECKING:
+    from hudi_ds.write.client import WriteClient
 
 T = TypeVar("T")
 
@@ -110,6 +104,8 @@ class HudiTable:
                           if name != "num_buckets" or given.index_type == "BUCKET" or buckets is not None}
         table_settings.update({k: v for k, v in declared.items() if v is not None})
         opts = given.with_values(**table_settings)
+        from hudi_ds.write.client import create_table
+
         create_table(open_storage(str(path), storage_options), opts)
         return cls(path, options=options, storage_options=storage_options)
 
@@ -188,6 +184,8 @@ class HudiTable:
         update_postimage, delete) and `_commit_time` per row, in commit order; archived commits included; `start`
         "earliest" (or "0") for every commit. CleanedInstantsError when cleaning removed the file versions a
         commit's changes are read from."""
+        from hudi_ds.read import changes as change_feed
+
         s = _range_start(start)
         e = normalize_instant_time(end) if end is not None else None
         return self._read(lambda snap: change_feed.changes(snap, s, e))
@@ -234,6 +232,7 @@ class HudiTable:
     def scan_changes(self, start: str, end: str | None = None) -> Any:
         """`changes()` as a polars LazyFrame, read one commit at a time: a filter on partition columns skips
         the other partitions' file groups, and a `head(n)` stops after the commits it needed."""
+        from hudi_ds.read import changes as change_feed
         from hudi_ds.read import polars_scan
 
         s = _range_start(start)
@@ -260,7 +259,8 @@ class HudiTable:
         engines that push filters and projections into parquet themselves (DuckDB, DataFusion, pyarrow).
 
         Only where no log file needs merging: copy-on-write tables, merge-on-read tables just compacted, and
-        `read_optimized`; elsewhere UnsupportedTableError points to scan() and to_batch_reader()."""
+        `read_optimized`; elsewhere UnsupportedTableError points to scan() and to_batch_reader(). DuckDB reads a
+        Dataset through pyarrow's scanner at about half the speed of its own parquet reader, which to_duckdb() uses."""
         from hudi_ds.read import engines
 
         at = normalize_instant_time(as_of) if as_of is not None else None
@@ -318,6 +318,10 @@ class HudiTable:
         """The write client of this table, with its options and table services (at the version the options ask
         for: hoodie.write.table.version / hoodie.write.auto.upgrade). Table settings among the options must match
         the table's, as for Spark writes (TableExistsError otherwise)."""
+        from hudi_ds.services.post_commit import TableServices
+        from hudi_ds.upgrade import check_version
+        from hudi_ds.write.client import WriteClient
+
         check_against_table(self.options, self.config, self.path)
         self.config = check_version(self.storage, self.options, self.config)
         return WriteClient(self.storage, self.config, self.options, hooks=[TableServices(self.options)])
@@ -326,16 +330,22 @@ class HudiTable:
     def schedule_compaction(self, min_delta_commits: int = 1) -> str | None:
         """Plan a compaction of every file slice with log files, once `min_delta_commits` delta commits
         accumulated since the last one; returns the compaction instant (None: nothing to do now)."""
+        from hudi_ds.services import compaction
+
         check_writable(self.config)
         return compaction.schedule_compaction(self, min_delta_commits=min_delta_commits)
 
     def run_compaction(self, instant: str | None = None) -> list[str]:
         """Execute pending compaction plans (or one): merged slices become new base files."""
+        from hudi_ds.services import compaction
+
         check_writable(self.config)
         return compaction.run_compaction(self, instant, heartbeat_timeout_s=self.options.heartbeat_timeout_s)
 
     def compact(self, min_delta_commits: int = 1) -> list[str]:
         """Schedule and run a compaction (merge-on-read tables); returns the completed compaction instants."""
+        from hudi_ds.services import compaction
+
         check_writable(self.config)
         return compaction.compact(self, min_delta_commits=min_delta_commits,
                                   heartbeat_timeout_s=self.options.heartbeat_timeout_s)
@@ -344,6 +354,8 @@ class HudiTable:
         """Delete the file versions the cleaning policy of the options no longer keeps (hoodie.clean.policy;
         default: those no query on the last hoodie.clean.commits.retained commits needs, 10), or, given
         `retain_commits`, those no query on the last `retain_commits` commits needs; returns the clean instant."""
+        from hudi_ds.services import clean as cleaning
+
         check_writable(self.config)
         if retain_commits is not None:
             return cleaning.clean(self, retain_commits=retain_commits)
@@ -352,6 +364,8 @@ class HudiTable:
     def archive(self, min_commits: int | None = None, max_commits: int | None = None) -> list[str]:
         """Move the oldest instants out of the active timeline once it holds more than `max_commits` commits
         (defaults: the options `hoodie.keep.min.commits` 20 and `hoodie.keep.max.commits` 30)."""
+        from hudi_ds.services import archive as archiving
+
         check_writable(self.config)
         low = self.options.archive_min_commits if min_commits is None else min_commits
         high = self.options.archive_max_commits if max_commits is None else max_commits
@@ -361,6 +375,8 @@ class HudiTable:
     def rollback(self, instant: str, *, force: bool = False) -> str | None:
         """Roll back a pending instant, or the latest completed commit. A pending instant whose heartbeat is
         fresher than the heartbeat timeout may belong to a live writer: refused unless `force`."""
+        from hudi_ds.recovery.rollback import require_dead, rollback_completed
+
         check_timeline_writable(self.config)
         target = normalize_instant_time(instant)
         if not force:
@@ -380,6 +396,8 @@ class HudiTable:
             InstantStateError: a write or compaction is running.
             UnsupportedTableError: the table has a metadata table, or merge settings hudi_ds cannot convert.
         """
+        from hudi_ds.upgrade import upgrade as upgrade_table
+
         self.config = upgrade_table(self.storage, self.config, to, heartbeat_timeout_s=self.options.heartbeat_timeout_s)
         return self.config.version
 
@@ -394,6 +412,8 @@ class HudiTable:
             InstantStateError: a write or compaction is running.
             UnsupportedTableError: the table uses what only the newer version has.
         """
+        from hudi_ds.upgrade import downgrade as downgrade_table
+
         self.config = downgrade_table(self.storage, self.config, to,
                                       heartbeat_timeout_s=self.options.heartbeat_timeout_s)
         return self.config.version

@@ -276,3 +276,15 @@ def test_cli_warns_and_runs(tmp_path, capsys):
     with pytest.warns(IgnoredOptionWarning, match="catalog sync"):
         rc = main(["info", str(tmp_path / "t"), "-o", "hoodie.datasource.hive_sync.enable=true"])
     assert rc == 0
+
+
+def test_every_option_groups_checks_apply_to_the_joined_options():
+    """pydantic keys validators by name: a group's check named like another group's would silently replace it."""
+    groups = HudiOptions.__bases__
+    own = [name for g in groups for name in vars(g)["__pydantic_decorators__"].field_validators if name in vars(g)]
+    assert len(groups) == 6 and all(own)
+    assert len(own) == len(set(own)), "two option groups name a field check alike"
+    assert set(own) <= set(HudiOptions.__pydantic_decorators__.field_validators)
+    with pytest.raises(ConfigError, match="must be at least 1"):
+        parse_options({"hoodie.metadata.compact.max.delta.commits": "0"})
+    assert parse_options({"write.operation": "INSERT", "hoodie.datasource.query.type": "SNAPSHOT"}).operation == "insert"

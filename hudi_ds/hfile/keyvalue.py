@@ -22,9 +22,6 @@ _LENGTHS = struct.Struct(">ii")
 _SHORT = struct.Struct(">h")
 # an entry's lengths: whole key, value, key content
 _ENTRY_HEAD = np.dtype([("key", ">i4"), ("value", ">i4"), ("content", ">i2")])
-_KEY_REST = pa.scalar(KEY_REST, pa.binary())
-_MVCC = pa.scalar(b"\x00", pa.binary())
-_NO_SEPARATOR = pa.scalar(b"", pa.binary())
 
 
 def full_key(content: bytes) -> bytes:
@@ -60,7 +57,9 @@ def encode_entries(contents: pa.Array, values: pa.Array) -> bytes:
     head["content"] = content_len
     heads = pa.FixedSizeBinaryArray.from_buffers(pa.binary(_ENTRY_HEAD.itemsize), len(head),
                                                  [None, pa.py_buffer(head.tobytes())]).cast(pa.binary())
-    joined = pc.binary_join_element_wise(heads, contents, _KEY_REST, values, _MVCC, _NO_SEPARATOR)
+    # the scalars are built here, not at import: pyarrow's first scalar imports pandas where it is installed
+    key_rest, mvcc, no_separator = (pa.scalar(b, pa.binary()) for b in (KEY_REST, b"\x00", b""))
+    joined = pc.binary_join_element_wise(heads, contents, key_rest, values, mvcc, no_separator)
     offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32)[joined.offset:joined.offset + len(joined) + 1]
     return joined.buffers()[2][int(offsets[0]):int(offsets[-1])].to_pybytes()
 

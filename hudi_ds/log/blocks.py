@@ -29,6 +29,7 @@ from hudi_ds.errors import (
     UnsupportedTableError,
 )
 from hudi_ds.files.encoding import dictionary_columns
+from hudi_ds.log.decoder_choice import decoded_by_fastavro, use_polars
 from hudi_ds.log.format import BlockType, HeaderKey, LogBlock, encode_block, require_type
 from hudi_ds.schema.avro import (
     arrow_to_avro_records,
@@ -181,7 +182,7 @@ def decode_avro_blocks(blocks: Sequence[tuple[str, LogBlock]], block_type: Block
     for p, b in blocks:
         _check_version(b.content, p, b)
     count = sum(_I.unpack_from(b.content, 4)[0] for _, b in blocks)
-    if polars_schema is not None and count > 0:
+    if polars_schema is not None and count > 0 and use_polars(count):
         pieces = [memoryview(b.content)[8:] for _, b in blocks]
         table = _decode_polars(polars_schema, count, pieces, natural, path)
         if table is not None:
@@ -190,6 +191,7 @@ def decode_avro_blocks(blocks: Sequence[tuple[str, LogBlock]], block_type: Block
     for p, b in blocks:
         n, records = _record_bytes(b, p)
         tables.append(_decode_fastavro(array_schema, n, records, natural, b, p))
+        decoded_by_fastavro(n)
     return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
 
 
@@ -475,7 +477,8 @@ def decode_delete_block(block: LogBlock, path: str) -> DeleteRecords:
     if length < 0 or 8 + length > len(content):
         raise _corrupt(path, block, f"delete list length {length} runs past the content")
     body = bytes(content[8:8 + length])
-    records = _delete_records_polars(body) or _delete_records_fastavro(body, path, block)
+    fast = _delete_records_polars(body) if use_polars(_delete_count(body)) else None
+    records = fast or _delete_records_fastavro(body, path, block)
     if records.record_keys.null_count:
         raise _corrupt(path, block, "a delete record has a null record key")
     return records
@@ -511,6 +514,15 @@ def _delete_records_polars(body: bytes) -> DeleteRecords | None:
     value = pc.struct_field(ordering, "value") if value_type else pa.nulls(len(rows))
     return DeleteRecords(pc.struct_field(rows, "recordKey").cast(pa.string()),
                          pc.struct_field(rows, "partitionPath").cast(pa.string()), value, natural_deletes(value))
+
+
+def _delete_count(body: bytes) -> int:
+    """The number of records of the delete list's first Avro array block (0 when unreadable: the decoder
+    names the damage)."""
+    try:
+        return abs(_varint(body, 0)[0])
+    except IndexError:
+        return 0
 
 
 def _first_ordering_branch(body: bytes) -> int | None:
@@ -557,6 +569,7 @@ def _delete_records_fastavro(body: bytes, path: str, block: LogBlock) -> DeleteR
     except (pa.ArrowInvalid, pa.ArrowTypeError):  # branches of several types in one block
         ordering = pa.array([None if v is None else str(v) for v in values], pa.string())
     natural = np.array([v is None or (type(v) is int and v == 0) for v in values], dtype=bool)
+    decoded_by_fastavro(len(items))
     return DeleteRecords(pa.array([r["recordKey"] for r in items], pa.string()),
                          pa.array([r["partitionPath"] for r in items], pa.string()), ordering, natural)
 

@@ -17,7 +17,6 @@ import pyarrow as pa
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.view import FileSlice
 from hudi_ds.read import filters as flt
-from hudi_ds.read.changes import change_schema, commit_changes, touched_groups
 from hudi_ds.read.filters import Filter
 from hudi_ds.read.query import ReadPlan, TableSnapshot, commits_between, plan_incremental, plan_snapshot
 from hudi_ds.read.skipping import RowGroupFilter
@@ -95,6 +94,9 @@ def change_tables(snap: TableSnapshot, start: str, end: str | None,
                   filters: Sequence[Sequence[Any]]) -> Generator[pa.Table, None, None]:
     """The change feed of (start, end] one commit at a time; the file groups of partitions `filters` rule out
     are not read (the filters themselves are the caller's to apply)."""
+    # imported here: snapshot reads need none of the change feed
+    from hudi_ds.read.changes import change_schema, commit_changes, touched_groups
+
     schema = change_schema(snap)
     keep = flt.partition_pruner(snap.config, flt.normalize(filters, schema), schema)
     for ts in commits_between(snap, start, end):

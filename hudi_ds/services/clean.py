@@ -29,7 +29,8 @@ from datetime import datetime, timedelta, timezone
 from typing import get_args
 
 from hudi_ds.config import TableConfig
-from hudi_ds.config.options import CleanPolicyName, HudiOptions
+from hudi_ds.config.option_field import CleanPolicyName
+from hudi_ds.config.options import HudiOptions
 from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError
 from hudi_ds.files.compaction_plan import CompactionOperation, pending_operations

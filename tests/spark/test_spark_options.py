@@ -11,8 +11,9 @@ import pytest
 from tables import rows
 
 from hudi_ds import ConfigError, HudiTable
+from hudi_ds.config.option_field import SCOPES
 from hudi_ds.config.option_parsing import OPTION_SPECS, parse_options
-from hudi_ds.config.options import SCOPES, HudiOptions
+from hudi_ds.config.options import HudiOptions
 from hudi_ds.spark.options import parse_spark_options
 
 # ---- parsing (no Spark) ----------------------------------------------------------------------------
