@@ -15,7 +15,7 @@ from pathlib import Path
 import fastavro
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from tables import hudi_rs, rows
 
@@ -29,6 +29,7 @@ from hudi_ds.hfile import (
     write_avro_hfile,
 )
 from hudi_ds.hfile.java_order import hash_map_order, java_string_hash
+from hudi_ds.hfile.keyvalue import KEY_REST, decode_entries, encode_entries
 from hudi_ds.hfile.varint import decode_hadoop_vint, decode_uvarint, encode_hadoop_vint, encode_uvarint
 from hudi_ds.log import BlockType, HeaderKey, read_blocks
 from hudi_ds.log.hfile_block import decode_hfile_data_block, encode_hfile_data_block
@@ -128,6 +129,40 @@ def test_point_lookups_of_present_and_absent_keys(sorted_keys, probes, block_siz
     for key in sorted_keys + probes:
         assert reader.get(key) == stored.get(key)
     assert reader.get_many(probes + sorted_keys[:5]) == {k: stored[k] for k in probes + sorted_keys[:5] if k in stored}
+
+
+_FAKE_ENTRY = struct.pack(">iih", 12, 0, 0) + KEY_REST  # a value may hold what looks like a whole entry
+_PIECES = st.sampled_from([b"", b"a", b"\x00", KEY_REST, KEY_REST[:5], _FAKE_ENTRY, b"\x00\x00\x00\x16", b"xyz" * 9])
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.lists(_PIECES, max_size=4).map(b"".join), st.lists(_PIECES, max_size=4).map(b"".join)),
+                max_size=60))
+@example([(b"", b"a" + _FAKE_ENTRY + b"\x00"), (b"k", b"")])
+@example([(b"", b"a" + _FAKE_ENTRY), (b"k", b"")])
+def test_data_block_entries_decode_to_what_was_encoded(entries):
+    """Entries are found column-wise from the KEY_REST ending each key when they chain from the block's start
+    to its end, else by walking: either way the columns given, whatever the keys and values hold (KEY_REST's
+    bytes, lengths that look like entry headers) and however many distinct key lengths a block has."""
+    keys_in = pa.array([k for k, _ in entries], pa.binary())
+    values_in = pa.array([v for _, v in entries], pa.binary())
+    keys_out, values_out = decode_entries(encode_entries(keys_in, values_in), "mem")
+    assert keys_out.equals(keys_in) and values_out.equals(values_in)
+
+
+@SETTINGS
+@given(keys, st.lists(st.binary(max_size=40), max_size=30), st.data(), block_sizes)
+def test_column_selections_of_present_and_absent_keys(sorted_keys, probes, data, block_size):
+    """select_columns gives the entries of the keys asked for in key order, whether it reads only the blocks
+    that may hold them (fewer keys than blocks) or every block, and every entry when asked for none."""
+    entries = [(k, data.draw(st.binary(max_size=60))) for k in sorted_keys]
+    reader = HFileReader(_hfile(entries, block_size), "mem.hfile")
+    wanted = probes + data.draw(st.lists(st.sampled_from(sorted_keys), max_size=10) if sorted_keys else st.just([]))
+    keys_found, values_found = reader.select_columns(pa.array(wanted, pa.binary()))
+    assert list(zip(keys_found.to_pylist(), values_found.to_pylist(), strict=True)) == \
+        [(k, v) for k, v in entries if k in set(wanted)]
+    everything = reader.select_columns()
+    assert list(zip(*(c.to_pylist() for c in everything), strict=True)) == entries
 
 
 @SETTINGS

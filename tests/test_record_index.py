@@ -4,9 +4,11 @@ the index kept in step by every write (ours and into copies of Hudi's), built wh
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections import defaultdict
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,7 +30,9 @@ from hudi_ds.metadata import record_index_sync as rs
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.hfiles import encode_base_file, encode_encoded_base_file
 from hudi_ds.metadata.layout import MetadataTable
+from hudi_ds.metadata.listing import merged_records
 from hudi_ds.storage import open_storage
+from hudi_ds.write import commit as write_commit
 
 LOCATED = ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name"]
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -101,6 +105,20 @@ def test_a_writes_entries_built_column_wise_are_the_records_one_by_one(keys, dat
         assert encode_base_file(records, version, created_ms=1, encoder=codec.encode) == one_by_one
 
 
+@SETTINGS
+@given(st.lists(st.tuples(st.text(alphabet="abc", max_size=3), st.integers(min_value=0, max_value=2)), max_size=30),
+       st.integers(min_value=1, max_value=4))
+def test_a_key_placed_twice_is_placed_where_its_last_copy_says(placements, count):
+    places = [("p1", "f-1"), ("p2", "f-2"), ("", "f-3")]
+    keys = pa.array([k for k, _ in placements], pa.string())
+    codes = np.array([c for _, c in placements], dtype=np.int64)
+    last = dict(placements)  # a dict keeps the last value of a key
+    once = entries.group_entries(list(last), [places[c] for c in last.values()], count, 9, instant_ms=5)
+    twice = entries.group_coded_entries(keys, codes, places, count, 9, instant_ms=5)
+    assert {i: (k.to_pylist(), v.to_pylist()) for i, (k, v) in twice.items()} == \
+        {i: (k.to_pylist(), v.to_pylist()) for i, (k, v) in once.items()}
+
+
 def newest_locations(table: pa.Table) -> dict[str, tuple[str, str]]:
     """Key -> (partition, file id) of its newest row (a key a non-global index holds in several partitions, or
     that Hudi wrote twice, is indexed where it was written last)."""
@@ -152,6 +170,30 @@ def assert_index_in_step(path) -> int:
     assert {k: (loc.partition, loc.file_id) for k, loc in index.items()} == expected
     assert rows(hudi_rs(str(path)), LOCATED[:2]) == rows(ours, LOCATED[:2])
     return len(expected)
+
+
+def test_a_compaction_folds_the_entries_into_the_records_merged_one_by_one(tmp_path):
+    """The record index's compaction merges a file group's base file and logs (placements, moves, DELETE
+    blocks) as columns: its base files hold the entries the record-by-record merge and encoding give."""
+    path = tmp_path / "t"
+    t = HudiTable.create(str(path), table_name="trips", record_key="uuid", ordering_field="ts", partition_by="city",
+                         options={**RLI_OPTIONS, "hoodie.metadata.compact.max.delta.commits": "100",
+                                  "hoodie.index.type": "RECORD_INDEX",
+                                  "hoodie.record.index.update.partition.path": "true"})
+    t.write(trips(range(40), 1))
+    t.write(trips(range(30, 60), 2, "la"))
+    t.write(trips(range(0, 50, 3), 3), operation="delete")
+    mdt = MetadataTable.open(t.storage)
+    slices = rs.compaction_slices(mdt, mdt.timeline())
+    assert any(sl.logs for _, sl in slices)
+    folded = 0
+    for (_, sl), stat in zip(slices, rs.compact(mdt, slices, "20990101000000000"), strict=True):
+        ours = list(AvroHFileReader(mdt.storage.read_bytes(stat.path), stat.path).hfile)
+        records = merged_records(mdt, sl, decoder=codec.decode)
+        one_by_one = encode_base_file(records, mdt.version, encoder=codec.encode)
+        assert ours == list(AvroHFileReader(one_by_one, "one-by-one.hfile").hfile)
+        folded += len(ours)
+    assert folded == len(ri.all_locations(mdt, t.load_timeline())) == 60 - len(range(0, 50, 3))
 
 
 @pytest.mark.parametrize(("table_type", "index"), [
@@ -341,6 +383,29 @@ def test_the_record_index_tags_writes_without_reading_the_tables_keys(tmp_path, 
     assert read["u9"] == (3, "la") and now["u9"][0] == "sf" and "u0" not in read
 
 
+def test_the_record_index_tags_integer_keys_by_their_digits(tmp_path, monkeypatch):
+    """A key of one integer field is matched as the integer (the record index holds its decimal digits): a
+    write's duplicate keys fold to one row, updates and deletes find the keys, new ones are inserted."""
+    path = tmp_path / "t"
+    t = HudiTable.create(str(path), table_name="ids", record_key="id", ordering_field="ts", partition_by="city",
+                         options={"hoodie.write.table.version": "9", "hoodie.index.type": "RECORD_INDEX"})
+
+    def rows_of(ids, ts, city="sf"):
+        return pa.table({"id": pa.array(ids, pa.int64()), "ts": [ts] * len(ids), "city": [city] * len(ids)})
+
+    t.write(rows_of(range(0, 200, 2), 1), operation="bulk_insert")
+    _no_key_reads(monkeypatch)
+    t.write(rows_of([4, 4, 6, 201, 203, 10], 2, "la"))  # 4 twice: one row
+    t.write(pa.table({"id": pa.array([8, 201], pa.int64()), "city": ["sf", "la"]}), operation="delete")
+    monkeypatch.undo()
+    assert assert_index_in_step(path) == 100
+    read = {r["id"]: (r["ts"], r["city"]) for r in t.to_arrow().to_pylist()}
+    assert read[4] == (2, "la") and read[203] == (2, "la") and 8 not in read and 201 not in read
+    located = newest_locations(t.to_arrow())
+    assert located["4"][0] == "sf" and located["203"][0] == "la"  # an update stays in its partition
+    assert len(read) == 100
+
+
 def test_the_record_index_moves_keys_when_asked(tmp_path, monkeypatch):
     path = tmp_path / "t"
     t = HudiTable.create(str(path), table_name="trips", record_key="uuid", ordering_field="ts", partition_by="city",
@@ -352,6 +417,36 @@ def test_the_record_index_moves_keys_when_asked(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert assert_index_in_step(path) == 4
     assert sorted(newest_locations(t.to_arrow())[f"u{i}"][0] for i in range(4)) == ["la", "la", "sf", "sf"]
+
+
+def test_validate_names_the_keys_the_record_index_gets_wrong(tmp_path, monkeypatch, capsys):
+    """`hudi-py validate` compares the record index with the table's keys: after writes whose commits left the
+    index as it was, it names the keys the index lacks, still holds and places in the wrong file group."""
+    path = tmp_path / "t"
+    t = HudiTable.create(str(path), table_name="trips", record_key="uuid", ordering_field="ts", partition_by="city",
+                         options={"hoodie.write.table.version": "9", "hoodie.index.type": "RECORD_INDEX",
+                                  "hoodie.record.index.update.partition.path": "true"})
+    t.write(trips(range(10), 1))
+
+    def validated(expect: int) -> dict:
+        assert cli.main(["validate", str(path), "--json"]) == expect
+        report = json.loads(capsys.readouterr().out)
+        return next(c for c in report["checks"] if c["name"] == "record index maps every key to its file group")
+
+    healthy = validated(0)
+    assert (healthy["status"], healthy["detail"]) == ("ok", "10 keys")
+    monkeypatch.setattr(write_commit, "instant_changes", lambda *args: None)  # the index left behind
+    t.write(trips(range(10, 12), 2))
+    t.write(trips(range(0, 2), 3), operation="delete")
+    t.write(trips(range(5, 6), 4, "la"))  # moves u5 to la
+    monkeypatch.undo()
+    check = validated(1)
+    assert check["status"] == "failed" and check["detail"] == "10 keys"
+    lacks, holds, places, remedy = check["errors"]
+    assert "lacks 2 key(s)" in lacks and "'u10', 'u11'" in lacks
+    assert "holds 2 key(s) the table no longer holds" in holds and "'u0', 'u1'" in holds
+    assert "places 1 key(s)" in places and "'u5' in sf/" in places and "(held in la/" in places
+    assert "hudi-py metadata drop" in remedy
 
 
 def test_the_record_index_cannot_be_turned_off_under_it(tmp_path):

@@ -23,9 +23,10 @@ from hudi_ds.log.format import BlockType, read_blocks
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.bootstrap import committed_files
 from hudi_ds.metadata.in_step import timeline_differences
-from hudi_ds.metadata.layout import metadata_table_of
+from hudi_ds.metadata.layout import listed_partitions, metadata_table_of
 from hudi_ds.metadata.listing import read_listing
 from hudi_ds.metadata.stats_check import statistics_differences
+from hudi_ds.metadata.record_index_check import index_differences
 from hudi_ds.read.retention import earliest_retained
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, decode_arrow_schema
 from hudi_ds.schema.avro import avro_to_arrow
@@ -418,6 +419,21 @@ def check_index_statistics(o: Opened, view: FileSystemView, check: Check) -> Non
     check.detail = f"{checked} live base files checked"
 
 
+def check_record_index(o: Opened, check: Check) -> None:
+    """Every key the table holds maps to its file group in the metadata table's record index, which holds no
+    other key (hudi_ds.metadata.record_index_check)."""
+    if md.RECORD_INDEX not in listed_partitions(o.table.storage):
+        check.skipped, check.detail = True, "no record index"
+        return
+    found = index_differences(o.table.storage, o.config, o.timeline)
+    check.errors.extend(found.problems())
+    if check.errors:
+        check.errors.append("to rebuild the record index: hudi-py metadata drop PATH, then a write with "
+                            "hoodie.metadata.record.index.enable=true (a RECORD_INDEX table's next write turns it "
+                            "on by itself)")
+    check.detail = f"{found.keys} keys"
+
+
 def validate(path: str | HudiTable, on_check: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
     """Every check's findings; `on_check(name, done, total)` is told of each check as it starts."""
     try:
@@ -437,6 +453,7 @@ def validate(path: str | HudiTable, on_check: Callable[[str, int, int], None] | 
         ("metadata table lists the committed files", lambda c: check_metadata_table(o, c)),
         ("metadata table in step with the timeline", lambda c: check_metadata_timeline(o, c)),
         ("column and partition statistics match the files", lambda c: check_index_statistics(o, view, c)),
+        ("record index maps every key to its file group", lambda c: check_record_index(o, c)),
         ("snapshot reads", lambda c: check_read(o, c)),
         ("pending instants", lambda c: check_pending(o, c)),
     ]

@@ -196,6 +196,10 @@ class AvroHFileReader:
             record[KEY_FIELD] = text
         return text, record
 
+    def record(self, key: bytes, value: bytes) -> dict[str, Any]:
+        """The record of one entry (`key` and `value` as `HFileReader.select_columns` gives them)."""
+        return self._decode(key, value)[1]
+
     def get(self, key: str) -> dict[str, Any] | None:
         """The record stored under `key`, or None."""
         value = self.hfile.get(key.encode("utf-8"))

@@ -74,6 +74,25 @@ def decode_entries(payload: bytes, what: str, mvcc: bool = True) -> tuple[pa.Arr
     the MVCC byte (file info KEY_VALUE_VERSION 1, which every Hudi writer sets). Only the walk from entry to entry
     is a Python loop; the lengths are checked and the columns gathered with numpy."""
     tail = 1 if mvcc else 0
+    data = np.frombuffer(payload, dtype=np.uint8)
+    at = _anchored_entry_starts(data, tail)
+    if at is None:
+        at = _walked_entry_starts(payload, what, tail)
+    heads = data[at[:, None] + np.arange(_ENTRY_HEAD.itemsize)].view(_ENTRY_HEAD)[:, 0]
+    key_len, value_len = heads["key"].astype(np.int64), heads["value"].astype(np.int64)
+    content_len = heads["content"].astype(np.int64)
+    bad = np.flatnonzero((content_len < 0) | (content_len > key_len - 2))
+    if bad.size:
+        raise CorruptTableError(f"{what}: entry at byte {int(at[bad[0]])} of a data block runs past it")
+    value_at = at + 8 + key_len
+    if tail and data[value_at + value_len].any():
+        raise CorruptTableError(f"{what}: entry with a non-zero MVCC timestamp (HBase versioned data, which "
+                                "Hudi never writes)")
+    return _gathered(payload, at + 10, content_len, value_at, value_len)
+
+
+def _walked_entry_starts(payload: bytes, what: str, tail: int) -> np.ndarray:
+    """The entries' start offsets, found by walking from entry to entry (any KeyValue layout)."""
     starts: list[int] = []
     pos, end = 0, len(payload)
     unpack = _LENGTHS.unpack_from
@@ -87,26 +106,81 @@ def decode_entries(payload: bytes, what: str, mvcc: bool = True) -> tuple[pa.Arr
         raise CorruptTableError(f"{what}: truncated entry at byte {pos} of a data block")
     if pos > end:
         raise CorruptTableError(f"{what}: entry at byte {starts[-1]} of a data block runs past it")
-    data = np.frombuffer(payload, dtype=np.uint8)
-    at = np.asarray(starts, dtype=np.int64)
-    heads = data[at[:, None] + np.arange(_ENTRY_HEAD.itemsize)].view(_ENTRY_HEAD)[:, 0]
-    key_len, value_len = heads["key"].astype(np.int64), heads["value"].astype(np.int64)
-    content_len = heads["content"].astype(np.int64)
-    bad = np.flatnonzero((content_len < 0) | (content_len > key_len - 2))
-    if bad.size:
-        raise CorruptTableError(f"{what}: entry at byte {int(at[bad[0]])} of a data block runs past it")
-    value_at = at + 8 + key_len
-    if tail and data[value_at + value_len].any():
-        raise CorruptTableError(f"{what}: entry with a non-zero MVCC timestamp (HBase versioned data, which "
-                                "Hudi never writes)")
-    return _gathered(data, at + 10, content_len), _gathered(data, value_at, value_len)
+    return np.asarray(starts, dtype=np.int64)
 
 
-def _gathered(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
-    """A binary column of the byte ranges (starts, lengths) of `data`."""
-    offsets = np.zeros(len(starts) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    picks = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
-    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(starts), [None, pa.py_buffer(offsets),
-                                                                             pa.py_buffer(data[picks])]
-                                            ).cast(pa.binary())
+_MAX_LENGTH_ROUNDS = 8
+_REST = np.frombuffer(KEY_REST, dtype=np.uint8)
+
+
+def _anchored_entry_starts(data: np.ndarray, tail: int) -> np.ndarray | None:
+    """The entries' start offsets found column-wise when every key ends in KEY_REST (Hudi's keys): each
+    KEY_REST ends a key's content, the entry starts 10 bytes and the content's length before it. The lengths
+    tried are the first entry's, then in each round those where an entry found ends and the next KEY_REST says
+    the next entry must start. The answer stands only when the entries found chain from byte 0 to the block's
+    end, each one's lengths leading to the next: the walk's answer. None when that fails (another key layout,
+    KEY_REST's bytes inside a value, too many rounds): the caller walks."""
+    end = len(data)
+    if end < 10 + len(_REST):
+        return None
+    rest_at = np.flatnonzero(data[1:end - len(_REST) + 2] == _REST[1])  # the timestamp's first byte, less one
+    for i, byte in enumerate(_REST.tolist()):
+        rest_at = rest_at[data[rest_at + i] == byte]
+    if not len(rest_at):
+        return None
+    content_len = np.full(len(rest_at), -1, dtype=np.int64)
+    lengths = {int(_short(data, np.array([8]))[0])}
+    tried: set[int] = set()
+    for _ in range(_MAX_LENGTH_ROUNDS):
+        for length in sorted(lengths - tried):
+            open_ = np.flatnonzero(content_len < 0)
+            start = rest_at[open_] - 10 - length
+            fits = start >= 0
+            open_, start = open_[fits], start[fits]
+            matches = (_short(data, start) == 0) & (_short(data, start + 2) == length + 12) & \
+                (_short(data, start + 8) == length)
+            content_len[open_[matches]] = length
+        tried |= lengths
+        known = content_len >= 0
+        at = np.where(known, rest_at - 10 - content_len, 0)
+        value_len = (_short(data, at + 4) << 16) | _short(data, at + 6)
+        following = at + 8 + content_len + 12 + value_len + tail
+        fine = known & (value_len < 1 << 31)  # a negative Java int
+        fine[1:] &= fine[:-1] & (following[:-1] == at[1:])
+        if fine.all() and at[0] == 0 and following[-1] == end:
+            return at
+        if not known[0] or at[0] != 0:
+            return None
+        # where a chained entry ends, the next one starts: its content runs from there to its KEY_REST
+        after = np.flatnonzero(fine[:-1] & ~fine[1:])
+        implied = rest_at[after + 1] - 10 - following[after]
+        content_len[after + 1] = -1
+        lengths = {int(x) for x in implied[implied >= 0]} - tried
+        if not lengths:
+            return None
+    return None
+
+
+def _short(data: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The big-endian unsigned shorts at offsets `at` of `data`."""
+    return (data[at].astype(np.int64) << 8) | data[at + 1]
+
+
+def _gathered(payload: bytes, key_at: np.ndarray, key_len: np.ndarray, value_at: np.ndarray,
+              value_len: np.ndarray) -> tuple[pa.Array, pa.Array]:
+    """Binary columns of the keys and of the values at those byte ranges of `payload` (each key before its
+    value, entries in order). The ranges and the gaps between them make one column over the payload's buffer
+    (offsets key start, key end = gap start, value start, value end = next gap start), whose every second item
+    Arrow takes."""
+    n = len(key_at)
+    offsets = np.empty(4 * n + 1, dtype=np.int64)
+    offsets[0:4 * n:4] = key_at
+    offsets[1:4 * n:4] = key_at + key_len
+    offsets[2:4 * n:4] = value_at
+    offsets[3:4 * n:4] = value_at + value_len
+    offsets[4 * n] = offsets[4 * n - 1] if n else 0
+    ranges = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 4 * n, [None, pa.py_buffer(offsets),
+                                                                         pa.py_buffer(payload)])
+    every = np.arange(0, 4 * n, 2, dtype=np.int64).reshape(-1, 2) if n else np.zeros((0, 2), np.int64)
+    return (ranges.take(pa.array(every[:, 0])).cast(pa.binary()),
+            ranges.take(pa.array(every[:, 1])).cast(pa.binary()))

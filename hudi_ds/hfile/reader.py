@@ -9,6 +9,7 @@ Everything read is untrusted: damage raises `CorruptTableError` naming the file,
 from __future__ import annotations
 
 import bisect
+import functools
 import struct
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
@@ -50,12 +51,19 @@ class IndexEntry:
 
 @dataclass(frozen=True)
 class DataBlock:
-    """The entries of a data block: keys and values as lists (for bisecting and scans) and the keys as a binary
-    column (for selecting many at once)."""
+    """The entries of a data block as binary columns (for selecting many at once), and as lists when first
+    asked for (for bisecting and scans)."""
 
-    keys: list[bytes]
-    values: list[bytes]
     key_column: pa.Array
+    value_column: pa.Array
+
+    @functools.cached_property
+    def keys(self) -> list[bytes]:
+        return self.key_column.to_pylist()
+
+    @functools.cached_property
+    def values(self) -> list[bytes]:
+        return self.value_column.to_pylist()
 
 
 class HFileReader:
@@ -217,13 +225,13 @@ class HFileReader:
         block = self._block(entry, (BlockType.DATA,))
         key_column, value_column = decode_entries(block.payload, f"{self.path} block at byte {entry.offset}",
                                                   self._mvcc)
-        keys = key_column.to_pylist()
         upper = self._first_keys[block_number + 1] if block_number + 1 < len(self.index) else None
-        if not keys or keys[0] < entry.key or (upper is not None and keys[-1] > upper) or \
+        if not len(key_column) or key_column[0].as_py() < entry.key or \
+                (upper is not None and key_column[-1].as_py() > upper) or \
                 pc.any(pc.greater(key_column[:-1], key_column[1:])).as_py():
             raise CorruptTableError(f"{self.path}: data block at byte {entry.offset} holds keys out of order or "
                                     "outside its index range")
-        cached = DataBlock(keys, value_column.to_pylist(), key_column)
+        cached = DataBlock(key_column, value_column)
         self._cache[block_number] = cached
         if len(self._cache) > _CACHED_BLOCKS:
             self._cache.popitem(last=False)
@@ -298,6 +306,34 @@ class HFileReader:
         if count != self.trailer.entry_count:
             raise CorruptTableError(f"{self.path}: HFile holds {count} entries, its trailer says "
                                     f"{self.trailer.entry_count}")
+
+    def select_columns(self, keys: pa.Array | None = None) -> tuple[pa.Array, pa.Array]:
+        """(keys, values) of the entries whose key is one of `keys` (a binary column; None: every entry), in key
+        order, as binary columns: only the data blocks whose key range holds one of `keys` are read (when
+        `keys` are fewer than the blocks: more touch about every block, and sorting them would cost more than
+        reading the rest), each matched at once."""
+        wanted = None if keys is None or len(keys) >= len(self.index) else sorted(set(keys.to_pylist()))
+        found_keys: list[pa.Array] = [pa.array([], pa.binary())]
+        found_values: list[pa.Array] = [pa.array([], pa.binary())]
+        for block_number in range(len(self.index)):
+            upper = self._first_keys[block_number + 1] if block_number + 1 < len(self.index) else None
+            if wanted is not None:
+                below = len(wanted) if upper is None else bisect.bisect_right(wanted, upper)
+                if bisect.bisect_left(wanted, self._first_keys[block_number]) >= below:
+                    continue  # equal keys may run on into the next block: its first key counts for this one too
+            block = self._entries(block_number)
+            if keys is None:
+                found_keys.append(block.key_column)
+                found_values.append(block.value_column)
+                continue
+            mask = pc.is_in(block.key_column, keys)
+            found_keys.append(block.key_column.filter(mask))
+            found_values.append(block.value_column.filter(mask))
+        key_column, value_column = pa.concat_arrays(found_keys), pa.concat_arrays(found_values)
+        if keys is None and len(key_column) != self.trailer.entry_count:
+            raise CorruptTableError(f"{self.path}: HFile holds {len(key_column)} entries, its trailer says "
+                                    f"{self.trailer.entry_count}")
+        return key_column, value_column
 
     def meta_block(self, name: bytes) -> bytes | None:
         """The payload of the meta block stored under `name`, or None."""

@@ -18,8 +18,7 @@ import pyarrow as pa
 
 from hudi_ds.index.lookup import LIVE, PARTITION, SLOT, KeyLookup
 from hudi_ds.metadata.layout import MetadataTable
-from hudi_ds.metadata.record_index import lookup
-from hudi_ds.schema.meta import RECORD_KEY
+from hudi_ds.metadata.record_index import located
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
 
@@ -27,30 +26,33 @@ from hudi_ds.timeline import Timeline
 @dataclass(frozen=True)
 class RecordIndexLookup(KeyLookup):
     """A KeyLookup that takes the keys' locations from the record index (`data_timeline`: the data table's
-    timeline when the write was planned, whose completed instants make the index's valid entries)."""
+    timeline when the write was planned, whose completed instants make the index's valid entries). With an
+    `integer_key`, the keys are matched as that column's integers, whose decimal digits the index holds."""
 
     data_timeline: Timeline | None = None
 
     def located(self, storage: Storage, partitions: Iterable[str],
                 wanted: pa.Array | pa.ChunkedArray | None = None) -> pa.Table:
         assert self.data_timeline is not None
-        keys = [] if wanted is None else [k for k in wanted.to_pylist() if k is not None]
-        found = lookup(MetadataTable.open(storage), self.data_timeline, keys)
+        keys = pa.array([], pa.string()) if wanted is None else wanted
+        if isinstance(keys, pa.ChunkedArray):
+            keys = keys.combine_chunks()
+        keys = keys.cast(pa.string())  # an integer key column's decimal digits are the record keys
+        found = located(MetadataTable.open(storage), self.data_timeline, keys)
         slots = {p: {sl.file_id: i for i, sl in enumerate(slices)} for p, slices in self.slices.items()}
-        out_keys: list[str] = []
-        out_partitions: list[str] = []
-        out_slots: list[int] = []
-        for key, loc in found.items():
-            slot = slots.get(loc.partition or "", {}).get(loc.file_id)
-            if slot is not None:  # a file group the write no longer sees (replaced) holds nothing to update
-                out_keys.append(key)
-                out_partitions.append(loc.partition or "")
-                out_slots.append(slot)
-        n = len(out_keys)
-        columns: dict[str, pa.Array] = {RECORD_KEY: pa.array(out_keys, pa.string())}
+        # a file group the write no longer sees (replaced) holds nothing to update: slot -1, dropped
+        places = found.places.locations
+        place_slots = np.array([slots.get(p.partition or "", {}).get(p.file_id, -1) for p in places],
+                               dtype=np.int32)
+        kept = place_slots[found.codes] >= 0 if places else np.zeros(0, dtype=bool)
+        codes = found.codes[kept]
+        n = len(codes)
+        place_partitions = pa.array([p.partition or "" for p in places], pa.string())
+        key_field = self._key_columns().field(0)
+        columns: dict[str, pa.Array] = {key_field.name: found.keys.filter(pa.array(kept)).cast(key_field.type)}
         if self.ordering is not None:
             columns[self.ordering.name] = pa.nulls(n, self.ordering.type)
         columns[LIVE] = pa.array(np.ones(n, dtype=bool))
-        columns[PARTITION] = pa.array(out_partitions, pa.string())
-        columns[SLOT] = pa.array(np.array(out_slots, dtype=np.int32))
+        columns[PARTITION] = place_partitions.take(codes)
+        columns[SLOT] = pa.array(place_slots[codes] if places else np.zeros(0, np.int32))
         return pa.table(columns, schema=self._schema())

@@ -13,7 +13,8 @@ from __future__ import annotations
 import functools
 import re
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,10 +22,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.errors import CorruptTableError
+from hudi_ds.hfile import AvroHFileReader
+from hudi_ds.log import BlockType, decode_delete_block, read_blocks
+from hudi_ds.log.hfile_block import decode_hfile_data_block
 from hudi_ds.metadata import record_index_codec as codec
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.layout import MetadataTable
-from hudi_ds.metadata.listing import MetadataSlice, files_slice, merged_records
+from hudi_ds.metadata.listing import MetadataSlice, files_slice, read_slice_files
 from hudi_ds.storage import FileEntry
 from hudi_ds.timeline import Timeline
 
@@ -54,12 +58,13 @@ def file_group_of(key: str, count: int) -> int:
     return abs(java_string_hash(key)) % count
 
 
-def file_groups_of(keys: Sequence[str], count: int) -> list[int]:
-    """`file_group_of` of many keys at once: the hash runs over numpy columns (one step per character
-    position) for ASCII keys, whose bytes are their UTF-16 code units; other keys take the scalar path."""
-    if not keys:
+def file_groups_of(keys: Sequence[str] | pa.Array, count: int) -> list[int]:
+    """`file_group_of` of many keys (a list or a string column) at once: the hash runs over numpy columns (one
+    step per character position) for ASCII keys, whose bytes are their UTF-16 code units; other keys take the
+    scalar path."""
+    if not len(keys):
         return []
-    arr = pa.array(keys, pa.string())
+    arr = keys if isinstance(keys, pa.Array) else pa.array(keys, pa.string())
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset:arr.offset + len(arr) + 1].astype(np.int64)
     data = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if arr.buffers()[2] is not None else np.zeros(1, np.uint8)
     starts, lengths = offsets[:-1], np.diff(offsets)
@@ -70,7 +75,7 @@ def file_groups_of(keys: Sequence[str], count: int) -> list[int]:
     groups = (np.abs(np.where(h >= 1 << 31, h - (1 << 32), h)) % count).tolist()
     ascii_keys = pc.string_is_ascii(arr).to_numpy(zero_copy_only=False)
     for i in np.flatnonzero(~ascii_keys).tolist():
-        groups[i] = file_group_of(keys[i], count)
+        groups[i] = file_group_of(arr[i].as_py(), count)
     return groups
 
 
@@ -93,34 +98,114 @@ def file_group_slices(mdt: MetadataTable, mdt_timeline: Timeline,
             for i in range(file_group_count(listed))]
 
 
-def locations(records: Mapping[str, Mapping[str, Any]]) -> dict[str, md.RecordLocation]:
-    """Key -> location of a file group's merged records."""
-    return {key: md.record_location(record) for key, record in records.items()}
+class Places:
+    """The distinct record index records a read met, numbered: a write gives all keys of a file group one
+    record (its key blanked), so millions of entries name a few of them."""
+
+    def __init__(self) -> None:
+        self._codes: dict[tuple[tuple[str, Any], ...], int] = {}
+        self.records: list[dict[str, Any]] = []
+        self.locations: list[md.RecordLocation] = []
+
+    def code(self, record: dict[str, Any]) -> int:
+        """The number of `record`'s content (its key aside)."""
+        info = record.get("recordIndexMetadata")
+        if not isinstance(info, dict):
+            raise CorruptTableError(f"record index entry {record.get('key')!r} has no recordIndexMetadata")
+        content = tuple(sorted(info.items()))
+        code = self._codes.get(content)
+        if code is None:
+            code = self._codes[content] = len(self.records)
+            self.records.append(record)
+            self.locations.append(md.record_location(record))
+        return code
+
+
+@dataclass(frozen=True)
+class Located:
+    """Keys the record index holds and their locations, as columns (a write looks up millions of keys)."""
+
+    keys: pa.Array  # string
+    codes: np.ndarray  # each key's record in `places`
+    places: Places
+
+    def as_dict(self) -> dict[str, md.RecordLocation]:
+        where = self.places.locations
+        return {k: where[c] for k, c in zip(self.keys.to_pylist(), self.codes.tolist(), strict=True)}
+
+
+def located(mdt: MetadataTable, data_timeline: Timeline, keys: pa.Array | None = None) -> Located:
+    """Where the record index puts each of `keys` (a string column; keys it does not hold are left out), or every
+    key it holds when None: only the file groups the keys hash to are read, and in them only the data blocks
+    whose key range holds one of them."""
+    slices = file_group_slices(mdt, mdt.timeline(), data_timeline)
+    places = Places()
+    found: list[tuple[pa.Array, np.ndarray]] = []
+    if keys is not None and slices:
+        keys = pc.drop_null(keys)
+        groups = np.asarray(file_groups_of(keys, len(slices)), dtype=np.int64)
+        wanted = {index: keys.filter(pa.array(groups == index)) for index in np.unique(groups).tolist()}
+    else:
+        wanted = dict.fromkeys(range(len(slices)))
+    for index, group_keys in wanted.items():
+        found.append(slice_entries(mdt, slices[index], places, group_keys))
+    codes = np.concatenate([c for _, c in found]) if found else np.zeros(0, np.int64)
+    return Located(pa.concat_arrays([pa.array([], pa.string()), *(k for k, _ in found)]), codes, places)
+
+
+def slice_entries(mdt: MetadataTable, sl: MetadataSlice, places: Places,
+                  keys: pa.Array | None = None) -> tuple[pa.Array, np.ndarray]:
+    """(keys, record codes in `places`) of the ones of `keys` (all when None) a file group's slice
+    holds, merged column-wise as HoodieMetadataPayload merges record index records: the newest entry of a key
+    wins, a DELETE removes it. Each distinct value of a file is decoded once."""
+    wanted = None if keys is None else keys.cast(pa.binary())
+    rels = ([sl.base] if sl.base is not None else []) + [rel for rel, _ in sl.logs]
+    runs: list[tuple[pa.Array, np.ndarray]] = []  # (keys, record codes, -1 for a removal), oldest first
+    for rel, data in zip(rels, read_slice_files(mdt, rels), strict=True):
+        where = mdt.storage.full(rel)
+        if rel == sl.base:
+            runs.append(_run(AvroHFileReader(data, where, decoder=codec.decode), wanted, places))
+            continue
+        for block in read_blocks(data, where):
+            if block.block_type == BlockType.HFILE_DATA:
+                runs.append(_run(decode_hfile_data_block(block, where, codec.decode), wanted, places))
+            elif block.block_type == BlockType.DELETE:
+                gone = decode_delete_block(block, where).record_keys.cast(pa.binary())
+                if wanted is not None:
+                    gone = gone.filter(pc.is_in(gone, wanted))
+                runs.append((gone, np.full(len(gone), -1, dtype=np.int64)))
+    if not runs:
+        return pa.array([], pa.string()), np.zeros(0, np.int64)
+    all_keys = pa.concat_arrays([k.cast(pa.binary()) for k, _ in runs])
+    all_codes = np.concatenate([c for _, c in runs])
+    newest = pa.table({"k": all_keys, "i": np.arange(len(all_keys))}).group_by("k", use_threads=False) \
+        .aggregate([("i", "max")])
+    chosen = newest["i_max"].to_numpy()
+    chosen = np.sort(chosen[all_codes[chosen] >= 0])
+    return all_keys.take(chosen).cast(pa.string()), all_codes[chosen]
+
+
+def _run(reader: AvroHFileReader, wanted: pa.Array | None, places: Places) -> tuple[pa.Array, np.ndarray]:
+    """(keys, record codes) of the entries of one HFile that `wanted` names (all when None)."""
+    keys, values = reader.hfile.select_columns(wanted)
+    encoded = pc.dictionary_encode(values)
+    firsts = pa.table({"v": encoded.indices, "i": np.arange(len(keys))}).group_by("v", use_threads=False) \
+        .aggregate([("i", "min")])
+    first_of = dict(zip(firsts["v"].to_pylist(), firsts["i_min"].to_pylist(), strict=True))
+    code_of = np.zeros(len(encoded.dictionary), dtype=np.int64)
+    for value_index, value in enumerate(encoded.dictionary.to_pylist()):
+        code_of[value_index] = places.code(reader.record(keys[first_of[value_index]].as_py(), value))
+    return keys, code_of[encoded.indices.to_numpy(zero_copy_only=False)] if len(keys) else np.zeros(0, np.int64)
 
 
 def lookup(mdt: MetadataTable, data_timeline: Timeline, keys: Iterable[str]) -> dict[str, md.RecordLocation]:
-    """Where the record index puts each of `keys` (keys it does not hold are left out): only the file groups the
-    keys hash to are read."""
-    slices = file_group_slices(mdt, mdt.timeline(), data_timeline)
-    if not slices:
-        return {}
-    key_list = list(keys)
-    groups = np.asarray(file_groups_of(key_list, len(slices)), dtype=np.int64)
-    column = pa.array(key_list, pa.string())
-    out: dict[str, md.RecordLocation] = {}
-    for index in np.unique(groups).tolist():
-        group_keys = set(column.filter(pa.array(groups == index)).to_pylist())
-        merged = merged_records(mdt, slices[index], group_keys, codec.decode)
-        out.update((k, md.record_location(record)) for k, record in merged.items())
-    return out
+    """Where the record index puts each of `keys` (keys it does not hold are left out)."""
+    return located(mdt, data_timeline, pa.array(list(keys), pa.string())).as_dict()
 
 
 def all_locations(mdt: MetadataTable, data_timeline: Timeline) -> dict[str, md.RecordLocation]:
     """Every key the record index holds, with its location (what a bootstrap or `validate` compares)."""
-    out: dict[str, md.RecordLocation] = {}
-    for sl in file_group_slices(mdt, mdt.timeline(), data_timeline):
-        out.update(locations(merged_records(mdt, sl, decoder=codec.decode)))
-    return out
+    return located(mdt, data_timeline).as_dict()
 
 
 def location_record(key: str, partition: str, file_id: str, instant_ms: int) -> dict[str, Any]:

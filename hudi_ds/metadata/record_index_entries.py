@@ -29,17 +29,30 @@ def group_entries(keys: Sequence[str], places: Sequence[Place], count: int, tabl
     `keys[i]` (at `instant_ms` when it names no instant of its own); values are the HFile values (binary) of the
     keys' record index records."""
     distinct, codes = _factorized(places)
+    return group_coded_entries(pa.array(keys, pa.string()), codes, distinct, count, table_version, instant_ms)
+
+
+def group_coded_entries(keys: pa.Array, codes: np.ndarray, places: Sequence[Place], count: int,
+                        table_version: int, instant_ms: int = 0) -> dict[int, tuple[pa.Array, pa.Array]]:
+    """`group_entries` of keys given as a string column, each key's place as its index (`codes`) in the
+    distinct `places`; a key given more than once is placed where its last copy says (a key an instant placed
+    twice, such as a move between partitions)."""
     records = {}
-    for i, place in enumerate(distinct):
+    for i, place in enumerate(places):
         partition, file_id, *at = place
         records[str(i)] = location_record("", partition, file_id, at[0] if at else instant_ms)
     _, encoded = encode_values(records, metadata_schema_json(table_version), codec.encode)
-    key_column = pa.array(keys, pa.string())
-    by_key = pc.sort_indices(key_column.cast(pa.binary())).to_numpy()  # so each group's keys come sorted
+    raw = keys.cast(pa.binary())
+    by_key = pc.sort_indices(raw).to_numpy()  # so each group's keys come sorted; stable: copies in given order
+    if len(by_key) > 1:
+        in_order = raw.take(by_key)
+        later_copy = pc.equal(in_order[:-1], in_order[1:]).to_numpy(zero_copy_only=False)
+        if later_copy.any():
+            by_key = by_key[np.append(~later_copy, True)]
     groups = np.asarray(file_groups_of(keys, count), dtype=np.int64)[by_key]
     order = by_key[np.argsort(groups, kind="stable")]
     bounds = np.searchsorted(np.sort(groups), np.arange(count + 1))
-    key_column = key_column.take(order)
+    key_column = keys.take(order)
     values = encoded.take(codes[order])
     return {index: (key_column[start:stop], values[start:stop])
             for index, (start, stop) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))

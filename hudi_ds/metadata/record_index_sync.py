@@ -15,9 +15,11 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -26,6 +28,7 @@ from hudi_ds.errors import ConfigError
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.naming import PARTITION_METAFILE, log_file_name, parse_base_file
 from hudi_ds.files.view import FileSystemView, Visibility
+from hudi_ds.hfile.avro_records import encode_values
 from hudi_ds.index.lookup import LIVE, PARTITION, SLOT, KeyLookup
 from hudi_ds.log import (
     BlockType,
@@ -36,17 +39,23 @@ from hudi_ds.log import (
 )
 from hudi_ds.metadata import record_index_codec as codec
 from hudi_ds.metadata import records as md
+from hudi_ds.metadata.avro_schema import metadata_schema_json
 from hudi_ds.metadata.bootstrap import _write_data_partitions as write_data_partitions
 from hudi_ds.metadata.hfiles import (
-    encode_base_file,
     encode_delete_log_block,
     encode_encoded_base_file,
     encode_encoded_log_block,
 )
 from hudi_ds.metadata.layout import WRITE_TOKEN, MetadataTable, listed_partitions, partition_metafile
-from hudi_ds.metadata.listing import MetadataSlice, files_slice, merged_records
-from hudi_ds.metadata.record_index import file_group_count, file_group_id, file_groups_of
-from hudi_ds.metadata.record_index_entries import group_entries
+from hudi_ds.metadata.listing import MetadataSlice, files_slice
+from hudi_ds.metadata.record_index import (
+    Places,
+    file_group_count,
+    file_group_id,
+    file_groups_of,
+    slice_entries,
+)
+from hudi_ds.metadata.record_index_entries import group_coded_entries, group_entries
 from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S
@@ -59,6 +68,7 @@ from hudi_ds.timeline.instant import instant_to_datetime
 # has no such instant.
 INIT_INSTANT = "00000000000000002"
 AVERAGE_RECORD_SIZE = 48  # bytes per record index entry, HoodieTableMetadataUtil's estimate
+ENCODE_THREADS = 2  # file groups' files encoded at once
 
 
 @dataclass(frozen=True)
@@ -83,25 +93,48 @@ class RecordIndexSettings:
 
 @dataclass
 class RecordIndexChanges:
-    """What one data instant changes in the record index: key -> (partition, file id) placed, keys removed."""
+    """What one data instant changes in the record index, as key columns: keys placed in a (partition, file
+    id), keys removed."""
 
-    placed: dict[str, tuple[str, str]] = field(default_factory=dict)
-    removed: set[str] = field(default_factory=set)
+    placed: list[tuple[pa.Array, str, str]] = field(default_factory=list)  # keys, partition, file id
+    removed: list[pa.Array] = field(default_factory=list)
 
-    def place(self, keys: Iterable[str], partition: str, file_id: str) -> None:
-        self.placed.update(dict.fromkeys(keys, (partition, file_id)))
+    def place(self, keys: pa.Array, partition: str, file_id: str) -> None:
+        self.placed.append((keys, partition, file_id))
 
-    def settled(self) -> RecordIndexChanges:
+    def remove(self, keys: pa.Array) -> None:
+        self.removed.append(keys)
+
+    def settled(self) -> SettledChanges:
         """The changes with every key placed anywhere taken out of the removals."""
-        return RecordIndexChanges(self.placed, self.removed - self.placed.keys())
+        keys = pa.concat_arrays([_EMPTY, *(k for k, _, _ in self.placed)])
+        codes = np.repeat(np.arange(len(self.placed), dtype=np.int64), [len(k) for k, _, _ in self.placed])
+        gone = pc.unique(pa.concat_arrays([_EMPTY, *self.removed]))
+        if len(gone) and len(keys):  # (a set of a load's every key only to find nothing removed: skipped)
+            gone = gone.filter(pc.invert(pc.is_in(gone, keys)))
+        return SettledChanges(keys, codes, [(p, f) for _, p, f in self.placed], gone)
+
+
+@dataclass(frozen=True)
+class SettledChanges:
+    """An instant's record index changes: `keys` placed at `places[codes[i]]` (a key placed twice where it
+    was placed last), `removed` keys."""
+
+    keys: pa.Array
+    codes: np.ndarray
+    places: list[tuple[str, str]]
+    removed: pa.Array
+
+
+_EMPTY = pa.array([], pa.string())
 
 
 # --------------------------------------------------------------------------------- changes of a data instant
 
 
-def _base_keys(storage: Storage, rel: str) -> set[str]:
+def _base_keys(storage: Storage, rel: str) -> pa.Array:
     with open_base_file(storage, rel) as pf:
-        return set(pf.read(columns=[RECORD_KEY])[RECORD_KEY].to_pylist())
+        return pf.read(columns=[RECORD_KEY])[RECORD_KEY].combine_chunks().cast(pa.string())
 
 
 def _replaced_base(storage: Storage, partition: str, file_id: str, instant: str) -> str | None:
@@ -112,24 +145,31 @@ def _replaced_base(storage: Storage, partition: str, file_id: str, instant: str)
     return None
 
 
-def _log_changes(storage: Storage, rel: str) -> tuple[set[str], set[str]]:
+def _log_changes(storage: Storage, rel: str) -> tuple[list[pa.Array], list[pa.Array]]:
     """Keys a log file's data blocks write and its DELETE blocks remove (a log's writer may not know which of
     its keys are new: the bucket index sends inserts and updates alike to a log)."""
     key_schema = pa.schema([pa.field(RECORD_KEY, pa.string())])
-    written: set[str] = set()
-    deleted: set[str] = set()
+    written: list[pa.Array] = []
+    deleted: list[pa.Array] = []
     for block in read_blocks(storage.read_bytes(rel), storage.full(rel)):
         if block.block_type == BlockType.DELETE:
-            deleted.update(decode_delete_block(block, rel).record_keys.to_pylist())
+            deleted.append(_strings(decode_delete_block(block, rel).record_keys))
         elif block.block_type == BlockType.AVRO_DATA:
-            written.update(decode_avro_data_block(block, rel, key_schema)[RECORD_KEY].to_pylist())
+            written.append(_strings(decode_avro_data_block(block, rel, key_schema)[RECORD_KEY]))
         elif block.block_type == BlockType.PARQUET_DATA:
-            written.update(decode_parquet_data_block(block, rel, key_schema)[RECORD_KEY].to_pylist())
+            written.append(_strings(decode_parquet_data_block(block, rel, key_schema)[RECORD_KEY]))
     return written, deleted
 
 
+def _strings(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """A key column as one string array without nulls."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    return pc.drop_null(column.cast(pa.string()))
+
+
 def _live_keys(storage: Storage, config: TableConfig, timeline: Timeline,
-               groups: Mapping[str, Sequence[str]]) -> set[str]:
+               groups: Mapping[str, Sequence[str]]) -> pa.Array:
     """The keys the latest committed slices of `groups` (partition -> file ids) hold."""
     visibility = Visibility.of(timeline, None, timeline.layout)
     view = FileSystemView(storage, config, timeline, visibility, partition_filter=lambda p: p in groups)
@@ -139,11 +179,11 @@ def _live_keys(storage: Storage, config: TableConfig, timeline: Timeline,
         by_partition[sl.partition] = (*by_partition.get(sl.partition, ()), sl)
     lookup = KeyLookup(True, False, by_partition, visibility, None)
     located = lookup.located(storage, by_partition)
-    return set(located.filter(located[LIVE])[RECORD_KEY].to_pylist())
+    return _strings(located.filter(located[LIVE])[RECORD_KEY])
 
 
 def commit_record_changes(storage: Storage, config: TableConfig, timeline: Timeline, stats: Iterable[WriteStat],
-                          replaced: Mapping[str, Sequence[str]]) -> RecordIndexChanges:
+                          replaced: Mapping[str, Sequence[str]]) -> SettledChanges:
     """The record index changes of a commit that wrote `stats` and replaced the file groups `replaced`
     (partition -> file ids), read from the files it wrote (`timeline`: the data timeline, the commit pending)."""
     changes = RecordIndexChanges()
@@ -153,23 +193,25 @@ def commit_record_changes(storage: Storage, config: TableConfig, timeline: Timel
         partition, file_id = stat.partition_path or "", stat.file_id
         if stat.is_log:
             placed, deleted = _log_changes(storage, stat.path)
-            changes.place(placed, partition, file_id)
-            changes.removed |= deleted
+            for keys in placed:
+                changes.place(keys, partition, file_id)
+            for keys in deleted:
+                changes.remove(keys)
         elif stat.prev_commit in ("", "null", None):
             changes.place(_base_keys(storage, stat.path), partition, file_id)
         elif stat.num_inserts or stat.num_deletes:
             now = _base_keys(storage, stat.path)
             old_rel = _replaced_base(storage, partition, file_id, stat.prev_commit)
-            before = _base_keys(storage, old_rel) if old_rel is not None else set()
-            changes.place(now - before, partition, file_id)
-            changes.removed |= before - now
+            before = _base_keys(storage, old_rel) if old_rel is not None else _EMPTY
+            changes.place(now.filter(pc.invert(pc.is_in(now, before))), partition, file_id)
+            changes.remove(before.filter(pc.invert(pc.is_in(before, now))))
     if replaced:
-        changes.removed |= _live_keys(storage, config, timeline, replaced)
+        changes.remove(_live_keys(storage, config, timeline, replaced))
     return changes.settled()
 
 
 def instant_changes(storage: Storage, config: TableConfig, timeline: Timeline,
-                    meta: CommitMetadata) -> RecordIndexChanges | None:
+                    meta: CommitMetadata) -> SettledChanges | None:
     """The record index changes of the data commit `meta` (pending on `timeline`); None when the table has no
     record index (its hoodie.properties read afresh)."""
     if md.RECORD_INDEX not in listed_partitions(storage):
@@ -193,20 +235,19 @@ def base_name(index: int, instant: str) -> str:
     return f"{file_group_id(index)}_{WRITE_TOKEN}_{instant}.hfile"
 
 
-def write_logs(mdt: MetadataTable, instant: str, changes: RecordIndexChanges) -> list[WriteStat]:
+def write_logs(mdt: MetadataTable, instant: str, changes: SettledChanges) -> list[WriteStat]:
     """The deltacommit `instant`'s log files of the record index (one per file group it changes); their
     write stats."""
     count = file_group_count(mdt.storage.list(md.RECORD_INDEX))
-    if not count or not (changes.placed or changes.removed):
+    if not count or not (len(changes.keys) or len(changes.removed)):
         return []
     ms = _instant_ms(instant)
-    placed = group_entries(list(changes.placed), list(changes.placed.values()), count, mdt.version, ms)
-    removed: dict[int, list[str]] = {}
-    gone = sorted(changes.removed)
-    for key, index in zip(gone, file_groups_of(gone, count), strict=True):
-        removed.setdefault(index, []).append(key)
-    stats = []
-    for index in sorted({*placed, *removed}):
+    placed = group_coded_entries(changes.keys, changes.codes, changes.places, count, mdt.version, ms)
+    gone = changes.removed.take(pc.sort_indices(changes.removed.cast(pa.binary())))
+    gone_groups = np.asarray(file_groups_of(gone, count), dtype=np.int64)
+    removed = {index: gone.filter(pa.array(gone_groups == index)).to_pylist()
+               for index in np.unique(gone_groups).tolist()}
+    def written(index: int) -> tuple[str, bytes]:
         data = b""
         if index in placed:
             data += encode_encoded_log_block(*placed[index], mdt.version, instant)
@@ -214,6 +255,13 @@ def write_logs(mdt: MetadataTable, instant: str, changes: RecordIndexChanges) ->
             data += encode_delete_log_block(removed[index], md.RECORD_INDEX, instant)
         rel = f"{md.RECORD_INDEX}/{log_name(index, instant)}"
         mdt.storage.write_bytes(rel, data)
+        return rel, data
+
+    stats = []
+    indexes = sorted({*placed, *removed})
+    with ThreadPoolExecutor(ENCODE_THREADS) as pool:  # gzip, most of the cost, releases the GIL
+        files = list(pool.map(written, indexes))
+    for index, (rel, data) in zip(indexes, files, strict=True):
         inserts = len(placed[index][0]) if index in placed else 0
         n = inserts + len(removed.get(index, []))
         stats.append(WriteStat(file_id=file_group_id(index), path=rel, prev_commit="null", num_writes=n,
@@ -286,15 +334,19 @@ def compaction_slices(mdt: MetadataTable, mdt_timeline: Timeline) -> list[tuple[
 
 
 def compact(mdt: MetadataTable, slices: Sequence[tuple[int, MetadataSlice]], instant: str) -> list[WriteStat]:
-    """Fold each of `slices` into a base file at the compaction `instant`."""
+    """Fold each of `slices` into a base file at the compaction `instant`: the slice's entries merged as
+    columns, each distinct record encoded once."""
     stats = []
+    schema = metadata_schema_json(mdt.version)
     for index, sl in slices:
-        records = merged_records(mdt, sl, decoder=codec.decode)
+        places = Places()
+        keys, codes = slice_entries(mdt, sl, places)
+        _, encoded = encode_values({str(i): r for i, r in enumerate(places.records)}, schema, codec.encode)
         rel = f"{md.RECORD_INDEX}/{base_name(index, instant)}"
-        data = encode_base_file(records, mdt.version, encoder=codec.encode)
+        data = encode_encoded_base_file(keys, encoded.take(codes), mdt.version)
         mdt.storage.write_bytes(rel, data)
         stats.append(WriteStat(file_id=file_group_id(index), path=rel, prev_commit=sl.base_instant or "null",
-                               num_writes=len(records), total_write_bytes=len(data), partition_path=md.RECORD_INDEX,
+                               num_writes=len(keys), total_write_bytes=len(data), partition_path=md.RECORD_INDEX,
                                file_size_in_bytes=len(data), total_log_files_compacted=len(sl.logs)))
     return stats
 

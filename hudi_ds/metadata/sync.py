@@ -32,7 +32,7 @@ from hudi_ds.metadata.layout import (
     metadata_table_of,
 )
 from hudi_ds.metadata.listing import compacted_before, is_folded
-from hudi_ds.metadata.record_index_sync import RecordIndexChanges, write_logs
+from hudi_ds.metadata.record_index_sync import SettledChanges, write_logs
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Instant, Timeline, new_instant_time
 from hudi_ds.timeline.avro_models import (
@@ -125,7 +125,7 @@ def bring_in_step(mdt: MetadataTable, data_timeline: Timeline, retry: str | None
 
 
 def write_deltacommit(mdt: MetadataTable, mdt_timeline: Timeline, instant: str,
-                      records: Mapping[str, dict[str, Any]], record_index: RecordIndexChanges | None = None,
+                      records: Mapping[str, dict[str, Any]], record_index: SettledChanges | None = None,
                       column_stats: Mapping[str, dict[str, Any]] | None = None,
                       partition_stats: Mapping[str, dict[str, Any]] | None = None) -> None:
     """One deltacommit at `instant`: its log file of `records` (and the record index's logs of
@@ -160,7 +160,7 @@ def write_deltacommit(mdt: MetadataTable, mdt_timeline: Timeline, instant: str,
 
 
 def sync_instant(data_storage: Storage, data_timeline: Timeline, instant: str, changes: Mapping[str, FileChanges],
-                 compact_every: int | None = None, record_index: RecordIndexChanges | None = None) -> None:
+                 compact_every: int | None = None, record_index: SettledChanges | None = None) -> None:
     """Record the data instant `instant` (pending on `data_timeline`) in the metadata table, if the table has
     one (and its key changes `record_index` in the record index); with `compact_every`, compact the metadata
     table first when that many deltacommits await it."""

@@ -127,13 +127,14 @@ def _key_lookup(config: TableConfig, index: str, options: HudiOptions, schema: p
         by_partition.setdefault(partition, []).append(sl)
     ordering = config.merge_ordering_field()  # commit-time ordering: none
     moves = options.bloom_update_partition_path if index == "GLOBAL_BLOOM" else options.update_partition_path
+    integer_key = integer_key_column(config.key_generator, config.record_key_fields, config.partition_fields,
+                                     schema) if config.populate_meta_fields else None
     if index == RECORD_INDEX:
         return RecordIndexLookup(True, options.record_index_update_partition_path,
                                  {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,
                                  schema.field(ordering) if ordering and ordering in schema.names else None,
+                                 integer_key=schema.field(integer_key) if integer_key else None,
                                  data_timeline=view.timeline, first_value=config.first_value)
-    integer_key = integer_key_column(config.key_generator, config.record_key_fields, config.partition_fields,
-                                     schema) if config.populate_meta_fields else None
     return KeyLookup(is_global(index), moves,
                      {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,
                      schema.field(ordering) if ordering and ordering in schema.names else None,
