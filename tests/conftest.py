@@ -37,14 +37,3 @@ def s3_table(s3) -> tuple[str, dict[str, str]]:
     """A fresh bucket: the URI of a table in it and the storage options to reach it."""
     return f"s3://{s3.new_bucket()}/tables/trips", s3.options()
 
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Group the tests for pytest-xdist (`./run test` runs two workers with `--dist loadgroup`): every test that
-    takes the shared SparkSession runs on one worker, so the suite starts one session; the other tests of a module
-    stay together, on one worker in file order, so a module's fixtures are made once and tests that build on the
-    state an earlier test left (the streaming kill tests) see it. Runs before xdist's own hook, which reads the
-    marks."""
-    for item in items:
-        group = "spark-session" if "spark" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))

@@ -25,8 +25,8 @@ from hudi_ds.metadata.bootstrap import committed_files
 from hudi_ds.metadata.in_step import timeline_differences
 from hudi_ds.metadata.layout import listed_partitions, metadata_table_of
 from hudi_ds.metadata.listing import read_listing
-from hudi_ds.metadata.stats_check import statistics_differences
 from hudi_ds.metadata.record_index_check import index_differences
+from hudi_ds.metadata.stats_check import statistics_differences
 from hudi_ds.read.retention import earliest_retained
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, decode_arrow_schema
 from hudi_ds.schema.avro import avro_to_arrow
