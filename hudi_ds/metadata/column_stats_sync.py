@@ -8,16 +8,18 @@ sizes); for every file a clean or rollback deleted, a tombstone per indexed colu
 (a slice with log files is then always read, by our reader and Hudi's). Keys and file groups are Hudi's
 (hudi_ds.metadata.index_keys); the metadata compaction folds each file group into an HFile base file.
 
-Indexed columns: the record key, partition path and commit time meta columns, then the data columns in schema
-order, at most `MAX_COLUMNS` in all, of scalar types: strings, ints, longs, floats, doubles, booleans, dates,
-milli- and microsecond timestamps and decimals (binary, nested and other columns get none).
+Indexed columns: those the table's column_stats index definition lists (hudi_ds.metadata.index_defs), else
+Hudi's default selection: the record key, partition path and commit time meta columns, then the data columns in
+schema order, at most `MAX_COLUMNS` in all. Either way only columns of scalar types: strings, ints, longs, floats,
+doubles, booleans, dates, milli- and microsecond timestamps and decimals (binary, nested and other columns get
+none).
 """
 
 from __future__ import annotations
 
 import datetime
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -32,6 +34,7 @@ from hudi_ds.files.naming import PARTITION_METAFILE, log_file_name, parse_base_f
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.avro_schema import NAMESPACE
 from hudi_ds.metadata.hfiles import encode_base_file, encode_log_block
+from hudi_ds.metadata.index_defs import column_stats_fields
 from hudi_ds.metadata.index_keys import column_stats_key, file_group_index
 from hudi_ds.metadata.layout import (
     PARTITIONS_KEY,
@@ -89,8 +92,11 @@ def _value_type(typ: pa.DataType) -> tuple[str, int] | None:
     return None
 
 
-def indexed_columns(schema: pa.Schema) -> list[str]:
-    """The columns of `schema` (meta columns included) that get statistics."""
+def indexed_columns(schema: pa.Schema, listed: Sequence[str] | None = None) -> list[str]:
+    """The columns of `schema` (meta columns included) that get statistics: those of `listed` (the table's
+    column_stats definition) it has, else Hudi's default selection."""
+    if listed is not None:
+        return [c for c in listed if c in schema.names and _value_type(schema.field(c).type) is not None]
     names = [c for c in _META_INDEXED if c in schema.names]
     names += [f.name for f in schema if f.name not in with_meta(pa.schema([])).names
               and _value_type(f.type) is not None]
@@ -194,9 +200,10 @@ def is_parquet_base(partition: str, name: str) -> bool:
     return name.endswith(".parquet") and parse_base_file(partition, name) is not None
 
 
-def added_file_records(data_storage: Storage, version: int,
-                       added: Mapping[str, Iterable[str]]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Partition -> the column_stats records of the parquet base files `added` (partition -> file names)."""
+def added_file_records(data_storage: Storage, version: int, added: Mapping[str, Iterable[str]],
+                       listed: Sequence[str] | None) -> dict[str, dict[str, dict[str, Any]]]:
+    """Partition -> the column_stats records of the parquet base files `added` (partition -> file names), of
+    the columns `listed` (see indexed_columns)."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for partition, names in added.items():
         for name in names:
@@ -206,13 +213,13 @@ def added_file_records(data_storage: Storage, version: int,
                     metadata = pf.metadata
                 schema = metadata.schema.to_arrow_schema()
                 out.setdefault(partition, {}).update(
-                    file_records(partition, name, metadata, indexed_columns(schema), version))
+                    file_records(partition, name, metadata, indexed_columns(schema, listed), version))
     return out
 
 
 def change_records(data_storage: Storage, data_timeline: Timeline, version: int,
                    added: Mapping[str, Mapping[str, dict[str, Any]]],
-                   deleted: Mapping[str, Iterable[str]]) -> dict[str, dict[str, Any]]:
+                   deleted: Mapping[str, Iterable[str]], listed: Sequence[str] | None) -> dict[str, dict[str, Any]]:
     """The column_stats records of one data instant: those of the parquet base files it added (partition ->
     their records, from added_file_records), tombstones of the files it deleted (partition -> file names)."""
     out: dict[str, dict[str, Any]] = {}
@@ -221,7 +228,7 @@ def change_records(data_storage: Storage, data_timeline: Timeline, version: int,
     gone = {p: [n for n in names if is_parquet_base(p, n)] for p, names in deleted.items()}
     if any(gone.values()):
         data = resolve_schema(load_config(data_storage), data_timeline)
-        columns = indexed_columns(with_meta(data if data is not None else pa.schema([])))
+        columns = indexed_columns(with_meta(data if data is not None else pa.schema([])), listed)
         for partition, names in gone.items():
             for name in names:
                 out.update(tombstones(partition, name, columns, version))
@@ -338,9 +345,11 @@ def _bootstrap(storage: Storage, config: TableConfig) -> None:
     writer.delete_instant_files(INIT_INSTANT, "deltacommit")
     timeline = config.format.load_timeline(storage)
     listing = committed_files(storage, timeline)
+    listed = column_stats_fields(storage)
     records = change_records(storage, timeline, config.version,
-                             added_file_records(storage, config.version, {p: list(f) for p, f in listing.items()}),
-                             {})
+                             added_file_records(storage, config.version, {p: list(f) for p, f in listing.items()},
+                                                listed),
+                             {}, listed)
     writer.create_requested(INIT_INSTANT, "deltacommit")
     writer.transition_to_inflight(INIT_INSTANT, "deltacommit")
     _ensure_partition(mdt, INIT_INSTANT)

@@ -15,7 +15,7 @@ writes tight bounds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -37,6 +37,7 @@ from hudi_ds.metadata.column_stats_sync import (
     stats_record,
     write_logs,
 )
+from hudi_ds.metadata.index_defs import column_stats_fields
 from hudi_ds.metadata.index_keys import partition_stats_key
 from hudi_ds.metadata.layout import MetadataTable, listed_partitions
 from hudi_ds.storage import Storage
@@ -60,9 +61,10 @@ def table_stats(file_name: str, table: pa.Table, columns: Iterable[str]) -> list
     return out
 
 
-def log_file_stats(data_storage: Storage, partition: str, name: str) -> list[dict[str, Any]]:
-    """The statistics of the indexed columns of one log file's data blocks (delete and command blocks carry no
-    values)."""
+def log_file_stats(data_storage: Storage, partition: str, name: str,
+                   listed: Sequence[str] | None) -> list[dict[str, Any]]:
+    """The statistics of the indexed columns (see indexed_columns) of one log file's data blocks (delete and
+    command blocks carry no values)."""
     rel = f"{partition}/{name}" if partition else name
     tables = []
     for block in read_blocks(data_storage.read_bytes(rel), data_storage.full(rel)):
@@ -73,18 +75,18 @@ def log_file_stats(data_storage: Storage, partition: str, name: str) -> list[dic
     if not tables:
         return []
     table = pa.concat_tables(tables, promote_options="permissive")
-    return table_stats(name, table, indexed_columns(table.schema))
+    return table_stats(name, table, indexed_columns(table.schema, listed))
 
 
-def base_file_stats(data_storage: Storage, partition: str, name: str,
-                    footer_stats: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def base_file_stats(data_storage: Storage, partition: str, name: str, footer_stats: Iterable[dict[str, Any]],
+                    listed: Sequence[str] | None) -> list[dict[str, Any]]:
     """The statistics of the indexed columns of one parquet base file: `footer_stats` (its column_stats), and
     for the columns its footer has no statistics of (hudi_ds writes none for the record key column) the values
     read from the file, so that the partition's range covers them too."""
     out = list(footer_stats)
     rel = f"{partition}/{name}" if partition else name
     with open_base_file(data_storage, rel) as pf:
-        missing = [c for c in indexed_columns(pf.schema_arrow) if c not in {s["columnName"] for s in out}]
+        missing = [c for c in indexed_columns(pf.schema_arrow, listed) if c not in {s["columnName"] for s in out}]
         if missing:
             out += table_stats(name, pf.read(columns=missing), missing)
     return out
@@ -115,7 +117,7 @@ def partition_records(version: int, file_stats: Mapping[str, Iterable[dict[str, 
 
 
 def change_records(data_storage: Storage, version: int, column_stats: Mapping[str, Mapping[str, dict[str, Any]]],
-                   added: Mapping[str, Iterable[str]]) -> dict[str, dict[str, Any]]:
+                   added: Mapping[str, Iterable[str]], listed: Sequence[str] | None) -> dict[str, dict[str, Any]]:
     """The partition_stats records of one data instant: `column_stats` (partition -> the column_stats records
     of the base files it added) and the statistics of the log files among `added` (partition -> file names)."""
     footers: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -126,10 +128,10 @@ def change_records(data_storage: Storage, version: int, column_stats: Mapping[st
     for partition, names in added.items():
         for name in names:
             if parse_log_file(partition, name) is not None:
-                file_stats.setdefault(partition, []).extend(log_file_stats(data_storage, partition, name))
+                file_stats.setdefault(partition, []).extend(log_file_stats(data_storage, partition, name, listed))
             elif is_parquet_base(partition, name):
                 file_stats.setdefault(partition, []).extend(
-                    base_file_stats(data_storage, partition, name, footers.get((partition, name), [])))
+                    base_file_stats(data_storage, partition, name, footers.get((partition, name), []), listed))
     return partition_records(version, file_stats)
 
 
@@ -152,7 +154,8 @@ def _bootstrap(storage: Storage, config: TableConfig) -> None:
     writer.delete_instant_files(INIT_INSTANT, "deltacommit")
     timeline = config.format.load_timeline(storage)
     added = {p: list(f) for p, f in committed_files(storage, timeline).items()}
-    footers = added_file_records(storage, config.version, added)
+    listed = column_stats_fields(storage)
+    footers = added_file_records(storage, config.version, added, listed)
     file_stats: dict[str, list[dict[str, Any]]] = {}
     for partition, names in added.items():
         by_file: dict[str, list[dict[str, Any]]] = {}
@@ -160,10 +163,10 @@ def _bootstrap(storage: Storage, config: TableConfig) -> None:
             by_file.setdefault(record[_STATS]["fileName"], []).append(record[_STATS])
         for name in names:
             if parse_log_file(partition, name) is not None:
-                file_stats.setdefault(partition, []).extend(log_file_stats(storage, partition, name))
+                file_stats.setdefault(partition, []).extend(log_file_stats(storage, partition, name, listed))
             elif is_parquet_base(partition, name):
                 file_stats.setdefault(partition, []).extend(
-                    base_file_stats(storage, partition, name, by_file.get(name, [])))
+                    base_file_stats(storage, partition, name, by_file.get(name, []), listed))
     records = partition_records(config.version, file_stats, tight=True)
     writer.create_requested(INIT_INSTANT, "deltacommit")
     writer.transition_to_inflight(INIT_INSTANT, "deltacommit")

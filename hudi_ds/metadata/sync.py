@@ -24,6 +24,7 @@ from hudi_ds.metadata import column_stats_sync, partition_stats_sync
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.compaction import compact_if_due, undo_pending
 from hudi_ds.metadata.hfiles import encode_log_block
+from hudi_ds.metadata.index_defs import column_stats_fields
 from hudi_ds.metadata.layout import (
     FILES_FILE_ID,
     MetadataTable,
@@ -203,12 +204,14 @@ def _index_stats(data_storage: Storage, data_timeline: Timeline, mdt: MetadataTa
     if not column_stats_sync.is_maintained(data_storage):
         return None, None
     added = {p: list(c.added) for p, c in changes.items()}
-    by_partition = column_stats_sync.added_file_records(data_storage, mdt.version, added)
+    listed = column_stats_fields(data_storage)  # the columns the table's index definition lists
+    by_partition = column_stats_sync.added_file_records(data_storage, mdt.version, added, listed)
     column_stats = column_stats_sync.change_records(data_storage, data_timeline, mdt.version, by_partition,
-                                                    {p: c.deleted for p, c in changes.items()})
+                                                    {p: c.deleted for p, c in changes.items()}, listed)
     if not partition_stats_sync.is_maintained(data_storage):
         return column_stats, None
-    return column_stats, partition_stats_sync.change_records(data_storage, mdt.version, by_partition, added)
+    return column_stats, partition_stats_sync.change_records(data_storage, mdt.version, by_partition, added,
+                                                             listed)
 
 
 def archive_limits(data_storage: Storage) -> list[str]:

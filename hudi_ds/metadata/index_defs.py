@@ -1,0 +1,55 @@
+"""Apache Hudi 1.x's index definitions file: which columns each metadata index covers.
+
+Hudi keeps it at the path hoodie.properties' `hoodie.table.index.defs.path` names (`.hoodie/.index_defs/index.json`),
+a JSON object `{"indexDefinitions": {name: {"indexName", "indexType", "sourceFields", ...}}}`. Its column_stats
+definition's `sourceFields` are the columns Hudi's writers index (meta columns included), so the next writes,
+ours or Hudi's, must index the same ones. A table without the file, or without a column_stats definition listing
+columns, indexes Hudi's default selection.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hudi_ds.config import properties
+from hudi_ds.errors import CorruptTableError
+from hudi_ds.metadata.records import COLUMN_STATS
+from hudi_ds.storage import Storage, require_inside
+from hudi_ds.storage.layout import PROPS_PATH
+
+INDEX_DEFS_PATH_KEY = "hoodie.table.index.defs.path"  # in the data table's hoodie.properties
+
+
+def _definitions(data_storage: Storage) -> tuple[str, dict[str, dict[str, object]]]:
+    """The table's index definitions file and its definitions by name (read afresh), empty when it has no
+    definitions file."""
+    props = properties.loads(properties.decode_bytes(data_storage.read_bytes(PROPS_PATH)))
+    path = props.get(INDEX_DEFS_PATH_KEY, "").strip()
+    if not path:
+        return path, {}
+    rel = require_inside(path, PROPS_PATH)
+    if not data_storage.exists(rel):
+        return rel, {}
+    try:
+        parsed = json.loads(data_storage.read_bytes(rel))
+        definitions = parsed.get("indexDefinitions", {}) if isinstance(parsed, dict) else None
+        if not isinstance(definitions, dict) or not all(isinstance(d, dict) for d in definitions.values()):
+            raise ValueError("no indexDefinitions object of definition objects")
+    except (ValueError, UnicodeDecodeError) as e:
+        raise CorruptTableError(f"the index definitions file {rel} is not Hudi's JSON ({e}); repair it or remove "
+                                f"it (and {INDEX_DEFS_PATH_KEY} from {PROPS_PATH})") from e
+    return rel, definitions
+
+
+def column_stats_fields(data_storage: Storage) -> list[str] | None:
+    """The columns the table's column_stats definition lists, None when it lists none (Hudi's default
+    selection then)."""
+    rel, definitions = _definitions(data_storage)
+    definition = definitions.get(COLUMN_STATS)
+    if definition is None:
+        return None
+    fields = definition.get("sourceFields")
+    if fields is not None and not (isinstance(fields, list) and all(isinstance(f, str) for f in fields)):
+        raise CorruptTableError(f"the index definitions file {rel} gives column_stats the sourceFields {fields!r}, "
+                                "not a list of column names; repair it or remove it")
+    return list(fields) if fields else None
