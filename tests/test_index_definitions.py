@@ -12,7 +12,7 @@ import pytest
 from tables import REFERENCE_DIR
 
 from hudi_ds import HudiTable
-from hudi_ds.errors import CorruptTableError
+from hudi_ds.errors import ConfigError, CorruptTableError
 from hudi_ds.metadata import records as md
 
 REFERENCE = "mor_avro_v9_txns_simple_overwrite"
@@ -56,15 +56,19 @@ def test_an_upsert_indexes_the_columns_the_definition_lists(tmp_path):
     assert HudiTable(str(copy)).to_arrow().num_rows == rows.num_rows + new.num_rows
 
 
-def test_rebuilt_statistics_cover_the_listed_columns(tmp_path):
+def test_statistics_built_again_with_a_column_list_cover_those_columns(tmp_path):
+    """Dropping column_stats removes its definition; building it again with the option indexes the listed columns
+    of every committed file, in column_stats and partition_stats."""
     copy = copy_listing(tmp_path, LISTED)
     off = {k: "false" for k in STATS_ON}
     HudiTable(str(copy), options=off).write(HudiTable(str(copy)).to_arrow().slice(0, 0), operation="upsert")
-    HudiTable(str(copy), options=STATS_ON).write(HudiTable(str(copy)).to_arrow().slice(0, 0), operation="upsert")
+    HudiTable(str(copy), options={**STATS_ON, COLUMN_LIST: "txn_id,amount,txn_date,region"}).write(
+        HudiTable(str(copy)).to_arrow().slice(0, 0), operation="upsert")
+    data = {"txn_id", "amount", "txn_date", "region"}
     for partition in (md.COLUMN_STATS, md.PARTITION_STATS):
         built = stats(copy, partition)
         assert built
-        assert all(set(columns) == set(LISTED) for columns in built.values()), partition
+        assert all(data <= set(columns) <= {*META, *data} for columns in built.values()), partition
 
 
 def test_a_table_without_a_column_list_keeps_the_default_selection(tmp_path):
@@ -102,3 +106,71 @@ def test_a_definitions_path_outside_the_table_is_refused(tmp_path):
     rows = HudiTable(str(copy)).to_arrow()
     with pytest.raises(CorruptTableError, match="refusing path '../elsewhere/index.json'"):
         HudiTable(str(copy)).write(rows.slice(0, 1), operation="upsert")
+
+
+# ---- hoodie.metadata.index.column.stats.column.list -------------------------------------------------------------
+
+COLUMN_LIST = "hoodie.metadata.index.column.stats.column.list"
+OURS = {"hoodie.write.table.version": "9", "hoodie.metadata.enable": "true", **STATS_ON, "hoodie.index.type": "SIMPLE",
+        "hoodie.parquet.small.file.limit": "0"}
+META = ["_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key"]
+
+
+def batch(ids: list[int]) -> pa.Table:
+    return pa.table({"id": ids, "part": ["p"] * len(ids), "ts": [1] * len(ids), "name": [f"n{i}" for i in ids],
+                     "score": [i / 3 for i in ids]})
+
+
+def definition(table: Path) -> dict[str, object]:
+    return json.loads(index_defs(table).read_text())["indexDefinitions"]
+
+
+@pytest.mark.parametrize("version", [9, 8])
+def test_the_column_list_is_recorded_and_indexed(tmp_path, version):
+    path = tmp_path / "t"
+    t = HudiTable.create(str(path), table_name="t", record_key="id", ordering_field="ts", partition_by="part",
+                         options={**OURS, "hoodie.write.table.version": str(version), COLUMN_LIST: "score, id"})
+    t.write(batch(list(range(10))), operation="bulk_insert")
+    assert "hoodie.table.index.defs.path=.hoodie/.index_defs/index.json" in \
+        (path / ".hoodie" / "hoodie.properties").read_text()
+    recorded = definition(path)["column_stats"]
+    assert recorded["sourceFields"] == [*META, "score", "id"]
+    assert ("version" in recorded) == (version == 9)
+    HudiTable(str(path)).write(batch(list(range(10, 20))), operation="bulk_insert")  # the recorded list, unset
+    for partition in (md.COLUMN_STATS, md.PARTITION_STATS):
+        for columns in stats(path, partition).values():
+            assert {"score", "id"} <= set(columns) <= {*META, "score", "id"}, partition
+    filtered = HudiTable(str(path)).to_arrow(filters=[("score", ">", 5.0)])
+    assert sorted(filtered["id"].to_pylist()) == list(range(16, 20))
+
+
+def test_another_list_changes_what_the_next_files_index(tmp_path):
+    path = tmp_path / "t"
+    t = HudiTable.create(str(path), table_name="t", record_key="id", ordering_field="ts", partition_by="part",
+                         options={**OURS, COLUMN_LIST: "score"})
+    t.write(batch(list(range(10))), operation="bulk_insert")
+    first = stats(path, md.COLUMN_STATS)
+    HudiTable(str(path), options={COLUMN_LIST: "name"}).write(batch(list(range(10, 20))), operation="bulk_insert")
+    assert definition(path)["column_stats"]["sourceFields"] == [*META, "name"]
+    after = stats(path, md.COLUMN_STATS)
+    assert all("score" in after[name] and "name" not in after[name] for name in first)
+    assert all("name" in after[name] and "score" not in after[name] for name in set(after) - set(first))
+    got = HudiTable(str(path)).to_arrow(filters=[("name", "=", "n3")])
+    assert got["id"].to_pylist() == [3]
+
+
+def test_an_unknown_column_is_refused_and_nothing_is_written(tmp_path):
+    copy = copy_listing(tmp_path, LISTED)
+    before = index_defs(copy).read_text()
+    rows = HudiTable(str(copy)).to_arrow()
+    with pytest.raises(ConfigError, match="no_such_column"):
+        HudiTable(str(copy), options={COLUMN_LIST: "amount,no_such_column"}).write(rows.slice(0, 1))
+    assert index_defs(copy).read_text() == before
+    assert HudiTable(str(copy)).to_arrow().num_rows == rows.num_rows
+
+
+def test_dropping_column_stats_removes_its_definition(tmp_path):
+    copy = copy_listing(tmp_path, LISTED)
+    HudiTable(str(copy), options={k: "false" for k in STATS_ON}).write(
+        HudiTable(str(copy)).to_arrow().slice(0, 0), operation="upsert")
+    assert set(definition(copy)) == {"record_index"}

@@ -34,7 +34,7 @@ from hudi_ds.files.naming import PARTITION_METAFILE, log_file_name, parse_base_f
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.avro_schema import NAMESPACE
 from hudi_ds.metadata.hfiles import encode_base_file, encode_log_block
-from hudi_ds.metadata.index_defs import column_stats_fields
+from hudi_ds.metadata.index_defs import column_stats_fields, remove_column_stats, set_column_stats_fields
 from hudi_ds.metadata.index_keys import column_stats_key, file_group_index
 from hudi_ds.metadata.layout import (
     PARTITIONS_KEY,
@@ -366,6 +366,7 @@ def _drop(storage: Storage) -> None:
     mdt = MetadataTable.open(storage)
     for partition in dropped:
         mdt.storage.delete_dir(partition)
+    remove_column_stats(storage)
 
 
 def rebuild_after_version_change(storage: Storage, config: TableConfig) -> TableConfig:
@@ -404,3 +405,36 @@ def apply_setting(storage: Storage, config: TableConfig, enable: bool | None) ->
             else:
                 _drop(storage)
     return load_config(storage)
+
+
+# ------------------------------------------------------------------------------------ the column list
+
+
+def listed_columns(column_list: str, known: Iterable[str] | None, populate_meta_fields: bool) -> list[str]:
+    """The columns hoodie.metadata.index.column.stats.column.list asks for, as Hudi records them: the commit
+    time, partition path and record key meta columns (on tables that populate them), then the listed data
+    columns; ConfigError naming a listed column that is not among the table's columns `known` (None: no schema
+    yet)."""
+    names = list(dict.fromkeys(c.strip() for c in column_list.split(",") if c.strip()))
+    if known is not None:
+        unknown = [c for c in names if c not in {*known, *_META_INDEXED}]
+        if unknown:
+            raise ConfigError(f"hoodie.metadata.index.column.stats.column.list names {', '.join(unknown)}, which "
+                              "the table has no column of; list columns of the table's schema (comma-separated)")
+    meta = sorted(_META_INDEXED) if populate_meta_fields else []
+    return meta + [c for c in names if c not in _META_INDEXED]
+
+
+def apply_column_list(storage: Storage, config: TableConfig, column_list: str | None, enable: bool | None,
+                      known: Iterable[str] | None) -> None:
+    """Record hoodie.metadata.index.column.stats.column.list as the table's column_stats definition when the
+    table keeps (or this write turns on) column_stats, before any statistics are written: the partition's next
+    records, ours and Hudi's readers' use, follow it. Files indexed before keep the statistics they have (Hudi
+    updates the definition the same way, without rebuilding the partition)."""
+    if not column_list or not column_list.strip():
+        return
+    columns = listed_columns(column_list, known, config.populate_meta_fields)
+    if enable is False or not (enable or is_maintained(storage)) or column_stats_fields(storage) == columns:
+        return
+    with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
+        set_column_stats_fields(storage, config.version, columns)

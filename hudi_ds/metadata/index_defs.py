@@ -4,7 +4,8 @@ Hudi keeps it at the path hoodie.properties' `hoodie.table.index.defs.path` name
 a JSON object `{"indexDefinitions": {name: {"indexName", "indexType", "sourceFields", ...}}}`. Its column_stats
 definition's `sourceFields` are the columns Hudi's writers index (meta columns included), so the next writes,
 ours or Hudi's, must index the same ones. A table without the file, or without a column_stats definition listing
-columns, indexes Hudi's default selection.
+columns, indexes Hudi's default selection. hoodie.metadata.index.column.stats.column.list writes the definition
+(as Hudi's writers do after each commit), dropping column_stats removes it (as Hudi's drop does).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from hudi_ds.storage import Storage, require_inside
 from hudi_ds.storage.layout import PROPS_PATH
 
 INDEX_DEFS_PATH_KEY = "hoodie.table.index.defs.path"  # in the data table's hoodie.properties
+DEFAULT_PATH = ".hoodie/.index_defs/index.json"  # where Hudi 1.x puts it
 
 
 def _definitions(data_storage: Storage) -> tuple[str, dict[str, dict[str, object]]]:
@@ -53,3 +55,32 @@ def column_stats_fields(data_storage: Storage) -> list[str] | None:
         raise CorruptTableError(f"the index definitions file {rel} gives column_stats the sourceFields {fields!r}, "
                                 "not a list of column names; repair it or remove it")
     return list(fields) if fields else None
+
+
+def _write(data_storage: Storage, rel: str, definitions: dict[str, dict[str, object]]) -> None:
+    data_storage.write_bytes(rel, json.dumps({"indexDefinitions": definitions}, indent=2).encode())
+
+
+def set_column_stats_fields(data_storage: Storage, version: int, fields: list[str]) -> None:
+    """Record `fields` as the columns column_stats covers, naming the file in hoodie.properties when the table
+    has none yet (Hudi's definition: version 9 tables' carry a version, V2 for column_stats)."""
+    rel, definitions = _definitions(data_storage)
+    if not rel:
+        rel = DEFAULT_PATH
+        props = properties.loads(properties.decode_bytes(data_storage.read_bytes(PROPS_PATH)))
+        props[INDEX_DEFS_PATH_KEY] = rel
+        data_storage.write_bytes(PROPS_PATH, properties.dumps(props, "Updated by hudi_ds").encode(
+            "latin-1", "backslashreplace"))
+    older = definitions.get(COLUMN_STATS, {})
+    definition: dict[str, object] = {"indexName": COLUMN_STATS, "indexType": COLUMN_STATS,
+                                     "indexFunction": COLUMN_STATS, "sourceFields": fields, "indexOptions": {}}
+    if version >= 9:
+        definition["version"] = older.get("version", "V2")
+    _write(data_storage, rel, {**definitions, COLUMN_STATS: definition})
+
+
+def remove_column_stats(data_storage: Storage) -> None:
+    """Remove the column_stats definition (the partition is being dropped)."""
+    rel, definitions = _definitions(data_storage)
+    if COLUMN_STATS in definitions:
+        _write(data_storage, rel, {k: v for k, v in definitions.items() if k != COLUMN_STATS})

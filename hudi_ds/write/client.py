@@ -183,13 +183,17 @@ class WriteClient:
             planned_partitions(planned_config(self.config, metadata), record_index), self.options.column_stats_enable),
             self.options.partition_stats_enable))
         timestamp_partitions(with_timestamp_settings(self.config, self.options))  # settings it cannot follow
+        current = self.current_schema()
+        known = None if current is None and data_schema is None else \
+            {*(current.names if current is not None else ()), *(data_schema.names if data_schema is not None else ())}
+        column_stats_sync.apply_column_list(self.storage, self.config, self.options.column_stats_columns,
+                                            self.options.column_stats_enable, known)
         self.config = apply_metadata_setting(self.storage, self.config, metadata)
         self.config = apply_record_index_setting(self.storage, self.config, record_index,
                                                  record_index_settings(self.options))
         self.config = column_stats_sync.apply_setting(self.storage, self.config, self.options.column_stats_enable)
         self.config = partition_stats_sync.apply_setting(self.storage, self.config,
                                                          self.options.partition_stats_enable)
-        current = self.current_schema()
         if data_schema is None:
             return PreparedWrite(operation, current if current is not None else pa.schema([]))
         c = self.config
