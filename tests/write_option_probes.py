@@ -5,6 +5,7 @@ work through one door and be ignored by another; a new write option without a pr
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -187,6 +188,22 @@ def _column_stats_enable(write: Write, path: str) -> None:
     assert HudiTable(path).config.metadata_partitions == ["files"]
     assert values(t) == {"a": "a@2", "b": "b@2", "c": "c@2", "d": "d@2"}
     refused(write, path, t, rows(["e"], 2), {key: "true", mdt: "false"}, "needs the metadata table")
+
+
+@probe("column_stats_columns")
+def _column_stats_columns(write: Write, path: str) -> None:
+    """The listed columns (after the meta columns) are recorded in the index definitions file and the
+    column_stats built then cover them only; a column the table does not have is refused before anything is
+    written."""
+    t = table(path, {key_of("table_version"): "9", key_of("metadata_enable"): "true"})
+    key = key_of("column_stats_columns")
+    write(path, rows(["d"], 2), {key_of("column_stats_enable"): "true", key: "v"})
+    defs = json.loads((Path(path) / ".hoodie" / ".index_defs" / "index.json").read_text())
+    assert defs["indexDefinitions"]["column_stats"]["sourceFields"] == [
+        "_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key", "v"]
+    stats = HudiTable(path)._read(lambda snap: snap.index_stats("column_stats", None))
+    assert stats and all("v" in columns and "dt" not in columns for columns in stats.values())
+    refused(write, path, t, rows(["e"], 2), {key: "v,nope"}, "nope")
 
 
 @probe("auto_upgrade")
