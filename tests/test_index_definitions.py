@@ -174,3 +174,35 @@ def test_dropping_column_stats_removes_its_definition(tmp_path):
     HudiTable(str(copy), options={k: "false" for k in STATS_ON}).write(
         HudiTable(str(copy)).to_arrow().slice(0, 0), operation="upsert")
     assert set(definition(copy)) == {"record_index"}
+
+
+# ---- the record index's definition ------------------------------------------------------------------------------
+
+RECORD_INDEX_ON = {"hoodie.metadata.enable": "true", "hoodie.metadata.record.index.enable": "true"}
+
+
+@pytest.mark.parametrize("version", [9, 8])
+def test_the_record_index_definition_follows_the_record_index(tmp_path, version):
+    path = tmp_path / "t"
+    t = HudiTable.create(str(path), table_name="t", record_key="id", ordering_field="ts", partition_by="part",
+                         options={"hoodie.write.table.version": str(version), **RECORD_INDEX_ON})
+    t.write(batch(list(range(10))))
+    if version == 8:  # Hudi 1.0 recorded no record index definition
+        assert not index_defs(path).exists()
+        return
+    assert definition(path)["record_index"] == {
+        "indexName": "record_index", "indexType": "record_index", "indexFunction": "", "sourceFields": [],
+        "indexOptions": {"isPartitioned": "false"}, "version": "V1"}
+    HudiTable(str(path), options={"hoodie.metadata.record.index.enable": "false"}).write(batch([11]))
+    assert "record_index" not in definition(path)
+    HudiTable(str(path), options={"hoodie.metadata.record.index.enable": "true"}).write(batch([12]))
+    assert "record_index" in definition(path)
+    assert sorted(HudiTable(str(path)).to_arrow()["id"].to_pylist()) == [*range(10), 11, 12]
+
+
+def test_dropping_the_record_index_of_a_hudi_table_keeps_the_other_definitions(tmp_path):
+    copy = copy_listing(tmp_path, LISTED)
+    HudiTable(str(copy), options={"hoodie.metadata.record.index.enable": "false"}).write(
+        HudiTable(str(copy)).to_arrow().slice(0, 0), operation="upsert")
+    assert set(definition(copy)) == {"column_stats"}
+    assert definition(copy)["column_stats"]["sourceFields"] == LISTED

@@ -5,7 +5,8 @@ a JSON object `{"indexDefinitions": {name: {"indexName", "indexType", "sourceFie
 definition's `sourceFields` are the columns Hudi's writers index (meta columns included), so the next writes,
 ours or Hudi's, must index the same ones. A table without the file, or without a column_stats definition listing
 columns, indexes Hudi's default selection. hoodie.metadata.index.column.stats.column.list writes the definition
-(as Hudi's writers do after each commit), dropping column_stats removes it (as Hudi's drop does).
+(as Hudi's writers do after each commit), dropping column_stats removes it (as Hudi's drop does); building and
+dropping the record index adds and removes its definition.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 
 from hudi_ds.config import properties
 from hudi_ds.errors import CorruptTableError
-from hudi_ds.metadata.records import COLUMN_STATS
+from hudi_ds.metadata.records import COLUMN_STATS, RECORD_INDEX
 from hudi_ds.storage import Storage, require_inside
 from hudi_ds.storage.layout import PROPS_PATH
 
@@ -61,9 +62,8 @@ def _write(data_storage: Storage, rel: str, definitions: dict[str, dict[str, obj
     data_storage.write_bytes(rel, json.dumps({"indexDefinitions": definitions}, indent=2).encode())
 
 
-def set_column_stats_fields(data_storage: Storage, version: int, fields: list[str]) -> None:
-    """Record `fields` as the columns column_stats covers, naming the file in hoodie.properties when the table
-    has none yet (Hudi's definition: version 9 tables' carry a version, V2 for column_stats)."""
+def _set(data_storage: Storage, name: str, definition: dict[str, object]) -> None:
+    """Record the definition `name`, naming the file in hoodie.properties when the table has none yet."""
     rel, definitions = _definitions(data_storage)
     if not rel:
         rel = DEFAULT_PATH
@@ -71,16 +71,40 @@ def set_column_stats_fields(data_storage: Storage, version: int, fields: list[st
         props[INDEX_DEFS_PATH_KEY] = rel
         data_storage.write_bytes(PROPS_PATH, properties.dumps(props, "Updated by hudi_ds").encode(
             "latin-1", "backslashreplace"))
-    older = definitions.get(COLUMN_STATS, {})
+    _write(data_storage, rel, {**definitions, name: definition})
+
+
+def _remove(data_storage: Storage, name: str) -> None:
+    rel, definitions = _definitions(data_storage)
+    if name in definitions:
+        _write(data_storage, rel, {k: v for k, v in definitions.items() if k != name})
+
+
+def set_column_stats_fields(data_storage: Storage, version: int, fields: list[str]) -> None:
+    """Record `fields` as the columns column_stats covers (Hudi's definition: version 9 tables' carry a version,
+    V2 for column_stats)."""
+    older = _definitions(data_storage)[1].get(COLUMN_STATS, {})
     definition: dict[str, object] = {"indexName": COLUMN_STATS, "indexType": COLUMN_STATS,
                                      "indexFunction": COLUMN_STATS, "sourceFields": fields, "indexOptions": {}}
     if version >= 9:
         definition["version"] = older.get("version", "V2")
-    _write(data_storage, rel, {**definitions, COLUMN_STATS: definition})
+    _set(data_storage, COLUMN_STATS, definition)
 
 
 def remove_column_stats(data_storage: Storage) -> None:
     """Remove the column_stats definition (the partition is being dropped)."""
-    rel, definitions = _definitions(data_storage)
-    if COLUMN_STATS in definitions:
-        _write(data_storage, rel, {k: v for k, v in definitions.items() if k != COLUMN_STATS})
+    _remove(data_storage, COLUMN_STATS)
+
+
+def add_record_index(data_storage: Storage, version: int) -> None:
+    """Record the record index's definition as Hudi 1.1 does on version 9 tables (a global index: not
+    partitioned); version 8 tables get none (Hudi 1.0 recorded only column_stats and secondary indexes)."""
+    if version >= 9 and RECORD_INDEX not in _definitions(data_storage)[1]:
+        _set(data_storage, RECORD_INDEX, {"indexName": RECORD_INDEX, "indexType": RECORD_INDEX, "indexFunction": "",
+                                          "sourceFields": [], "indexOptions": {"isPartitioned": "false"},
+                                          "version": "V1"})
+
+
+def remove_record_index(data_storage: Storage) -> None:
+    """Remove the record index's definition (the partition is being dropped)."""
+    _remove(data_storage, RECORD_INDEX)

@@ -46,6 +46,7 @@ from hudi_ds.metadata.hfiles import (
     encode_encoded_base_file,
     encode_encoded_log_block,
 )
+from hudi_ds.metadata.index_defs import add_record_index, remove_record_index
 from hudi_ds.metadata.layout import WRITE_TOKEN, MetadataTable, listed_partitions, partition_metafile
 from hudi_ds.metadata.listing import MetadataSlice, files_slice
 from hudi_ds.metadata.record_index import (
@@ -400,6 +401,7 @@ def apply_record_index_setting(storage: Storage, config: TableConfig, enable: bo
         elif not enable and md.RECORD_INDEX in listed:
             write_data_partitions(storage, [p for p in listed if p != md.RECORD_INDEX])
             MetadataTable.open(storage).storage.delete_dir(md.RECORD_INDEX)
+            remove_record_index(storage)
     return load_config(storage)
 
 
@@ -427,3 +429,4 @@ def _bootstrap(storage: Storage, config: TableConfig, settings: RecordIndexSetti
     stats = write_base_files(mdt, INIT_INSTANT, locations, settings.file_groups_for(len(locations)))
     meta = CommitMetadata(partition_to_write_stats={md.RECORD_INDEX: stats}, operation_type="BULK_INSERT")
     writer.complete(INIT_INSTANT, "deltacommit", mdt.fmt.encode_commit_metadata(meta, "deltacommit"))
+    add_record_index(storage, config.version)
