@@ -92,9 +92,11 @@ def test_a_corrupt_definitions_file_is_named_and_nothing_is_written(tmp_path, co
     copy = copy_listing(tmp_path, LISTED)
     index_defs(copy).write_text(content)
     rows = HudiTable(str(copy)).to_arrow()
+    before = [i.requested_time for i in HudiTable(str(copy)).timeline()]
     with pytest.raises(CorruptTableError, match=problem) as e:
         HudiTable(str(copy)).write(rows.slice(0, 1), operation="upsert")
     assert ".hoodie/.index_defs/index.json" in str(e.value)
+    assert [i.requested_time for i in HudiTable(str(copy)).timeline()] == before
     assert HudiTable(str(copy)).to_arrow().num_rows == rows.num_rows
 
 

@@ -428,13 +428,17 @@ def listed_columns(column_list: str, known: Iterable[str] | None, populate_meta_
 def apply_column_list(storage: Storage, config: TableConfig, column_list: str | None, enable: bool | None,
                       known: Iterable[str] | None) -> None:
     """Record hoodie.metadata.index.column.stats.column.list as the table's column_stats definition when the
-    table keeps (or this write turns on) column_stats, before any statistics are written: the partition's next
+    table keeps (or this write turns on) column_stats, before anything is written (and check the recorded
+    definition even when the option is unset): the partition's next
     records, ours and Hudi's readers' use, follow it. Files indexed before keep the statistics they have (Hudi
     updates the definition the same way, without rebuilding the partition)."""
+    if enable is False or not (enable or is_maintained(storage)):
+        return
+    recorded = column_stats_fields(storage)  # a corrupt definitions file is refused before anything is written
     if not column_list or not column_list.strip():
         return
     columns = listed_columns(column_list, known, config.populate_meta_fields)
-    if enable is False or not (enable or is_maintained(storage)) or column_stats_fields(storage) == columns:
+    if recorded == columns:
         return
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
         set_column_stats_fields(storage, config.version, columns)
