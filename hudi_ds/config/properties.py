@@ -26,6 +26,8 @@ def _logical_lines(text: str) -> list[str]:
 
 
 def _unescape(s: str) -> str:
+    if s.isascii() and "\\" not in s:  # most keys and values: nothing to undo (hoodie.properties is read per commit)
+        return s
     out: list[str] = []
     i = 0
     while i < len(s):
