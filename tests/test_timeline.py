@@ -332,6 +332,16 @@ def test_jackson_pretty_printer_shapes() -> None:
     assert jackson_pretty({"k": "é\n\"/"}) == '{\n  "k" : "é\\n\\"/"\n}'
 
 
+_JSON_SCALARS = st.none() | st.booleans() | st.integers(-2**63, 2**63 - 1) | st.text()
+
+
+@given(st.recursive(_JSON_SCALARS, lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=20))
+def test_jackson_pretty_printer_writes_json_of_the_value(value: Any) -> None:
+    text = jackson_pretty(value)
+    assert json.loads(text) == value
+
+
 # --- Avro instant files -------------------------------------------------------------------------------------
 
 def _samples() -> list[tuple[dict[str, Any], dict[str, Any]]]:

@@ -245,12 +245,14 @@ FEATURES: tuple[HudiFeature, ...] = (
 # (hudi_ds.config.options) and removing the family here.
 # ================================================================================================================
 NOT_IMPLEMENTED_YET: tuple[HudiFeature, ...] = (
-    # hudi-py maintains the metadata table's files and record_index partitions only, so these settings (its
-    # other indexes: column and partition statistics, bloom filters, ...) change nothing
+    # hudi-py maintains the metadata table's files, column_stats, partition_stats and record_index partitions only,
+    # so these settings (its other indexes: bloom filters, secondary and expression indexes, tuning) change nothing
     HudiFeature(
         "the metadata table's indexes and tuning (not implemented yet)", "warning",
-        "hudi-py maintains the metadata table's files and record_index partitions only (hoodie.metadata.enable, "
-        "hoodie.metadata.record.index.enable); its other indexes are not written",
+        "hudi-py maintains the metadata table's files, column_stats, partition_stats and record_index partitions "
+        "only (hoodie.metadata.enable, hoodie.metadata.index.column.stats.enable, "
+        "hoodie.metadata.index.partition.stats.enable, hoodie.metadata.record.index.enable); its other indexes are "
+        "not written",
         prefixes=("hoodie.metadata.", "metadata.")),
     # the indexes hudi-py writes with (BUCKET, SIMPLE, BLOOM, GLOBAL_*) have no use for these settings: its lookups
     # read the keys, and its bloom filters take Hudi's default sizes

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+# a backslash and what it escapes: u with four characters (hex digits, or int() refuses them), else one character;
+# a lone backslash at the end stays as it is
+_ESCAPE = re.compile(r"\\(u.{4}|.)", re.DOTALL)
+# a key runs to its first unescaped separator (a backslash escapes the character after it, if any)
+_KEY = re.compile(r"(?:\\.?|[^=: \t\f\\])*", re.DOTALL)
 
 
 def _logical_lines(text: str) -> list[str]:
@@ -26,38 +32,24 @@ def _logical_lines(text: str) -> list[str]:
 
 
 def _unescape(s: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(s):
-        c = s[i]
-        if c != "\\" or i + 1 >= len(s):
-            out.append(c)
-            i += 1
-            continue
-        n = s[i + 1]
-        if n == "u" and i + 6 <= len(s):
-            out.append(chr(int(s[i + 2 : i + 6], 16)))
-            i += 6
-            continue
-        out.append(_ESCAPES.get(n, n))
-        i += 2
+    if s.isascii() and "\\" not in s:  # most keys and values: nothing to undo (hoodie.properties is read per commit)
+        return s
     # \uXXXX escapes of a surrogate pair arrive as two halves: join them
-    return "".join(out).encode("utf-16", "surrogatepass").decode("utf-16")
+    return _ESCAPE.sub(_unescaped, s).encode("utf-16", "surrogatepass").decode("utf-16")
+
+
+def _unescaped(m: re.Match[str]) -> str:
+    escaped = m.group(1)
+    if len(escaped) == 5:  # u and four hex digits
+        return chr(int(escaped[1:], 16))
+    return _ESCAPES.get(escaped, escaped)
 
 
 def loads(text: str) -> dict[str, str]:
     """Parse Properties text (ISO-8859-1 or UTF-8 decoded) into an ordered dict."""
     props: dict[str, str] = {}
     for line in _logical_lines(text):
-        i = 0
-        while i < len(line):
-            c = line[i]
-            if c == "\\":
-                i += 2
-                continue
-            if c in "=: \t\f":
-                break
-            i += 1
+        i = _KEY.match(line).end()  # type: ignore[union-attr]  # matches every line, if only empty
         key = line[:i]
         rest = line[i:].lstrip(" \t\f")
         if rest[:1] in ("=", ":"):
