@@ -206,6 +206,24 @@ def _column_stats_columns(write: Write, path: str) -> None:
     refused(write, path, t, rows(["e"], 2), {key: "v,nope"}, "nope")
 
 
+@probe("partition_stats_enable")
+def _partition_stats_enable(write: Write, path: str) -> None:
+    """true builds partition_stats beside column_stats from the files already written and records every later
+    write in it; false drops it; without column_stats it is refused before anything is written."""
+    t = table(path, {key_of("table_version"): "9", key_of("metadata_enable"): "true"})
+    key, column_stats = key_of("partition_stats_enable"), key_of("column_stats_enable")
+    refused(write, path, t, rows(["e"], 2), {key: "true"}, "needs column_stats")
+    write(path, rows(["f"], 2, dt="d2"), {column_stats: "true", key: "true"})
+    write(path, rows(["g"], 2, dt="d3"), {})
+    assert HudiTable(path).config.metadata_partitions == ["column_stats", "files", "partition_stats"]
+    stats = HudiTable(path)._read(lambda snap: snap.index_stats("partition_stats", ["dt"]))
+    assert stats is not None and {s["dt"].min_value.value for s in stats.values()} == {"d1", "d2", "d3"}
+    write(path, rows(["h"], 2), {key: "false"})
+    assert not (Path(path) / ".hoodie" / "metadata" / "partition_stats").exists()
+    assert HudiTable(path).config.metadata_partitions == ["column_stats", "files"]
+    assert values(t) == {"a": "a@1", "b": "b@1", "c": "c@1", "f": "f@2", "g": "g@2", "h": "h@2"}
+
+
 @probe("auto_upgrade")
 def _auto_upgrade(write: Write, path: str) -> None:
     """Off, a write asking for a higher table version keeps the table at its own, as Apache Hudi's writers do."""

@@ -26,7 +26,6 @@ class MetadataTableOptions(OptionGroup):
         "committed files (the metadata table must be on) and keeps it up to date; false drops it; unset keeps "
         "what the table has. Indexed: the record key, partition path and commit time meta columns, then the "
         "first data columns of scalar types, 32 in all (Hudi's default column selection).")
-    # -- the column_stats column list (issue 27; for the lead to place)
     column_stats_columns: str | None = opt(
         "hoodie.metadata.index.column.stats.column.list", None,
         "The columns column_stats (and partition_stats) index, comma-separated: the table's record key, partition "
@@ -35,7 +34,6 @@ class MetadataTableOptions(OptionGroup):
         "when this is unset; files written before keep the statistics they have (Hudi does not rebuild the "
         "partition either: drop column_stats and build it again to index older files anew). A column the table "
         "does not have is refused. Unset: the table's recorded list, else Hudi's default selection.")
-    # -- end of the column_stats column list
     partition_stats_enable: bool | None = opt(
         "hoodie.metadata.index.partition.stats.enable", None,
         "The metadata table's partition_stats partition (min, max, null and value counts per data partition and "
