@@ -37,3 +37,11 @@ def s3_table(s3) -> tuple[str, dict[str, str]]:
     """A fresh bucket: the URI of a table in it and the storage options to reach it."""
     return f"s3://{s3.new_bucket()}/tables/trips", s3.options()
 
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The files holding slow tests first, in their order: `./run test` hands whole files to two pytest-xdist
+    workers in collection order (--dist loadfile --no-loadscope-reorder), so the long kill-and-restart files start
+    at once instead of last."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)

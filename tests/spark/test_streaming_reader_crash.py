@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 HERE = Path(__file__).resolve().parents[1]
 JOB = HERE / "streaming_job" / "run_reader.py"
@@ -23,6 +24,7 @@ from jobs import consumed, kill_group  # noqa: E402
 from hudi_ds import HudiTable  # noqa: E402
 
 # CI kills twice (each restart costs a Spark start); the full run is `./run chaos --kinds stream_reader`
+pytestmark = pytest.mark.slow
 KILLS = int(os.environ.get("HUDI_DS_READER_KILLS", "2" if os.environ.get("CI") == "true" else "3"))
 COLUMNS = ["_commit_time", "_change_type", "_hoodie_partition_path", "_hoodie_record_key", "ts", "v"]
 

@@ -26,7 +26,7 @@ from tables import hudi_rs  # noqa: E402
 from hudi_ds import HudiTable  # noqa: E402
 from hudi_ds.cli.validate import validate  # noqa: E402
 
-pytestmark = [pytest.mark.spark]
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 CI = os.environ.get("CI") == "true"
 N_FILES = 4 if CI else 10  # per source, one micro-batch each
