@@ -45,6 +45,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).parent))
 import paimon_peer  # noqa: E402
 from common import checksum, lakes_data, memory_figures, timed, timed_step  # noqa: E402
+from fresh_process import fresh_sample  # noqa: E402
 
 from hudi_ds import HudiTable  # noqa: E402
 from hudi_ds.write.task import _WRITER_THREADS  # noqa: E402 - the floor writes with as many threads
@@ -52,6 +53,42 @@ from hudi_ds.write.task import _WRITER_THREADS  # noqa: E402 - the floor writes 
 DATA_COLUMNS = ["id", "name", "amount", "ts", "dt", "flag"]
 # step -> rows it handles (filled per run); the order is the order they run in
 STEPS = ["load", "upsert", "delete", "read", "read_data", "cdf", "read_compacted"]
+
+
+# the first load of one system in a fresh process: wall seconds from the library's import to the load's end (the
+# rows are built before, with pyarrow and numpy already imported)
+_FRESH_LOAD = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from common import lakes_data
+base = lakes_data(int(sys.argv[2]))[0]
+start = time.perf_counter()
+if sys.argv[3] == "hudi":
+    from hudi_ds import HudiTable
+    HudiTable.create(sys.argv[4], table_name="bench", record_key="id", ordering_field="ts", partition_by="dt",
+                     buckets=4).write(base, operation="bulk_insert")
+else:
+    from deltalake import write_deltalake
+    write_deltalake(sys.argv[4], base, partition_by=["dt"], mode="overwrite",
+                    configuration={"delta.enableChangeDataFeed": "true"})
+print(json.dumps({"load_s": time.perf_counter() - start}))
+"""
+
+
+def fresh_load_figures(rows: int, runs: int) -> dict[str, float]:
+    """The load of each system in fresh processes, one per system and run, the two alternating: medians."""
+    seconds: dict[str, list[float]] = {"hudi": [], "delta": []}
+    for run in range(runs + 1):  # the first round writes the bytecode caches
+        for system in seconds:
+            work = Path(tempfile.mkdtemp(prefix="hudi_ds_lakes_fresh_"))
+            try:
+                load_s = fresh_sample(_FRESH_LOAD, str(Path(__file__).parent), str(rows), system, str(work / "t"))
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+            if run:
+                seconds[system].append(load_s["load_s"])
+    hudi, delta = statistics.median(seconds["hudi"]), statistics.median(seconds["delta"])
+    return {"fresh_hudi_load_s": hudi, "fresh_delta_load_s": delta, "fresh_load_ratio": delta / hudi}
 
 
 def slice_base_files(table: HudiTable, root: Path) -> list[Path]:
@@ -191,7 +228,7 @@ def step_rows(f: dict[str, float], step: str) -> float:
             "cdf": f["upsert_rows"]}.get(step, f["final_rows"])
 
 
-def run(rows: int, runs: int) -> dict[str, float]:
+def run(rows: int, runs: int, fresh_runs: int) -> dict[str, float]:
     """Median figures over `runs` fresh runs, with the hudi-py / deltalake speed and memory ratios."""
     all_runs = []
     for _ in range(runs):
@@ -209,6 +246,8 @@ def run(rows: int, runs: int) -> dict[str, float]:
         for step, ours in (("load", "load"), ("upsert", "upsert"), ("delete", "delete"), ("read", "read_data")):
             f[f"{step}_vs_paimon"] = f[f"paimon_{step}_s"] / f[f"hudi_{ours}_s"]
     f["vk_load_ratio"] = f["delta_load_s"] / f["hudi_vk_load_s"]
+    if fresh_runs:
+        f.update(fresh_load_figures(rows, fresh_runs))
     f["cdc_cdf_ratio"] = f["delta_cdf_s"] / f["hudi_cdc_cdf_s"]
     f["load_floor_ratio"] = f["floor_load_s"] / f["hudi_load_s"]
     f["read_floor_ratio"] = f["floor_read_s"] / f["hudi_read_s"]
@@ -226,9 +265,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--fresh-runs", type=int, default=3, help="fresh processes per system timing the load (0: none)")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
-    f = run(args.rows, args.runs)
+    f = run(args.rows, args.runs, args.fresh_runs)
     print(f"hudi-py vs deltalake, {args.rows:,} rows, 8 partitions; median of {args.runs} runs; checksums match")
     print(f"  {'step':15s} {'hudi-py rows/s':>15s} {'deltalake rows/s':>17s} {'speed':>7s}"
           f"   {'RSS growth MiB: hudi-py':>24s} {'deltalake':>10s}")
@@ -243,6 +283,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
           f"{f['read_floor_ratio']:.2f}x a threaded pyarrow dataset read of its base files ({f['floor_read_s']:.3f} s; "
           f"goal >= 0.8x), after compaction {f['read_compacted_floor_ratio']:.2f}x ({f['hudi_read_compacted_all_s']:.3f} "
           f"s vs {f['floor_read_compacted_s']:.3f} s; goal >= 1x)")
+    if "fresh_load_ratio" in f:
+        print(f"  load against deltalake: {f['load_ratio']:.2f}x warm (above), {f['fresh_load_ratio']:.2f}x in a fresh "
+              f"process per system ({f['fresh_hudi_load_s']:.3f} s vs {f['fresh_delta_load_s']:.3f} s from the "
+              f"library's import to the load's end; median of {args.fresh_runs})")
     if "paimon_read_s" in f:
         print(f"  vs Apache Paimon (pypaimon's Rust reader and writer, its own venv; same rows): load "
               f"{f['load_vs_paimon']:.2f}x, upsert {f['upsert_vs_paimon']:.2f}x, delete {f['delete_vs_paimon']:.2f}x, "
