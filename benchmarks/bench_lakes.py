@@ -14,15 +14,15 @@ Floors of the same files, same run (issue 32): pyarrow writing the eleven column
 threaded pyarrow dataset read of the snapshot's base files, before and after compaction.
 Goals (issue 32): load >= 0.9x its floor; the merge-on-read snapshot of all columns >= 0.8x its floor, after
 compaction >= 1x; the data columns >= 0.5x deltalake's read; an upsert with change data written at commit time
-(hoodie.table.cdc.enabled; merge-on-read and copy-on-write) >= 1x deltalake's MERGE of the same rows with its change
-data feed on; the change feed from change data >= 0.5x deltalake's load_cdf, inferred (CDC off) >= 0.2x; a
+(hoodie.table.cdc.enabled; merge-on-read and copy-on-write) >= 1x deltalake's MERGE of the same rows with its
+change data feed on; the change feed from change data >= 0.5x deltalake's load_cdf, inferred (CDC off) >= 0.2x; a
 copy-on-write load with virtual keys (hoodie.populate.meta.fields=false) >= 0.9x deltalake's; the load's peak RSS
 growth <= deltalake's. The load against deltalake stays in the report, warm (here) and as the median over fresh
-processes, one per system (--fresh-runs). Issue 16: upsert >= 5x deltalake; delete >= 10x. Issue 27: the upsert
-into a version 9 table with its metadata table (the files partition; on by default on version 9) <= 1.15x the upsert
-into one with hoodie.metadata.enable=false. Apache Paimon (benchmarks/paimon_peer.py, in its own venv) on the same
-rows: upsert >= 1x, merge-on-read snapshot >= 1x (issue 16); the Paimon figures are the median of their own runs in
-a child process.
+processes, one per system (--fresh-runs). Issue 16: upsert >= 5x deltalake; delete >= 10x; the read of the data
+columns' peak RSS growth <= deltalake's. Issue 27: the upsert into a version 9 table with its metadata table (the
+files partition; on by default on version 9) <= 1.15x the upsert into one with hoodie.metadata.enable=false. Apache
+Paimon (benchmarks/paimon_peer.py, in its own venv) on the same rows: upsert >= 1x, merge-on-read snapshot >= 1x
+(issue 16); the Paimon figures are the median of their own runs in a child process.
 """
 
 from __future__ import annotations
