@@ -8,13 +8,21 @@ columns, then the data columns deltalake returns), change feed of the upsert com
 compaction. Each run builds both tables anew; every figure is the median over the runs. Memory: the growth of
 this process's peak RSS during each step (the kernel's high-water mark, reset before the step).
 Checks that both tables end with the same rows (count and checksum) and that both change feeds hold the upsert.
-Goals (issue 16): load >= 0.7x deltalake; merge-on-read snapshot >= 0.5x; read after compaction >= 1x; upsert
->= 5x; delete >= 10x; peak RSS growth per step <= deltalake's. Issue 15: a second table with change data written at
-commit time (hoodie.table.cdc.enabled): its change feed >= 1x deltalake's load_cdf, its upsert and delete <= 1.5x
-the time without. Issue 27: the upsert into a version 9 table with its metadata table (the files partition; on
-by default on version 9) <= 1.15x the upsert into one with hoodie.metadata.enable=false. Issue 32: a copy-on-write table with virtual keys (hoodie.populate.meta.fields=false): its load
->= 0.9x deltalake's. Apache Paimon (benchmarks/paimon_peer.py, in its own venv) on the same rows: upsert >= 1x,
-merge-on-read snapshot >= 1x (issue 16); the Paimon figures are the median of their own runs in a child process.
+
+Floors of the same files, same run (issue 32): pyarrow writing the eleven columns of the load's base files
+(Hudi's five meta columns and the data) into as many files with as many threads as hudi-py's writer, and a
+threaded pyarrow dataset read of the snapshot's base files, before and after compaction.
+Goals (issue 32): load >= 0.9x its floor; the merge-on-read snapshot of all columns >= 0.8x its floor, after
+compaction >= 1x; the data columns >= 0.5x deltalake's read; an upsert with change data written at commit time
+(hoodie.table.cdc.enabled; merge-on-read and copy-on-write) >= 1x deltalake's MERGE of the same rows with its
+change data feed on; the change feed from change data >= 0.5x deltalake's load_cdf, inferred (CDC off) >= 0.2x; a
+copy-on-write load with virtual keys (hoodie.populate.meta.fields=false) >= 0.9x deltalake's; the load's peak RSS
+growth <= deltalake's. The load against deltalake stays in the report, warm (here) and as the median over fresh
+processes, one per system (--fresh-runs). Issue 16: upsert >= 5x deltalake; delete >= 10x; the read of the data
+columns' peak RSS growth <= deltalake's. Issue 27: the upsert into a version 9 table with its metadata table (the
+files partition; on by default on version 9) <= 1.15x the upsert into one with hoodie.metadata.enable=false. Apache
+Paimon (benchmarks/paimon_peer.py, in its own venv) on the same rows: upsert >= 1x, merge-on-read snapshot >= 1x
+(issue 16); the Paimon figures are the median of their own runs in a child process.
 """
 
 from __future__ import annotations
@@ -25,20 +33,94 @@ import shutil
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).parent))
 import paimon_peer  # noqa: E402
-from common import checksum, lakes_data, memory_figures, timed_step  # noqa: E402
+from common import checksum, lakes_data, memory_figures, timed, timed_step  # noqa: E402
+from fresh_process import fresh_sample  # noqa: E402
 
 from hudi_ds import HudiTable  # noqa: E402
+from hudi_ds.write.task import _WRITER_THREADS  # noqa: E402 - the floor writes with as many threads
 
 DATA_COLUMNS = ["id", "name", "amount", "ts", "dt", "flag"]
 # step -> rows it handles (filled per run); the order is the order they run in
 STEPS = ["load", "upsert", "delete", "read", "read_data", "cdf", "read_compacted"]
+
+
+# the first load of one system in a fresh process: wall seconds from the library's import to the load's end (the
+# rows are built before, with pyarrow and numpy already imported)
+_FRESH_LOAD = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from common import lakes_data
+base = lakes_data(int(sys.argv[2]))[0]
+start = time.perf_counter()
+if sys.argv[3] == "hudi":
+    from hudi_ds import HudiTable
+    HudiTable.create(sys.argv[4], table_name="bench", record_key="id", ordering_field="ts", partition_by="dt",
+                     buckets=4).write(base, operation="bulk_insert")
+else:
+    from deltalake import write_deltalake
+    write_deltalake(sys.argv[4], base, partition_by=["dt"], mode="overwrite",
+                    configuration={"delta.enableChangeDataFeed": "true"})
+print(json.dumps({"load_s": time.perf_counter() - start}))
+"""
+
+
+def fresh_load_figures(rows: int, runs: int) -> dict[str, float]:
+    """The load of each system in fresh processes, one per system and run, the two alternating: medians."""
+    seconds: dict[str, list[float]] = {"hudi": [], "delta": []}
+    for run in range(runs + 1):  # the first round writes the bytecode caches
+        for system in seconds:
+            work = Path(tempfile.mkdtemp(prefix="hudi_ds_lakes_fresh_"))
+            try:
+                load_s = fresh_sample(_FRESH_LOAD, str(Path(__file__).parent), str(rows), system, str(work / "t"))
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+            if run:
+                seconds[system].append(load_s["load_s"])
+    hudi, delta = statistics.median(seconds["hudi"]), statistics.median(seconds["delta"])
+    return {"fresh_hudi_load_s": hudi, "fresh_delta_load_s": delta, "fresh_load_ratio": delta / hudi}
+
+
+def slice_base_files(table: HudiTable, root: Path) -> list[Path]:
+    """The base files of the table's latest file slices (the read-optimized dataset names them)."""
+    return [root / name for name in table.to_pyarrow_dataset(read_optimized=True).files]
+
+
+def write_floor(files: list[Path], root: Path, out: Path) -> Callable[[], int]:
+    """pyarrow writing what `files` hold (all their columns, read into memory first) into as many files under
+    `out`, with their compression and as many threads as hudi-py's writer: a call that returns the rows written."""
+    jobs = []
+    for path in files:
+        codec = pq.read_metadata(path).row_group(0).column(0).compression.lower()
+        target = out / path.relative_to(root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        jobs.append((pq.read_table(path), target, codec))
+
+    def write_one(job: tuple[pa.Table, Path, str]) -> int:
+        rows, target, codec = job
+        pq.write_table(rows, target, compression=codec)
+        return rows.num_rows
+
+    def write_all() -> int:
+        with ThreadPoolExecutor(_WRITER_THREADS) as pool:
+            return sum(pool.map(write_one, jobs))
+
+    return write_all
+
+
+def read_floor(files: list[Path]) -> pa.Table:
+    """A threaded pyarrow dataset read of `files`, every column."""
+    return ds.dataset([str(f) for f in files], format="parquet").to_table(use_threads=True)
 
 
 def one_run(rows: int, work: Path) -> dict[str, float]:
@@ -73,14 +155,24 @@ def one_run(rows: int, work: Path) -> dict[str, float]:
     t = HudiTable.create(str(work / "hudi"), table_name="bench", record_key="id", ordering_field="ts",
                          partition_by="dt", buckets=4)
     timed_step(f, "hudi_load", lambda: t.write(base, operation="bulk_insert"))
+    floor_write = write_floor(slice_base_files(t, work / "hudi"), work / "hudi", work / "floor")
+    f["floor_load_s"], floor_rows = timed(floor_write)
+    del floor_write  # the rows it held
+    assert floor_rows == n, (floor_rows, n)
     c_up = timed_step(f, "hudi_upsert", lambda: t.write(upsert))
     timed_step(f, "hudi_delete", lambda: t.write(deletes.select(["id", "dt"]), operation="delete"))
     hudi_rows = timed_step(f, "hudi_read", t.to_arrow)
+    bases = slice_base_files(t, work / "hudi")
+    f["floor_read_s"], floor_read = timed(lambda: read_floor(bases))
+    assert floor_read.num_rows == n and floor_read.num_columns == hudi_rows.num_columns, floor_read.shape
     hudi_data = timed_step(f, "hudi_read_data", lambda: t.to_arrow(columns=DATA_COLUMNS))
     before_upsert = [i.requested_time for i in t.timeline() if i.is_completed][0]
     hudi_cdf = timed_step(f, "hudi_cdf", lambda: t.changes(before_upsert, c_up))
     t.compact()
     compacted = timed_step(f, "hudi_read_compacted", lambda: t.to_arrow(columns=DATA_COLUMNS))
+    compacted_all = timed_step(f, "hudi_read_compacted_all", t.to_arrow)
+    bases = slice_base_files(t, work / "hudi")
+    f["floor_read_compacted_s"], floor_compacted = timed(lambda: read_floor(bases))
 
     # --- hudi-py with virtual keys (hoodie.populate.meta.fields=false: base files without meta values), copy-on-write
     vk = HudiTable.create(str(work / "hudi_vk"), table_name="bench", record_key="id", ordering_field="ts",
@@ -99,6 +191,15 @@ def one_run(rows: int, work: Path) -> dict[str, float]:
     cdc_feed = timed_step(f, "hudi_cdc_cdf", lambda: c.changes(before_cdc, c_up_cdc))
     assert cdc_feed.num_rows == hudi_cdf.num_rows, (cdc_feed.num_rows, hudi_cdf.num_rows)
 
+    # --- the same, copy-on-write: the upsert rewrites base files and writes change data beside them
+    cow = HudiTable.create(str(work / "hudi_cow_cdc"), table_name="bench", record_key="id", ordering_field="ts",
+                           partition_by="dt", buckets=4, table_type="COPY_ON_WRITE",
+                           options={"hoodie.table.cdc.enabled": "true"})
+    cow.write(base, operation="bulk_insert")
+    c_up_cow = timed_step(f, "hudi_cow_cdc_upsert", lambda: cow.write(upsert))
+    cow_feed = cow.changes([i.requested_time for i in cow.timeline() if i.is_completed][0], c_up_cow)
+    assert cow_feed.num_rows == hudi_cdf.num_rows, (cow_feed.num_rows, hudi_cdf.num_rows)
+
     # --- hudi-py version 9 with its metadata table (the default there) and without: the upsert's cost
     v9_sums = []
     for name, enable in (("hudi_v9", "false"), ("hudi_v9_mdt", "true")):
@@ -111,7 +212,8 @@ def one_run(rows: int, work: Path) -> dict[str, float]:
     assert v9_sums[0] == v9_sums[1], v9_sums
 
     expected = checksum(delta_rows.select(["id", "amount"]))
-    for name, got in (("snapshot", hudi_rows), ("data columns", hudi_data), ("after compaction", compacted)):
+    for name, got in (("snapshot", hudi_rows), ("data columns", hudi_data), ("after compaction", compacted),
+                      ("after compaction, all columns", compacted_all), ("floor after compaction", floor_compacted)):
         assert checksum(got) == expected, f"hudi-py {name} read {checksum(got)} differs from deltalake {expected}"
     n_cdf = pc.sum(pc.is_in(hudi_cdf["_change_type"], value_set=pa.array(["insert", "update_postimage"]))).as_py()
     d_cdf = pc.sum(pc.is_in(delta_cdf["_change_type"].cast(pa.string()),
@@ -126,7 +228,7 @@ def step_rows(f: dict[str, float], step: str) -> float:
             "cdf": f["upsert_rows"]}.get(step, f["final_rows"])
 
 
-def run(rows: int, runs: int) -> dict[str, float]:
+def run(rows: int, runs: int, fresh_runs: int) -> dict[str, float]:
     """Median figures over `runs` fresh runs, with the hudi-py / deltalake speed and memory ratios."""
     all_runs = []
     for _ in range(runs):
@@ -144,7 +246,14 @@ def run(rows: int, runs: int) -> dict[str, float]:
         for step, ours in (("load", "load"), ("upsert", "upsert"), ("delete", "delete"), ("read", "read_data")):
             f[f"{step}_vs_paimon"] = f[f"paimon_{step}_s"] / f[f"hudi_{ours}_s"]
     f["vk_load_ratio"] = f["delta_load_s"] / f["hudi_vk_load_s"]
+    if fresh_runs:
+        f.update(fresh_load_figures(rows, fresh_runs))
     f["cdc_cdf_ratio"] = f["delta_cdf_s"] / f["hudi_cdc_cdf_s"]
+    f["load_floor_ratio"] = f["floor_load_s"] / f["hudi_load_s"]
+    f["read_floor_ratio"] = f["floor_read_s"] / f["hudi_read_s"]
+    f["read_compacted_floor_ratio"] = f["floor_read_compacted_s"] / f["hudi_read_compacted_all_s"]
+    f["cdc_upsert_ratio"] = f["delta_upsert_s"] / f["hudi_cdc_upsert_s"]
+    f["cow_cdc_upsert_ratio"] = f["delta_upsert_s"] / f["hudi_cow_cdc_upsert_s"]
     f["cdc_upsert_cost"] = f["hudi_cdc_upsert_s"] / f["hudi_upsert_s"]
     f["cdc_delete_cost"] = f["hudi_cdc_delete_s"] / f["hudi_delete_s"]
     f["metadata_upsert_cost"] = f["hudi_v9_mdt_upsert_s"] / f["hudi_v9_upsert_s"]
@@ -156,9 +265,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--fresh-runs", type=int, default=3, help="fresh processes per system timing the load (0: none)")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
-    f = run(args.rows, args.runs)
+    f = run(args.rows, args.runs, args.fresh_runs)
     print(f"hudi-py vs deltalake, {args.rows:,} rows, 8 partitions; median of {args.runs} runs; checksums match")
     print(f"  {'step':15s} {'hudi-py rows/s':>15s} {'deltalake rows/s':>17s} {'speed':>7s}"
           f"   {'RSS growth MiB: hudi-py':>24s} {'deltalake':>10s}")
@@ -167,6 +277,16 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         h, d = count / f[f"hudi_{step}_s"], count / f[f"delta_{step}_s"]
         print(f"  {step:15s} {h:>15,.0f} {d:>17,.0f} {h / d:>6.2f}x"
               f"   {f[f'hudi_{step}_rss_growth_mib']:>24,.0f} {f[f'delta_{step}_rss_growth_mib']:>10,.0f}")
+    print(f"  against the floors of the same files, same run: load {f['load_floor_ratio']:.2f}x pyarrow writing the "
+          f"eleven columns of its base files into as many files with {_WRITER_THREADS} threads "
+          f"({f['floor_load_s']:.3f} s; goal >= 0.9x); merge-on-read snapshot of all columns "
+          f"{f['read_floor_ratio']:.2f}x a threaded pyarrow dataset read of its base files ({f['floor_read_s']:.3f} s; "
+          f"goal >= 0.8x), after compaction {f['read_compacted_floor_ratio']:.2f}x ({f['hudi_read_compacted_all_s']:.3f} "
+          f"s vs {f['floor_read_compacted_s']:.3f} s; goal >= 1x)")
+    if "fresh_load_ratio" in f:
+        print(f"  load against deltalake: {f['load_ratio']:.2f}x warm (above), {f['fresh_load_ratio']:.2f}x in a fresh "
+              f"process per system ({f['fresh_hudi_load_s']:.3f} s vs {f['fresh_delta_load_s']:.3f} s from the "
+              f"library's import to the load's end; median of {args.fresh_runs})")
     if "paimon_read_s" in f:
         print(f"  vs Apache Paimon (pypaimon's Rust reader and writer, its own venv; same rows): load "
               f"{f['load_vs_paimon']:.2f}x, upsert {f['upsert_vs_paimon']:.2f}x, delete {f['delete_vs_paimon']:.2f}x, "
@@ -174,10 +294,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     print(f"  virtual keys (hoodie.populate.meta.fields=false, copy-on-write; goal >= 0.9x deltalake): load "
           f"{f['rows'] / f['hudi_vk_load_s']:,.0f} rows/s = {f['vk_load_ratio']:.2f}x deltalake (with meta columns: "
           f"{f['load_ratio']:.2f}x; RSS growth {f['hudi_vk_load_rss_growth_mib']:,.0f} MiB)")
-    print(f"  with change data written at commit time (hoodie.table.cdc.enabled, DATA_BEFORE_AFTER): change feed "
-          f"{f['upsert_rows'] / f['hudi_cdc_cdf_s']:,.0f} rows/s = {f['cdc_cdf_ratio']:.2f}x deltalake's load_cdf "
-          f"(RSS growth {f['hudi_cdc_cdf_rss_growth_mib']:,.0f} MiB); upsert {f['cdc_upsert_cost']:.2f}x and delete "
-          f"{f['cdc_delete_cost']:.2f}x the time without")
+    print(f"  with change data written at commit time (hoodie.table.cdc.enabled, DATA_BEFORE_AFTER): upsert "
+          f"{f['cdc_upsert_ratio']:.2f}x deltalake's MERGE with its change data feed on (merge-on-read; "
+          f"copy-on-write {f['cow_cdc_upsert_ratio']:.2f}x; goal >= 1x), {f['cdc_upsert_cost']:.2f}x the time "
+          f"without, delete {f['cdc_delete_cost']:.2f}x; change feed {f['upsert_rows'] / f['hudi_cdc_cdf_s']:,.0f} "
+          f"rows/s = {f['cdc_cdf_ratio']:.2f}x deltalake's load_cdf (goal >= 0.5x; RSS growth "
+          f"{f['hudi_cdc_cdf_rss_growth_mib']:,.0f} MiB); the feed inferred without change data (cdf above) "
+          f"{f['cdf_ratio']:.2f}x (goal >= 0.2x)")
     print(f"  version 9 with its metadata table (files partition, the default there; goal <= 1.15x): upsert "
           f"{f['hudi_v9_mdt_upsert_s']:.2f} s = {f['metadata_upsert_cost']:.2f}x the {f['hudi_v9_upsert_s']:.2f} s "
           f"without (hoodie.metadata.enable=false)")

@@ -15,7 +15,9 @@ log file beside another task's).
 The API floor (benchmarks/api_floor.py) is timed in the same session: a Python source that only hands Spark the
 Arrow batches of parquet files, and a Python sink that discards what it gets. Every result is checked: row
 counts and a checksum over every data column, so a fast wrong answer cannot pass. The reads run in rounds
-(--read-rounds, default 3), one of each per round, and report their medians. Memory: the peak RSS of pyspark's
+(--read-rounds, default 3), one of each per round, and report their medians; so do the writes the goals compare
+(--write-rounds, default 3: the built-in parquet write, bulk_insert clustered and as is, and the floor sink fed
+the input as is and clustered; each round writes new tables). Memory: the peak RSS of pyspark's
 Python workers (sampled) during the largest write (bulk_insert) and read (snapshot), and over the whole run.
 """
 
@@ -59,6 +61,9 @@ RATIO_KEYS = {
 READ_TABLE_GOAL = 0.8
 # issue 28: an upsert into a SIMPLE-index table vs the built-in parquet writer of the same rows
 UPSERT_SIMPLE_GOAL = 0.5
+# issue 32: bulk_insert clustered by bucket vs the no-op sink fed the same clustered input, and as is vs the built-in
+# parquet write, as medians
+BULK_INSERT_GOAL = 0.9
 
 
 def start_session(master: str) -> Any:
@@ -169,14 +174,18 @@ def read_steps(spark: Any, work: Path) -> dict[str, Callable[[], tuple]]:
 
 
 def interleaved_medians(steps: dict[str, Callable[[], Any]], rounds: int, results: dict[str, float],
-                        measured: dict[str, Callable[[], AbstractContextManager[None]]]) -> dict[str, Any]:
+                        measured: dict[str, Callable[[], AbstractContextManager[None]]],
+                        before_round: Callable[[], None] | None = None) -> dict[str, Any]:
     """Time every step once per round, round after round, and put each step's median seconds in `results`; a
-    single Spark read moves by 20-40% between runs, and a slow minute of the machine slows every step of its
+    single Spark step moves by 20-40% between runs, and a slow minute of the machine slows every step of its
     round alike instead of one step's whole sample. The first round of a step in `measured` runs inside its
-    context (a memory measurement). Returns each step's last result."""
+    context (a memory measurement); `before_round` runs untimed before each round (writes remove the tables of
+    the round before). Returns each step's last result."""
     seconds: dict[str, list[float]] = {name: [] for name in steps}
     last: dict[str, Any] = {}
     for r in range(rounds):
+        if before_round is not None:
+            before_round()
         for name, step in steps.items():
             with measured[name]() if r == 0 and name in measured else nullcontext():
                 secs, last[name] = timed(step)
@@ -227,6 +236,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--write-partitions", type=int, default=0,
                     help="Spark partitions of the clustered hudi-py input (0: 2 per core)")
     ap.add_argument("--read-rounds", type=int, default=3, help="rounds of the read steps (their medians are reported)")
+    ap.add_argument("--write-rounds", type=int, default=3,
+                    help="rounds of the writes the goals compare (their medians are reported)")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
     n = args.rows
@@ -251,16 +262,25 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
             results: dict[str, float] = {}
             figures: dict[str, float] = {}
-            results["parquet write"], _ = timed(lambda: parquet_write(base, work / "pq"))
-            with step_memory(figures, "bulk_insert", mem):
-                results["hudi bulk_insert"], _ = timed(lambda: hudi_write(base, work / "mor", "bulk_insert", opts, parts))
+            writes = {
+                "parquet write": lambda: parquet_write(base, work / "pq"),
+                "hudi bulk_insert": lambda: hudi_write(base, work / "mor", "bulk_insert", opts, parts),
+                "hudi bulk_insert, as is": lambda: base.write.format("hudi-py").options(**opts).option(
+                    "hoodie.datasource.write.operation", "bulk_insert").mode("append").save(str(work / "mor_as_is")),
+                "floor sink": lambda: floor_write(base, work),
+                "floor sink, clustered": lambda: floor_write(cluster_by_bucket(base, opts, num_partitions=parts), work),
+            }
+
+            def new_tables() -> None:
+                for name in ("pq", "mor", "mor_as_is"):
+                    shutil.rmtree(work / name, ignore_errors=True)
+
+            written = interleaved_medians(
+                writes, args.write_rounds, results,
+                measured={"hudi bulk_insert": lambda: step_memory(figures, "bulk_insert", mem)}, before_round=new_tables)
+            floor_rows, floor_rows_c = written["floor sink"], written["floor sink, clustered"]
             # this table also writes change data at commit time (hoodie.table.cdc.enabled): its insert writes none
             results["hudi insert"], _ = timed(lambda: hudi_write(base, work / "mor_insert", "insert", opts_cdc, parts))
-            results["hudi bulk_insert, as is"], _ = timed(lambda: base.write.format("hudi-py").options(**opts).option(
-                "hoodie.datasource.write.operation", "bulk_insert").mode("append").save(str(work / "mor_as_is")))
-            results["floor sink"], floor_rows = timed(lambda: floor_write(base, work))
-            results["floor sink, clustered"], floor_rows_c = timed(
-                lambda: floor_write(cluster_by_bucket(base, opts, num_partitions=parts), work))
             results["parquet write 10%"], _ = timed(lambda: parquet_write(updates, work / "pq_upd"))
             results["hudi upsert 10%"], _ = timed(lambda: hudi_write(updates, work / "mor", "upsert", opts, parts))
             results["hudi upsert 10%, as is"], _ = timed(lambda: updates.write.format("hudi-py").options(**opts).option(
@@ -344,6 +364,14 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     print("floor: the Python Data Source API alone (benchmarks/api_floor.py): a sink that discards its input, a "
           "source that hands Spark the Arrow batches of the table's base files; 'schema'/'data columns': the six "
           "data columns only (hudi-py: named with .schema(...)); 'as is': bulk_insert without cluster_by_bucket")
+    print(f"medians of {args.write_rounds} rounds: parquet write, hudi bulk_insert (clustered and as is), floor sink "
+          f"(as is and clustered); of {args.read_rounds}: the full-table reads; the other steps run once")
+    clustered_ratio = results["floor sink, clustered"] / results["hudi bulk_insert"]
+    as_is_ratio = results["parquet write"] / results["hudi bulk_insert, as is"]
+    print(f"goal: bulk_insert clustered by bucket >= {BULK_INSERT_GOAL}x the no-op sink fed the same clustered input: "
+          f"{clustered_ratio:.2f}x, {'met' if clustered_ratio >= BULK_INSERT_GOAL else 'MISSED'}; as is >= "
+          f"{BULK_INSERT_GOAL}x the built-in parquet write: {as_is_ratio:.2f}x, "
+          f"{'met' if as_is_ratio >= BULK_INSERT_GOAL else 'MISSED'}")
     read_table_ratio = results["parquet read+sum"] / results["hudi read_table+sum"]
     print(f"goal: read_table of a table without log files >= {READ_TABLE_GOAL}x the built-in parquet read: "
           f"{read_table_ratio:.2f}x, {'met' if read_table_ratio >= READ_TABLE_GOAL else 'MISSED'}")

@@ -36,19 +36,21 @@ print(json.dumps({"import_pyarrow_s": pa_s, "pyarrow_first_array_s": first_array
 """
 
 
+def fresh_sample(code: str, *args: str) -> dict[str, float]:
+    """Run `code` in a fresh interpreter that writes and uses bytecode caches, as an installed package does; it
+    prints one JSON object of figures, returned."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    # -P: modules of the current folder do not shadow the installed ones
+    done = subprocess.run([sys.executable, "-P", "-c", code, *args], check=True, capture_output=True, text=True,
+                          env=env)
+    return dict(json.loads(done.stdout))
+
+
 def fresh_process_figures(table_path: str, runs: int = 5) -> dict[str, float]:
     """Medians over `runs` fresh processes, with the two ratios issue 32 sets goals on: `import hudi_ds` against
     `import pyarrow` alone (<= 1.5x) and the first read against the second (<= 1.3x)."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-    def sample() -> dict[str, float]:
-        # -P: modules of the current folder do not shadow the installed ones
-        done = subprocess.run([sys.executable, "-P", "-c", _SAMPLE, table_path], check=True, capture_output=True,
-                              text=True, env=env)
-        return dict(json.loads(done.stdout))
-
-    sample()  # writes the bytecode caches
-    samples = [sample() for _ in range(runs)]
+    fresh_sample(_SAMPLE, table_path)  # writes the bytecode caches
+    samples = [fresh_sample(_SAMPLE, table_path) for _ in range(runs)]
     figures = {key: statistics.median(s[key] for s in samples) for key in samples[0]}
     figures["import_ratio"] = figures["import_hudi_ds_s"] / figures["import_pyarrow_s"]
     figures["first_read_ratio"] = figures["first_read_s"] / figures["second_read_s"]
