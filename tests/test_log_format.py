@@ -575,6 +575,33 @@ def test_reference_log_files_match_catalog(reference_dir: Path) -> None:
     assert seen == set(catalog)
 
 
+def test_reference_avro_blocks_decode_alike_through_polars_and_fastavro(reference_dir: Path) -> None:
+    """Apache Hudi's own Avro data and delete blocks read the same through polars' reader and through fastavro."""
+    import polars  # noqa: F401  (loaded, so every block takes polars' reader when it can read its schema)
+
+    by_polars = 0
+    for path in _log_files(reference_dir):
+        for block in read_blocks(path.read_bytes(), str(path)):
+            if block.block_type == BlockType.AVRO_DATA:
+                count, body = blocks_module._record_bytes(block, str(path))
+                _, array_schema, natural = blocks_module._avro_codec(block.schema_json or "")
+                reference = blocks_module._decode_fastavro(array_schema, count, body, natural, block, str(path))
+                assert decode_avro_data_block(block, str(path)).equals(reference), path
+                by_polars += blocks_module._polars_schema(block.schema_json or "") is not None
+            elif block.block_type == BlockType.DELETE:
+                (length,) = struct.unpack_from(">i", block.content, 4)
+                raw = bytes(block.content[8:8 + length])
+                fast = blocks_module._delete_records_polars(raw)  # None: a list polars cannot read (fastavro's)
+                slow = blocks_module._delete_records_fastavro(raw, str(path), block)
+                if fast is None:
+                    continue
+                assert fast.record_keys.equals(slow.record_keys), path
+                assert fast.partition_paths.equals(slow.partition_paths), path
+                assert fast.ordering_values.to_pylist() == slow.ordering_values.to_pylist(), path
+                by_polars += 1
+    assert by_polars >= 5
+
+
 def _rider_by_key(table_dir: Path) -> dict[str, str]:
     riders: dict[str, str] = {}
     for base in table_dir.glob("*/*.parquet"):
