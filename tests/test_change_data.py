@@ -297,3 +297,25 @@ def test_change_data_read_a_few_groups_at_a_time(tmp_path, monkeypatch, mode, ru
     index = {ts: n for name in commits for n, ts in enumerate(commits[name])}
     assert feed(on, commits["on"][0], None, index) == feed(off, commits["off"][0], None, index)
     assert len(cdc_files(on.path)) >= 6  # several groups per commit, so several runs per read
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_change_data_rows_keep_their_order_however_the_groups_are_batched(tmp_path, monkeypatch, mode):
+    """The feed of change data decoded in runs of groups on several threads (one group per run) is the feed
+    decoded in one run, row for row in the same order: by kind of change, then file group."""
+    from hudi_ds.read import changes
+
+    on = make(tmp_path / "on", "MERGE_ON_READ", True, mode)
+    on.write(pa.Table.from_pylist([{"id": f"k{i}", "dt": "xyz"[i % 3], "ts": 1, "v": i} for i in range(40)],
+                                  schema=SCHEMA))
+    start = on.write(pa.Table.from_pylist([{"id": f"k{i}", "dt": "xyz"[i % 3], "ts": 2, "v": -i}
+                                           for i in range(0, 60, 3)], schema=SCHEMA))
+    end = on.write(pa.table({"id": ["k1", "k5", "k9"], "dt": ["y", "z", "x"], "ts": [9, 9, 9]}), operation="delete")
+    reads = {}
+    for run_bytes, threads in ((1 << 40, 1), (1, 4)):
+        monkeypatch.setattr(changes, "_BATCH_BYTES", run_bytes)
+        monkeypatch.setattr(changes, "READ_THREADS", threads)
+        reads[run_bytes] = on.changes("0", end)
+    assert reads[1].num_rows > 40 and reads[1].equals(reads[1 << 40])
+    # 14 of the 20 keys the second commit wrote existed: 14 pre-images, 14 post-images, 6 inserts
+    assert reads[1].filter(pa.compute.equal(reads[1]["_commit_time"], start)).num_rows == 14 * 2 + 6

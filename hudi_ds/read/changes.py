@@ -9,7 +9,7 @@ Compaction and clustering commits change no record and yield no rows.
 
 from __future__ import annotations
 
-import functools
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -175,8 +175,8 @@ def commit_changes(snap: TableSnapshot, ts: str, groups: set[tuple[str, str]] | 
     recorded = recorded_change_files(meta, groups)
     previous = previous_commit(snap, ts)
     # each state is built when first needed (change data of every group needs neither)
-    before = functools.cache(lambda: _State.as_of(snap, previous, groups, schema))
-    after = functools.cache(lambda: _State.as_of(snap, ts, groups, schema))
+    before = _once(lambda: _State.as_of(snap, previous, groups, schema))
+    after = _once(lambda: _State.as_of(snap, ts, groups, schema))
     tables = [read_change_files(snap, ts, recorded, out, before, after)] if recorded else []
     rest = groups - set(recorded)
     if rest:
@@ -263,32 +263,49 @@ def _size(value: object) -> int:
     return value if isinstance(value, int) and value > 0 else 0
 
 
+def _once(build: Callable[[], _State]) -> Callable[[], _State]:
+    """`build` run on the first call only, whichever of the threads decoding change data makes it first."""
+    lock, built = threading.Lock(), list[_State]()
+
+    def get() -> _State:
+        with lock:
+            if not built:
+                built.append(build())
+            return built[0]
+
+    return get
+
+
 _BATCH_BYTES = 8 << 20
+_SPLIT_BYTES = 1 << 20  # change data below this decodes in one run: a second run's call and thread cost more
 
 
-def _batches(recorded: dict[tuple[str, str], dict[str, int]]) -> list[list[tuple[str, str]]]:
-    """File groups in order, in runs of about _BATCH_BYTES of change data (one decode per run: small enough to
-    bound the working set, big enough that the per-call costs do not add up over many small groups)."""
+def _batches(recorded: dict[tuple[str, str], dict[str, int]], runs: int) -> list[list[tuple[str, str]]]:
+    """File groups in order, in runs of about _BATCH_BYTES of change data at most (one decode per run: small
+    enough to bound the working set, big enough that the per-call costs do not add up over many small groups),
+    and in `runs` runs or more when there is enough of it (the runs decode on as many threads)."""
+    sizes = {group: sum(recorded[group].values()) or _BATCH_BYTES for group in recorded}
+    limit = min(_BATCH_BYTES, max(_SPLIT_BYTES, -(-sum(sizes.values()) // max(1, runs))))
     out: list[list[tuple[str, str]]] = []
-    size = _BATCH_BYTES
+    size = limit
     for group in sorted(recorded):
-        if size >= _BATCH_BYTES:
+        if size >= limit:
             out.append([])
             size = 0
         out[-1].append(group)
-        size += sum(recorded[group].values()) or _BATCH_BYTES
+        size += sizes[group]
     return out
 
 
 def read_change_files(snap: TableSnapshot, ts: str, recorded: dict[tuple[str, str], dict[str, int]],
                       out: pa.Schema, before: Callable[[], _State], after: Callable[[], _State]) -> pa.Table:
     """The change rows of file groups from the change data their commit wrote (hudi_ds.log.cdc_block), decoded
-    a few megabytes at a time. Images the supplemental logging mode leaves out come from the groups' states
-    around the commit."""
+    a few megabytes at a time on READ_THREADS threads. Images the supplemental logging mode leaves out come from
+    the groups' states around the commit."""
     data_schema = pa.schema([f for f in out if f.name not in (RECORD_KEY, PARTITION_PATH, CHANGE_TYPE,
                                                                CHANGE_COMMIT_TIME)])
 
-    def batch_changes(groups: list[tuple[str, str]]) -> pa.Table:
+    def batch_changes(groups: list[tuple[str, str]]) -> list[pa.Table]:
         entries = [(group[0], rel) for group in groups for rel in sorted(recorded[group])]
         records = read_cdc_records(snap.storage, entries)
         retained = earliest_retained(snap.timeline)
@@ -298,10 +315,13 @@ def read_change_files(snap: TableSnapshot, ts: str, recorded: dict[tuple[str, st
         if records is None:
             raise CorruptTableError(f"a change-data file of commit {ts} ({', '.join(r for _, r in entries)}) is "
                                     "missing; restore it, or roll back that commit")
-        op = records[cdc.OP]
+        present = set(records.column_names)
 
-        def picked(kind: str) -> pa.Table:
-            return records.filter(pc.equal(op, kind))
+        def picked(kind: str, *image_columns: str) -> pa.Table:
+            """The records of `kind` with the columns its change rows are made of only (an insert's null
+            `before` image is as many null children as data columns: filtering it is waste)."""
+            keep = [c for c in (cdc.RECORD_KEY, _PARTITION, *image_columns) if c in present]
+            return records.select(keep).filter(pc.equal(records[cdc.OP], kind))
 
         def images(rows: pa.Table, column: str) -> pa.Table:
             """The `before`/`after` images of `rows` as change rows (data columns in the feed's types)."""
@@ -320,19 +340,24 @@ def read_change_files(snap: TableSnapshot, ts: str, recorded: dict[tuple[str, st
                 found.append(here.filter(pc.is_in(here[RECORD_KEY], value_set=keys)))
             return pa.concat_tables(found) if found else state.schema.empty_table()
 
-        ins, upd, dels = picked(cdc.INSERT), picked(cdc.UPDATE), picked(cdc.DELETE)
-        if cdc.AFTER in records.column_names:
+        ins, dels = picked(cdc.INSERT, cdc.AFTER), picked(cdc.DELETE, cdc.BEFORE)
+        upd = picked(cdc.UPDATE, cdc.BEFORE, cdc.AFTER)
+        if cdc.AFTER in present:
             post, added = images(upd, cdc.AFTER), images(ins, cdc.AFTER)
         else:
             post, added = from_state(after(), upd), from_state(after(), ins)
-        if cdc.BEFORE in records.column_names:
+        if cdc.BEFORE in present:
             pre, gone = images(upd, cdc.BEFORE), images(dels, cdc.BEFORE)
         else:
             pre, gone = from_state(before(), upd), from_state(before(), dels)
-        return pa.concat_tables([_tag(pre, "update_preimage", ts, out), _tag(post, "update_postimage", ts, out),
-                                 _tag(added, "insert", ts, out), _tag(gone, "delete", ts, out)])
+        return [_tag(pre, "update_preimage", ts, out), _tag(post, "update_postimage", ts, out),
+                _tag(added, "insert", ts, out), _tag(gone, "delete", ts, out)]
 
-    return pa.concat_tables([batch_changes(batch) for batch in _batches(recorded)])
+    batches = _batches(recorded, READ_THREADS)
+    with ThreadPoolExecutor(min(READ_THREADS, len(batches))) as pool:  # the decoders release the GIL
+        parts = list(pool.map(batch_changes, batches))
+    # by kind of change, then file group: the same order however the groups were batched
+    return pa.concat_tables([batch[kind] for kind in range(4) for batch in parts])
 
 
 _PARTITION = "__partition"
