@@ -116,7 +116,8 @@ def compare_states(before: pa.Table, after: pa.Table, commit: str, out: pa.Schem
     """Rows the commit wrote are inserts or post-images (hash sets built on that small side). A row it did
     not write can still appear (a base version that outranks a re-insert after a delete: an insert) or
     vanish (a delete); the whole states are compared for deletes only when the row counts say so. `key`: the
-    column records are matched by, the record key or a column equal to it (an integer one hashes faster)."""
+    column records are matched by, the record key or a column equal to it (the merge key both states were
+    merged by)."""
     now = pc.equal(after[COMMIT_TIME], commit)
     changed, kept = after.filter(now), after.filter(pc.invert(now))
     changed_id, b_id = _ident(changed, key), _ident(before, key)
