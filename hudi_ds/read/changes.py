@@ -98,9 +98,9 @@ class _State:
         return pa.concat_tables(tables) if tables else self.schema.empty_table()
 
 
-def _ident(t: pa.Table) -> pa.Array:
+def _ident(t: pa.Table, key: str) -> pa.Array:
     """A record's identity within one partition (both states are compared a partition at a time)."""
-    keys = t[RECORD_KEY]
+    keys = t[key]
     return keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
 
 
@@ -112,22 +112,24 @@ def _tag(t: pa.Table, kind: str, commit: str, out: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=out)
 
 
-def compare_states(before: pa.Table, after: pa.Table, commit: str, out: pa.Schema) -> pa.Table:
+def compare_states(before: pa.Table, after: pa.Table, commit: str, out: pa.Schema, key: str = RECORD_KEY) -> pa.Table:
     """Rows the commit wrote are inserts or post-images (hash sets built on that small side). A row it did
     not write can still appear (a base version that outranks a re-insert after a delete: an insert) or
-    vanish (a delete); the whole states are compared for deletes only when the row counts say so."""
+    vanish (a delete); the whole states are compared for deletes only when the row counts say so. `key`: the
+    column records are matched by, the record key or a column equal to it (the merge key both states were
+    merged by)."""
     now = pc.equal(after[COMMIT_TIME], commit)
     changed, kept = after.filter(now), after.filter(pc.invert(now))
-    changed_id, b_id = _ident(changed), _ident(before)
+    changed_id, b_id = _ident(changed, key), _ident(before, key)
     pre = before.filter(pc.is_in(b_id, value_set=changed_id))
-    is_update = pc.is_in(changed_id, value_set=_ident(pre))
+    is_update = pc.is_in(changed_id, value_set=_ident(pre, key))
     post = changed.filter(is_update)
-    reappeared = kept.filter(pc.invert(pc.is_in(_ident(kept), value_set=b_id)))
+    reappeared = kept.filter(pc.invert(pc.is_in(_ident(kept, key), value_set=b_id)))
     inserts = pa.concat_tables([changed.filter(pc.invert(is_update)), reappeared])
     if before.num_rows - pre.num_rows == kept.num_rows - reappeared.num_rows:
         deletes = before.schema.empty_table()
     else:
-        deletes = before.filter(pc.invert(pc.is_in(b_id, value_set=_ident(after))))
+        deletes = before.filter(pc.invert(pc.is_in(b_id, value_set=_ident(after, key))))
     parts = [_tag(pre, "update_preimage", commit, out), _tag(post, "update_postimage", commit, out),
              _tag(inserts, "insert", commit, out), _tag(deletes, "delete", commit, out)]
     return pa.concat_tables(parts)
@@ -421,7 +423,7 @@ def _log_commit_changes(state: _State, sl: FileSlice, ts: str, out: pa.Schema) -
                            _deletes(deletes, keys, rank, before), ordering, schema, key_field=key_field,
                            partial=reader.partial, first_value=reader.first_value)
 
-    return compare_states(merged(True), merged(False), ts, out)
+    return compare_states(merged(True), merged(False), ts, out, key_field)
 
 
 def _versions(data: LogVersions | None, key_field: str, keys: pa.ChunkedArray, rank: int,

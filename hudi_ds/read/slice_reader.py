@@ -74,7 +74,7 @@ class SliceReader:
     def read_base_keys(self, sl: FileSlice, keys: pa.Array | pa.ChunkedArray) -> pa.Table | None:
         """The base rows whose merge key is one of `keys` only: the key column is decoded first and the other
         columns only when the file holds one of them (the change of a commit needs the previous version of the
-        keys it wrote)."""
+        keys it wrote). A record key that an integer merge key spells is written from it, not decoded."""
         if sl.base_file is None:
             return None
         path, key_field = sl.base_file.path, self.merge_key
@@ -87,8 +87,13 @@ class SliceReader:
                 mask = pc.is_in(key, value_set=keys if keys.type == key.type else keys.cast(key.type))
                 if not pc.any(mask).as_py():
                     return self.schema.empty_table()
-                others = [c for c in self._projection(names) or names if c != key_field]
-                table = pf.read(columns=others).filter(mask).append_column(key_field, key.filter(mask))
+                spelled = key_field != RECORD_KEY and RECORD_KEY in self.schema.names
+                others = [c for c in self._projection(names) or names
+                          if c != key_field and not (spelled and c == RECORD_KEY)]
+                key = key.filter(mask)
+                table = pf.read(columns=others).filter(mask).append_column(key_field, key)
+                if spelled:
+                    table = table.append_column(RECORD_KEY, pc.cast(key, pa.string()))
         if table is None:
             whole = self.read_base(sl)
             assert whole is not None
