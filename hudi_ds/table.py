@@ -1,7 +1,8 @@
 """HudiTable: the Python API used by notebooks, the CLI and the Spark layer. It only wires the core
 together: config and timeline to read, the write client (with the table services as post-commit hooks) to
 write. What only writes, table services, rollback, version changes and the change feed use is imported by the
-methods that need it: `import hudi_ds` and a read in a fresh process do not pay for it (issue 32)."""
+methods that need it: `import hudi_ds` and a read in a fresh process do not pay for it (issue 32). So is the
+option registry (pydantic): a table opened without options builds it only when a write or a service asks."""
 
 from __future__ import annotations
 
@@ -10,9 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
-from hudi_ds.config.option_parsing import key_of, parse_options
 from hudi_ds.config.table_config import load_config
-from hudi_ds.config.table_shape import TABLE_SETTINGS, check_against_table
 from hudi_ds.config.writable import check_timeline_writable, check_writable
 from hudi_ds.errors import ConfigError
 from hudi_ds.read import filters as flt
@@ -22,6 +21,7 @@ from hudi_ds.timeline import Instant, Timeline, normalize_instant_time
 from hudi_ds.timeline.moving import on_latest_timeline
 
 if TYPE_CHECKING:
+    from hudi_ds.config.options import HudiOptions
     from hudi_ds.write.client import WriteClient
 
 T = TypeVar("T")
@@ -58,8 +58,21 @@ class HudiTable:
                  storage_options: Mapping[str, Any] | None = None) -> None:
         self.path = str(path)
         self.storage = open_storage(self.path, storage_options)
-        self.options = parse_options(options)
+        self._options: HudiOptions | None = None
+        if options is not None and not (isinstance(options, Mapping) and len(options) == 0):
+            from hudi_ds.config.option_parsing import parse_options
+
+            self._options = parse_options(options)  # bad options fail here, before anything is read
         self.config = load_config(self.storage)
+
+    @property
+    def options(self) -> HudiOptions:
+        """The options given, validated, with the registry's defaults for the others (docs/options.md)."""
+        if self._options is None:
+            from hudi_ds.config.option_parsing import parse_options
+
+            self._options = parse_options(None)
+        return self._options
 
     # ---- creation ---------------------------------------------------------------------------------------
     @classmethod
@@ -91,6 +104,9 @@ class HudiTable:
             "table_type": table_type, "num_buckets": buckets, "hive_style": hive_style_partitioning,
             "url_encode": url_encode_partitions,
         }
+        from hudi_ds.config.option_parsing import key_of, parse_options
+        from hudi_ds.config.table_shape import TABLE_SETTINGS
+
         given = parse_options(options)
         for name, value in declared.items():
             if value is None or not given.is_set(name):
@@ -120,7 +136,8 @@ class HudiTable:
 
     def _snapshot(self, timeline: Timeline) -> query.TableSnapshot:
         """A reader's snapshot: file listings from the metadata table unless hoodie.metadata.enable=false."""
-        return query.TableSnapshot(self.storage, self.config, timeline, self.options.metadata_enable is not False)
+        listing = self._options is None or self._options.metadata_enable is not False  # none given: unset
+        return query.TableSnapshot(self.storage, self.config, timeline, listing)
 
     def _read(self, read: Callable[[query.TableSnapshot], T]) -> T:
         """`read` on the table as it is now, planned again if writers moved on while it ran."""
@@ -318,6 +335,7 @@ class HudiTable:
         """The write client of this table, with its options and table services (at the version the options ask
         for: hoodie.write.table.version / hoodie.write.auto.upgrade). Table settings among the options must match
         the table's, as for Spark writes (TableExistsError otherwise)."""
+        from hudi_ds.config.table_shape import check_against_table
         from hudi_ds.services.post_commit import TableServices
         from hudi_ds.upgrade import check_version
         from hudi_ds.write.client import WriteClient
