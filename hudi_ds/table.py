@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pyarrow as pa
 
 from hudi_ds.config.table_config import load_config
-from hudi_ds.config.writable import check_timeline_writable, check_writable
 from hudi_ds.errors import ConfigError
 from hudi_ds.read import filters as flt
-from hudi_ds.read import lazy, query
+from hudi_ds.read import query
 from hudi_ds.storage import open_storage
 from hudi_ds.timeline import Instant, Timeline, normalize_instant_time
 from hudi_ds.timeline.moving import on_latest_timeline
@@ -215,7 +214,7 @@ class HudiTable:
         Nothing is read until it is collected; then only the columns the query uses, the partitions its
         filter allows and the row groups whose statistics may match are read, and a `head(n)` stops early.
         The table is the one of this call: later commits are not seen."""
-        from hudi_ds.read import polars_scan
+        from hudi_ds.read import lazy, polars_scan
 
         at = normalize_instant_time(as_of) if as_of is not None else None
         snap = self.snapshot()
@@ -232,7 +231,7 @@ class HudiTable:
     def scan_incremental(self, start: str, end: str | None = None, filters: Sequence[Sequence[Any]] | None = None,
                          columns: Sequence[str] | None = None) -> Any:
         """`incremental()` as a polars LazyFrame: the latest image of records changed in (start, end]."""
-        from hudi_ds.read import polars_scan
+        from hudi_ds.read import lazy, polars_scan
 
         s = _range_start(start)
         e = normalize_instant_time(end) if end is not None else None
@@ -250,7 +249,7 @@ class HudiTable:
         """`changes()` as a polars LazyFrame, read one commit at a time: a filter on partition columns skips
         the other partitions' file groups, and a `head(n)` stops after the commits it needed."""
         from hudi_ds.read import changes as change_feed
-        from hudi_ds.read import polars_scan
+        from hudi_ds.read import lazy, polars_scan
 
         s = _range_start(start)
         e = normalize_instant_time(end) if end is not None else None
@@ -265,7 +264,7 @@ class HudiTable:
                         columns: Sequence[str] | None = None, read_optimized: bool = False) -> pa.RecordBatchReader:
         """The snapshot as an Arrow RecordBatchReader that merges one file slice at a time (memory holds one
         slice): DuckDB, DataFusion and pyarrow query it as a stream, log files merged."""
-        from hudi_ds.read import engines  # pyarrow.dataset costs a second to import: only when used
+        from hudi_ds.read import engines, lazy  # pyarrow.dataset costs a second to import: only when used
 
         at = normalize_instant_time(as_of) if as_of is not None else None
         stream = self._read(lambda snap: lazy.snapshot_stream(snap, at, filters or [], columns, read_optimized))
@@ -348,6 +347,7 @@ class HudiTable:
     def schedule_compaction(self, min_delta_commits: int = 1) -> str | None:
         """Plan a compaction of every file slice with log files, once `min_delta_commits` delta commits
         accumulated since the last one; returns the compaction instant (None: nothing to do now)."""
+        from hudi_ds.config.writable import check_writable
         from hudi_ds.services import compaction
 
         check_writable(self.config)
@@ -355,6 +355,7 @@ class HudiTable:
 
     def run_compaction(self, instant: str | None = None) -> list[str]:
         """Execute pending compaction plans (or one): merged slices become new base files."""
+        from hudi_ds.config.writable import check_writable
         from hudi_ds.services import compaction
 
         check_writable(self.config)
@@ -362,6 +363,7 @@ class HudiTable:
 
     def compact(self, min_delta_commits: int = 1) -> list[str]:
         """Schedule and run a compaction (merge-on-read tables); returns the completed compaction instants."""
+        from hudi_ds.config.writable import check_writable
         from hudi_ds.services import compaction
 
         check_writable(self.config)
@@ -372,6 +374,7 @@ class HudiTable:
         """Delete the file versions the cleaning policy of the options no longer keeps (hoodie.clean.policy;
         default: those no query on the last hoodie.clean.commits.retained commits needs, 10), or, given
         `retain_commits`, those no query on the last `retain_commits` commits needs; returns the clean instant."""
+        from hudi_ds.config.writable import check_writable
         from hudi_ds.services import clean as cleaning
 
         check_writable(self.config)
@@ -382,6 +385,7 @@ class HudiTable:
     def archive(self, min_commits: int | None = None, max_commits: int | None = None) -> list[str]:
         """Move the oldest instants out of the active timeline once it holds more than `max_commits` commits
         (defaults: the options `hoodie.keep.min.commits` 20 and `hoodie.keep.max.commits` 30)."""
+        from hudi_ds.config.writable import check_writable
         from hudi_ds.services import archive as archiving
 
         check_writable(self.config)
@@ -393,6 +397,7 @@ class HudiTable:
     def rollback(self, instant: str, *, force: bool = False) -> str | None:
         """Roll back a pending instant, or the latest completed commit. A pending instant whose heartbeat is
         fresher than the heartbeat timeout may belong to a live writer: refused unless `force`."""
+        from hudi_ds.config.writable import check_timeline_writable
         from hudi_ds.recovery.rollback import require_dead, rollback_completed
 
         check_timeline_writable(self.config)
