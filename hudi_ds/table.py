@@ -1,7 +1,8 @@
 """HudiTable: the Python API used by notebooks, the CLI and the Spark layer. It only wires the core
 together: config and timeline to read, the write client (with the table services as post-commit hooks) to
 write. What only writes, table services, rollback, version changes and the change feed use is imported by the
-methods that need it: `import hudi_ds` and a read in a fresh process do not pay for it (issue 32)."""
+methods that need it: `import hudi_ds` and a read in a fresh process do not pay for it (issue 32). So is the
+option registry (pydantic): a table opened without options builds it only when a write or a service asks."""
 
 from __future__ import annotations
 
@@ -10,18 +11,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
-from hudi_ds.config.option_parsing import key_of, parse_options
 from hudi_ds.config.table_config import load_config
-from hudi_ds.config.table_shape import TABLE_SETTINGS, check_against_table
-from hudi_ds.config.writable import check_timeline_writable, check_writable
 from hudi_ds.errors import ConfigError
 from hudi_ds.read import filters as flt
-from hudi_ds.read import lazy, query
+from hudi_ds.read import query
 from hudi_ds.storage import open_storage
 from hudi_ds.timeline import Instant, Timeline, normalize_instant_time
 from hudi_ds.timeline.moving import on_latest_timeline
 
 if TYPE_CHECKING:
+    from hudi_ds.config.options import HudiOptions
     from hudi_ds.write.client import WriteClient
 
 T = TypeVar("T")
@@ -58,8 +57,21 @@ class HudiTable:
                  storage_options: Mapping[str, Any] | None = None) -> None:
         self.path = str(path)
         self.storage = open_storage(self.path, storage_options)
-        self.options = parse_options(options)
+        self._options: HudiOptions | None = None
+        if options is not None and not (isinstance(options, Mapping) and len(options) == 0):
+            from hudi_ds.config.option_parsing import parse_options
+
+            self._options = parse_options(options)  # bad options fail here, before anything is read
         self.config = load_config(self.storage)
+
+    @property
+    def options(self) -> HudiOptions:
+        """The options given, validated, with the registry's defaults for the others (docs/options.md)."""
+        if self._options is None:
+            from hudi_ds.config.option_parsing import parse_options
+
+            self._options = parse_options(None)
+        return self._options
 
     # ---- creation ---------------------------------------------------------------------------------------
     @classmethod
@@ -91,6 +103,9 @@ class HudiTable:
             "table_type": table_type, "num_buckets": buckets, "hive_style": hive_style_partitioning,
             "url_encode": url_encode_partitions,
         }
+        from hudi_ds.config.option_parsing import key_of, parse_options
+        from hudi_ds.config.table_shape import TABLE_SETTINGS
+
         given = parse_options(options)
         for name, value in declared.items():
             if value is None or not given.is_set(name):
@@ -120,7 +135,8 @@ class HudiTable:
 
     def _snapshot(self, timeline: Timeline) -> query.TableSnapshot:
         """A reader's snapshot: file listings from the metadata table unless hoodie.metadata.enable=false."""
-        return query.TableSnapshot(self.storage, self.config, timeline, self.options.metadata_enable is not False)
+        listing = self._options is None or self._options.metadata_enable is not False  # none given: unset
+        return query.TableSnapshot(self.storage, self.config, timeline, listing)
 
     def _read(self, read: Callable[[query.TableSnapshot], T]) -> T:
         """`read` on the table as it is now, planned again if writers moved on while it ran."""
@@ -198,7 +214,7 @@ class HudiTable:
         Nothing is read until it is collected; then only the columns the query uses, the partitions its
         filter allows and the row groups whose statistics may match are read, and a `head(n)` stops early.
         The table is the one of this call: later commits are not seen."""
-        from hudi_ds.read import polars_scan
+        from hudi_ds.read import lazy, polars_scan
 
         at = normalize_instant_time(as_of) if as_of is not None else None
         snap = self.snapshot()
@@ -215,7 +231,7 @@ class HudiTable:
     def scan_incremental(self, start: str, end: str | None = None, filters: Sequence[Sequence[Any]] | None = None,
                          columns: Sequence[str] | None = None) -> Any:
         """`incremental()` as a polars LazyFrame: the latest image of records changed in (start, end]."""
-        from hudi_ds.read import polars_scan
+        from hudi_ds.read import lazy, polars_scan
 
         s = _range_start(start)
         e = normalize_instant_time(end) if end is not None else None
@@ -233,7 +249,7 @@ class HudiTable:
         """`changes()` as a polars LazyFrame, read one commit at a time: a filter on partition columns skips
         the other partitions' file groups, and a `head(n)` stops after the commits it needed."""
         from hudi_ds.read import changes as change_feed
-        from hudi_ds.read import polars_scan
+        from hudi_ds.read import lazy, polars_scan
 
         s = _range_start(start)
         e = normalize_instant_time(end) if end is not None else None
@@ -248,7 +264,7 @@ class HudiTable:
                         columns: Sequence[str] | None = None, read_optimized: bool = False) -> pa.RecordBatchReader:
         """The snapshot as an Arrow RecordBatchReader that merges one file slice at a time (memory holds one
         slice): DuckDB, DataFusion and pyarrow query it as a stream, log files merged."""
-        from hudi_ds.read import engines  # pyarrow.dataset costs a second to import: only when used
+        from hudi_ds.read import engines, lazy  # pyarrow.dataset costs a second to import: only when used
 
         at = normalize_instant_time(as_of) if as_of is not None else None
         stream = self._read(lambda snap: lazy.snapshot_stream(snap, at, filters or [], columns, read_optimized))
@@ -318,6 +334,7 @@ class HudiTable:
         """The write client of this table, with its options and table services (at the version the options ask
         for: hoodie.write.table.version / hoodie.write.auto.upgrade). Table settings among the options must match
         the table's, as for Spark writes (TableExistsError otherwise)."""
+        from hudi_ds.config.table_shape import check_against_table
         from hudi_ds.services.post_commit import TableServices
         from hudi_ds.upgrade import check_version
         from hudi_ds.write.client import WriteClient
@@ -330,6 +347,7 @@ class HudiTable:
     def schedule_compaction(self, min_delta_commits: int = 1) -> str | None:
         """Plan a compaction of every file slice with log files, once `min_delta_commits` delta commits
         accumulated since the last one; returns the compaction instant (None: nothing to do now)."""
+        from hudi_ds.config.writable import check_writable
         from hudi_ds.services import compaction
 
         check_writable(self.config)
@@ -337,6 +355,7 @@ class HudiTable:
 
     def run_compaction(self, instant: str | None = None) -> list[str]:
         """Execute pending compaction plans (or one): merged slices become new base files."""
+        from hudi_ds.config.writable import check_writable
         from hudi_ds.services import compaction
 
         check_writable(self.config)
@@ -344,6 +363,7 @@ class HudiTable:
 
     def compact(self, min_delta_commits: int = 1) -> list[str]:
         """Schedule and run a compaction (merge-on-read tables); returns the completed compaction instants."""
+        from hudi_ds.config.writable import check_writable
         from hudi_ds.services import compaction
 
         check_writable(self.config)
@@ -354,6 +374,7 @@ class HudiTable:
         """Delete the file versions the cleaning policy of the options no longer keeps (hoodie.clean.policy;
         default: those no query on the last hoodie.clean.commits.retained commits needs, 10), or, given
         `retain_commits`, those no query on the last `retain_commits` commits needs; returns the clean instant."""
+        from hudi_ds.config.writable import check_writable
         from hudi_ds.services import clean as cleaning
 
         check_writable(self.config)
@@ -364,6 +385,7 @@ class HudiTable:
     def archive(self, min_commits: int | None = None, max_commits: int | None = None) -> list[str]:
         """Move the oldest instants out of the active timeline once it holds more than `max_commits` commits
         (defaults: the options `hoodie.keep.min.commits` 20 and `hoodie.keep.max.commits` 30)."""
+        from hudi_ds.config.writable import check_writable
         from hudi_ds.services import archive as archiving
 
         check_writable(self.config)
@@ -375,6 +397,7 @@ class HudiTable:
     def rollback(self, instant: str, *, force: bool = False) -> str | None:
         """Roll back a pending instant, or the latest completed commit. A pending instant whose heartbeat is
         fresher than the heartbeat timeout may belong to a live writer: refused unless `force`."""
+        from hudi_ds.config.writable import check_timeline_writable
         from hudi_ds.recovery.rollback import require_dead, rollback_completed
 
         check_timeline_writable(self.config)

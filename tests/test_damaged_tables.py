@@ -152,6 +152,13 @@ def test_properties_failing_their_checksum(tmp_path):
         HudiTable(t.path)
 
 
+def test_unknown_table_type_is_a_corrupt_table(tmp_path):
+    t = _table(tmp_path)
+    _edit_properties(t, "hoodie.table.type", "MERGE_ON_WRITE")
+    with pytest.raises(CorruptTableError, match="hoodie.table.type 'MERGE_ON_WRITE'"):
+        HudiTable(t.path)
+
+
 def test_lost_properties_are_not_replaced_by_a_new_table(tmp_path):
     t = _table(tmp_path)
     (Path(t.path) / ".hoodie" / "hoodie.properties").unlink()

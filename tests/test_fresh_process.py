@@ -1,6 +1,7 @@
-"""What a fresh process pays (issue 32): `import hudi_ds` loads no optional engine and none of the writer, and the
-first read of a small table does not import polars to decode a few Avro log records. Each check runs in a
-new interpreter, where sys.modules shows what was imported."""
+"""What a fresh process pays (issue 32): `import hudi_ds` loads no optional engine, none of the writer, neither
+pydantic (the option registry) nor fastavro, pyarrow.parquet or the HFile package; a read of a table opened
+without options never builds the option registry, and the first read of a small table does not import polars to
+decode a few Avro log records. Each check runs in a new interpreter, where sys.modules shows what was imported."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import sys
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
-from hudi_ds import HudiTable
+from hudi_ds import ConfigError, HudiTable
 from hudi_ds.log.decoder_choice import POLARS_AFTER_RECORDS
 
 
@@ -31,7 +33,8 @@ print(json.dumps({{"loaded": sorted(m for m in sys.modules if any(m == p or m.st
 
 _NOT_AT_IMPORT = ["pyspark", "polars", "duckdb", "pandas", "hudi_ds.spark", "hudi_ds.cli", "hudi_ds.write",
                   "hudi_ds.services", "hudi_ds.metadata.sync", "hudi_ds.upgrade", "hudi_ds.recovery",
-                  "hudi_ds.read.changes"]
+                  "hudi_ds.read.changes", "pydantic", "hudi_ds.config.options", "fastavro", "pyarrow.parquet",
+                  "hudi_ds.hfile", "hudi_ds.metadata.listing", "hudi_ds.read.lazy"]
 
 
 def test_import_loads_no_engine_and_no_writer() -> None:
@@ -53,9 +56,20 @@ def test_first_read_of_a_small_table_does_not_import_polars(tmp_path: Path) -> N
     expected = _small_mor_table(tmp_path / "t")
     read = ("import hudi_ds; t = hudi_ds.HudiTable(sys.argv[1]).to_arrow(columns=['id', 'v']).sort_by('id'); "
             "rows = t.to_pydict()")
-    out = _fresh(_LOADED.format(statement=read, prefixes=["polars"]), str(tmp_path / "t"))
+    out = _fresh(_LOADED.format(statement=read, prefixes=["polars", "pydantic"]), str(tmp_path / "t"))
     assert out["rows"] == expected.to_pydict()
     assert out["loaded"] == []
+
+
+def test_options_are_validated_when_the_table_is_opened(tmp_path: Path) -> None:
+    """The registry is built lazily only where no option is given: a bad one still fails before any read."""
+    _small_mor_table(tmp_path / "t")
+    with pytest.raises(ConfigError, match="hoodie.metadata.enable"):
+        HudiTable(str(tmp_path / "t"), options={"hoodie.metadata.enable": "maybe"})
+    with pytest.raises(ConfigError, match="mapping"):
+        HudiTable(str(tmp_path / "t"), options=[("hoodie.metadata.enable", "true")])  # type: ignore[arg-type]
+    opened = HudiTable(str(tmp_path / "t"))
+    assert opened.options.metadata_enable is None and opened.options.clean_retain_commits == 10
 
 
 _DECODE = """

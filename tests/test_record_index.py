@@ -22,7 +22,8 @@ from hudi_ds.config.table_config import load_config
 from hudi_ds.errors import ConfigError, UnsupportedTableError
 from hudi_ds.hfile import AvroHFileReader
 from hudi_ds.index.lookup import KeyLookup
-from hudi_ds.log import BlockType, decode_hfile_data_block, read_blocks
+from hudi_ds.log import BlockType, read_blocks
+from hudi_ds.log.hfile_block import decode_hfile_data_block
 from hudi_ds.metadata import record_index as ri
 from hudi_ds.metadata import record_index_codec as codec
 from hudi_ds.metadata import record_index_entries as entries

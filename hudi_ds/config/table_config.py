@@ -1,11 +1,11 @@
-"""The table's own configuration (hoodie.properties) as a validated, immutable model."""
+"""The table's own configuration (hoodie.properties) as a validated, immutable record. A plain dataclass: every
+read builds one, and pydantic's first model costs a fresh process more than the rest of the read setup (issue 32)."""
 
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, get_args
 
 from hudi_ds.config import properties
 from hudi_ds.config.merge_mode import (
@@ -79,18 +79,17 @@ def table_checksum(database: str, name: str) -> str:
     return str(zlib.crc32(f"{database}.{name}".encode()))
 
 
-class TableConfig(BaseModel):
+@dataclass(frozen=True)
+class TableConfig:
     """What every reader and writer of the table must agree on."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str
     table_type: TableType = "COPY_ON_WRITE"
     version: int = 6
     layout_version: int = 1
-    record_key_fields: list[str] = Field(default_factory=list)
+    record_key_fields: list[str] = field(default_factory=list)
     ordering_field: str | None = None
-    partition_fields: list[str] = Field(default_factory=list)
+    partition_fields: list[str] = field(default_factory=list)
     key_generator: str | None = None
     hive_style: bool = False
     url_encode: bool = False
@@ -98,7 +97,7 @@ class TableConfig(BaseModel):
     base_file_format: str = "PARQUET"
     database: str = ""
     timeline_path: str = "timeline"
-    metadata_partitions: list[str] = Field(default_factory=list)
+    metadata_partitions: list[str] = field(default_factory=list)
     create_schema: str | None = None
     num_buckets: int | None = None
     index_type: str | None = None
@@ -115,14 +114,13 @@ class TableConfig(BaseModel):
     # a column and the value of it that makes a row a delete (version 9 properties, or AWSDmsAvroPayload's Op=D)
     delete_field: str | None = None
     delete_marker: str | None = None
-    raw: dict[str, str] = Field(default_factory=dict)
+    raw: dict[str, str] = field(default_factory=dict)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _default_merge_mode(cls, data: Any) -> Any:
-        if isinstance(data, dict) and not data.get("merge_mode"):
-            data = {**data, "merge_mode": infer_merge_mode(None, None, None, data.get("ordering_field"), 6)}
-        return data
+    def __post_init__(self) -> None:
+        if self.table_type not in get_args(TableType):
+            raise ValueError(f"unknown hoodie.table.type {self.table_type!r} (MERGE_ON_READ or COPY_ON_WRITE)")
+        if not self.merge_mode:
+            object.__setattr__(self, "merge_mode", infer_merge_mode(None, None, None, self.ordering_field, 6))
 
     @property
     def is_mor(self) -> bool:

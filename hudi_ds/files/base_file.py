@@ -3,6 +3,8 @@ and the one way they are opened for reading (a damaged file is a CorruptTableErr
 
 The marker comes first (a rollback finds the file through it); the footer carries Hudi's keys (the Avro schema,
 min/max record key) and not Arrow's own schema, so other engines type the columns from parquet alone.
+pyarrow.parquet (with pyarrow.fs, ~0.03 CPU-s) is imported by the first call that opens or writes a file, not by
+`import hudi_ds` (issue 32).
 """
 
 from __future__ import annotations
@@ -11,21 +13,22 @@ import io
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from hudi_ds import faults
 from hudi_ds.errors import CorruptTableError, MissingFileError
 from hudi_ds.files.encoding import statistics_columns
 from hudi_ds.files.markers import write_marker
 from hudi_ds.files.naming import join
-from hudi_ds.hfile.bloom import BloomFilter
 from hudi_ds.schema.meta import FILE_NAME, META_COLUMNS, RECORD_KEY
 from hudi_ds.schema.strings import constant_dictionary
 from hudi_ds.storage import Storage
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
 
 
 def write_base_file(storage: Storage, instant: str, partition: str, name: str, records: pa.Table,
@@ -45,6 +48,8 @@ def write_base_file(storage: Storage, instant: str, partition: str, name: str, r
         kv["hoodie_max_record_key"] = mm["max"].as_py()
     if bloom_filter:
         kv.update(bloom_footer(records[RECORD_KEY]))
+    import pyarrow.parquet as pq
+
     sink = io.BytesIO()
     # store_schema=False keeps Arrow's own schema out of the footer (hudi-rs types come from parquet);
     # Hudi's footer keys are added explicitly, as that option also drops schema metadata
@@ -65,6 +70,8 @@ def open_base_file(storage: Storage, rel: str, few_valued_as_dictionary: bool = 
 
     `few_valued_as_dictionary`: string columns stored as small dictionaries are read as Arrow dictionaries
     (the caller expands them with hudi_ds.schema.strings.decoded, far cheaper than parquet's plain decode)."""
+    import pyarrow.parquet as pq
+
     try:
         with storage.open_input(rel) as f:
             if few_valued_as_dictionary:
@@ -89,6 +96,8 @@ BLOOM_TYPE_KEY = "hoodie_bloom_filter_type_code"
 def bloom_footer(keys: pa.ChunkedArray | pa.Array) -> dict[str, str]:
     """The footer keys of Hudi's parquet writer (HoodieBloomFilterWriteSupport): the filter of the record keys,
     added in file order, and its type."""
+    from hudi_ds.hfile.bloom import BloomFilter  # writers only: a read does not import the HFile package
+
     bloom = BloomFilter(BLOOM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES)
     bloom.add_strings(keys)
     return {BLOOM_FILTER_KEY: bloom.serialize().decode("ascii"), BLOOM_TYPE_KEY: bloom.type_code}

@@ -16,7 +16,6 @@ import json
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any
 
-import fastavro
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -35,6 +34,8 @@ BLOOM_FILTER_TYPE_CODE = "bloomFilterTypeCode"
 
 @functools.lru_cache(maxsize=16)
 def _parsed(schema_json: str) -> Any:
+    import fastavro  # imported where used: `import hudi_ds` does not pay for it (issue 32)
+
     return fastavro.parse_schema(json.loads(schema_json))
 
 
@@ -118,6 +119,8 @@ def encode_values(records: Mapping[str, dict[str, Any]], schema_json: str,
         if fast is not None:
             values.append(fast)
             continue
+        import fastavro
+
         out = io.BytesIO()
         try:
             fastavro.schemaless_writer(out, parsed, record)
@@ -172,6 +175,8 @@ class AvroHFileReader:
         self._named_unions = _fields_with_record_unions(schema_json)
 
     def _read_value(self, text: str, value: bytes, with_names: bool) -> dict[str, Any]:
+        import fastavro
+
         buffer = io.BytesIO(value)
         try:
             record = fastavro.schemaless_reader(buffer, self._schema, None, return_record_name=with_names,

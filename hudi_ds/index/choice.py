@@ -8,9 +8,13 @@ written with the index the user names, or SIMPLE.
 
 from __future__ import annotations
 
-from hudi_ds.config.options import HudiOptions
+from typing import TYPE_CHECKING
+
 from hudi_ds.config.table_config import TableConfig, key_generator_type_name
 from hudi_ds.errors import TableExistsError, UnsupportedTableError
+
+if TYPE_CHECKING:  # the option registry (pydantic) is not needed to check a table before a read (issue 32)
+    from hudi_ds.config.options import HudiOptions
 
 BUCKET = "BUCKET"
 RECORD_INDEX = "RECORD_INDEX"  # finds keys in the metadata table's record_index (hudi_ds.index.record_index)

@@ -4,6 +4,8 @@ both read the `hoodie.keygen.timebased.*` settings of hoodie.properties (hudi_ds
 
 from __future__ import annotations
 
+import dataclasses
+
 from hudi_ds.config.option_parsing import OPTION_SPECS
 from hudi_ds.config.options import HudiOptions
 from hudi_ds.config.table_config import TableConfig, key_generator_type_name
@@ -69,4 +71,4 @@ def with_timestamp_settings(config: TableConfig, options: HudiOptions) -> TableC
         if held is not None and held != value:
             raise TableExistsError(f"{key}={value!r} contradicts the table, whose hoodie.properties holds {held!r}; "
                                    "drop the option or set it to the table's value")
-    return config.model_copy(update={"raw": {**config.raw, **given}})
+    return dataclasses.replace(config, raw={**config.raw, **given})

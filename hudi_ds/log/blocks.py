@@ -2,6 +2,8 @@
 
 Encoders produce whole framed blocks; decoders take a LogBlock from `read_blocks` and return Arrow tables
 shaped like the caller's table schema, because log blocks written before a schema change lack newer columns.
+fastavro and pyarrow.parquet are imported by the functions that use them: Parquet blocks never need fastavro,
+and `import hudi_ds` pays for neither (issue 32).
 """
 
 from __future__ import annotations
@@ -16,11 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import fastavro
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from hudi_ds.errors import (
     CorruptTableError,
@@ -65,11 +65,18 @@ def _avro_str(s: str) -> bytes:
 def _avro_codec(schema_json: str) -> tuple[Any, Any, pa.Schema]:
     """(parsed wire record schema, parsed array-of-records schema, Arrow schema), cached per schema string
     since every block of a table repeats the same header."""
-    schema = parse_avro_json(schema_json)
-    wire = wire_schema(schema)
+    import fastavro
+
+    wire = wire_schema(parse_avro_json(schema_json))
     record = fastavro.parse_schema(wire)
     array = fastavro.parse_schema({"type": "array", "items": wire})
-    return record, array, avro_to_arrow(schema)
+    return record, array, _natural_schema(schema_json)
+
+
+@functools.lru_cache(maxsize=128)
+def _natural_schema(schema_json: str) -> pa.Schema:
+    """The Arrow schema of a block's SCHEMA header: all a Parquet block needs of it (no fastavro)."""
+    return avro_to_arrow(parse_avro_json(schema_json))
 
 
 def _corrupt(path: str, block: LogBlock, what: str) -> CorruptTableError:
@@ -131,6 +138,8 @@ def avro_records_content(table: pa.Table, avro_schema: dict[str, Any], schema_js
         raise InvalidDataError(f"rows cannot be encoded with the table's Avro schema: {exc}") from exc
     if framed is not None:
         return _II.pack(CONTENT_VERSION, prepared.num_rows) + framed
+    import fastavro
+
     parsed, _, _ = _avro_codec(schema_json)
     records = arrow_to_avro_records(prepared)
     buf = io.BytesIO()
@@ -220,6 +229,8 @@ def _record_bytes(block: LogBlock, path: str) -> tuple[int, bytes]:
 def _decode_fastavro(array_schema: Any, count: int, body: bytes, natural: pa.Schema, block: LogBlock,
                      path: str) -> pa.Table:
     # Back-to-back Avro datums framed as one Avro array decode in a single fastavro call.
+    import fastavro
+
     buf = (zigzag(count) if count else b"") + body + b"\x00"
     bio = io.BytesIO(buf)
     try:
@@ -333,6 +344,8 @@ def encode_parquet_data_block(table: pa.Table, avro_schema: dict[str, Any], inst
     full = with_meta_avro(avro_schema)
     schema_json = json.dumps(full, separators=(",", ":"))
     data = _prepare_for_write(table, full)
+    import pyarrow.parquet as pq
+
     sink = pa.BufferOutputStream()
     dictionary = dictionary_columns(data) if use_dictionary is None else use_dictionary
     # no min/max statistics: every reader decodes a log block whole (they cost a fifth of a small block's write)
@@ -345,6 +358,8 @@ def encode_parquet_data_block(table: pa.Table, avro_schema: dict[str, Any], inst
 def decode_parquet_data_block(block: LogBlock, path: str, arrow_schema: pa.Schema | None = None) -> pa.Table:
     """Rows of a PARQUET_DATA block, typed like its SCHEMA header (so they match Avro blocks) and shaped to
     `arrow_schema` when given."""
+    import pyarrow.parquet as pq
+
     require_type(block, BlockType.PARQUET_DATA, path)
     try:
         source = pq.ParquetFile(pa.BufferReader(pa.py_buffer(block.content)))
@@ -356,8 +371,8 @@ def decode_parquet_data_block(block: LogBlock, path: str, arrow_schema: pa.Schem
     table = table.replace_schema_metadata(None)
     if block.schema_json:
         try:
-            natural = _avro_codec(block.schema_json)[2]
-        except Exception as exc:  # invalid JSON, unknown Avro types, fastavro parse errors
+            natural = _natural_schema(block.schema_json)
+        except Exception as exc:  # invalid JSON, unknown Avro types
             raise _corrupt(path, block, f"unusable SCHEMA header ({type(exc).__name__}: {exc})") from exc
         table = fit_table(table, natural, path)
     return fit_table(table, arrow_schema, path) if arrow_schema is not None else table
@@ -384,7 +399,13 @@ DELETE_RECORD_LIST_SCHEMA: dict[str, Any] = {
             {"name": "orderingVal", "type": _ORDERING_UNION, "default": None},
         ]}}}],
 }
-_PARSED_DELETE = fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA)
+
+
+@functools.cache
+def _parsed_delete_schema() -> Any:
+    import fastavro
+
+    return fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -558,8 +579,10 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
 
 def _delete_records_fastavro(body: bytes, path: str, block: LogBlock) -> DeleteRecords:
     """The reference decoder: any branch mix, logical types included."""
+    import fastavro
+
     try:
-        decoded = fastavro.schemaless_reader(io.BytesIO(body), _PARSED_DELETE, None)
+        decoded = fastavro.schemaless_reader(io.BytesIO(body), _parsed_delete_schema(), None)
     except Exception as exc:  # fastavro raises assorted exception types on bad bytes
         raise _corrupt(path, block, f"undecodable delete list ({type(exc).__name__}: {exc})") from exc
     items: list[dict[str, Any]] = decoded["deleteRecordList"]  # type: ignore[index,call-overload,assignment]

@@ -11,6 +11,7 @@ commits that complete afterwards record themselves. Dropping clears the property
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from hudi_ds import faults
@@ -118,7 +119,7 @@ def planned_config(config: TableConfig, enable: bool | None) -> TableConfig:
             f"hoodie.metadata.enable=true: hudi_ds maintains the metadata table of version 8 and 9 tables, and "
             f"this table is at version {config.version}; upgrade it first (hoodie.write.table.version=9)")
     partitions = sorted({*config.metadata_partitions, md.FILES}) if enable else []
-    return config.model_copy(update={"metadata_partitions": partitions})
+    return dataclasses.replace(config, metadata_partitions=partitions)
 
 
 def apply_metadata_setting(storage: Storage, config: TableConfig, enable: bool | None) -> TableConfig:

@@ -17,6 +17,7 @@ none).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -389,7 +390,7 @@ def planned_config(config: TableConfig, enable: bool | None) -> TableConfig:
                           "hoodie.metadata.enable=true too (version 8 and 9 tables)")
     partitions = sorted({*config.metadata_partitions, md.COLUMN_STATS} if enable
                         else set(config.metadata_partitions) - {md.COLUMN_STATS, md.PARTITION_STATS})
-    return config.model_copy(update={"metadata_partitions": partitions})
+    return dataclasses.replace(config, metadata_partitions=partitions)
 
 
 def apply_setting(storage: Storage, config: TableConfig, enable: bool | None) -> TableConfig:

@@ -15,6 +15,7 @@ writes tight bounds.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -191,7 +192,7 @@ def planned_config(config: TableConfig, enable: bool | None) -> TableConfig:
                           "hoodie.metadata.index.column.stats.enable=true too (and hoodie.metadata.enable=true)")
     partitions = sorted({*config.metadata_partitions, md.PARTITION_STATS} if enable
                         else set(config.metadata_partitions) - {md.PARTITION_STATS})
-    return config.model_copy(update={"metadata_partitions": partitions})
+    return dataclasses.replace(config, metadata_partitions=partitions)
 
 
 def apply_setting(storage: Storage, config: TableConfig, enable: bool | None) -> TableConfig:

@@ -12,6 +12,7 @@ key placed anywhere in the instant wins over its removal elsewhere (a partition 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -379,7 +380,7 @@ def planned_partitions(config: TableConfig, enable: bool | None) -> TableConfig:
                               "(hoodie.populate.meta.fields=false), which the record index is built from; leave "
                               "it off")
         partitions = sorted([*partitions, md.RECORD_INDEX])
-    return config.model_copy(update={"metadata_partitions": partitions})
+    return dataclasses.replace(config, metadata_partitions=partitions)
 
 
 def apply_record_index_setting(storage: Storage, config: TableConfig, enable: bool | None,

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -16,9 +16,7 @@ from hudi_ds.config import TableConfig
 from hudi_ds.errors import ConfigError, CorruptTableError
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.keys.keygen import integer_key_column
-from hudi_ds.metadata.column_stats import StatsByFile, read_stats
 from hudi_ds.metadata.layout import MetadataTable, listed_partitions
-from hudi_ds.metadata.listing import data_files
 from hudi_ds.metadata.records import FILES
 from hudi_ds.read import filters as flt
 from hudi_ds.read import retention
@@ -30,6 +28,9 @@ from hudi_ds.schema.meta import COMMIT_TIME, RECORD_KEY, with_meta
 from hudi_ds.storage import FileEntry, Storage
 from hudi_ds.timeline import Timeline
 from hudi_ds.timeline.archived import with_history
+
+if TYPE_CHECKING:  # the metadata table's readers are imported where a table has one (issue 32)
+    from hudi_ds.metadata.column_stats import StatsByFile
 
 READ_THREADS = max(2, min(8, os.cpu_count() or 2))
 
@@ -52,6 +53,10 @@ class TableSnapshot:
         a writer dropped the metadata table since the config was loaded the properties are read again)."""
         if not self.metadata_listing or self.config.layout_version < 2 or FILES not in self.config.metadata_partitions:
             return None
+        from hudi_ds.metadata.listing import (
+            data_files,  # HFile readers: only for tables with a metadata table
+        )
+
         try:
             mdt = MetadataTable.open(self.storage)
         except CorruptTableError:
@@ -67,6 +72,8 @@ class TableSnapshot:
         if not self.metadata_listing or self.config.layout_version < 2 \
                 or partition not in self.config.metadata_partitions:
             return None
+        from hudi_ds.metadata.column_stats import read_stats
+
         try:
             return read_stats(MetadataTable.open(self.storage), partition, self.timeline, columns)
         except CorruptTableError:

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from hudi_ds.errors import ConfigError
 from hudi_ds.read.filters import Filter, literal, null_matches
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
 
 
 @dataclass(frozen=True)

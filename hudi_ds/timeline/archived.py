@@ -29,9 +29,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import fastavro
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from hudi_ds.errors import CorruptTableError, InstantNotFoundError
 from hudi_ds.files.naming import parse_log_file
@@ -224,6 +222,8 @@ def read_archived(storage: Storage, folder: str = ".hoodie/archived") -> Iterato
 
 
 def _archive_records(data: bytes, path: str) -> Iterator[dict[str, Any]]:
+    import fastavro  # only archives need it, and `import hudi_ds` does not pay for it (issue 32)
+
     for block in read_blocks(data, path):
         if block.block_type == BlockType.CORRUPT:
             raise CorruptTableError(f"archive file {path} has a truncated or corrupt block at byte {block.offset}; "
@@ -318,6 +318,8 @@ _LSM_COLUMNS = ("instantTime", "completionTime", "action", "metadata")
 
 
 def _layout2_entries(storage: Storage, path: str) -> list[_Entry]:
+    import pyarrow.parquet as pq  # only the LSM history needs it: `import hudi_ds` does not pay for it (issue 32)
+
     try:
         table = pq.read_table(pa.BufferReader(storage.read_bytes(path)))
     except (pa.ArrowException, OSError) as e:

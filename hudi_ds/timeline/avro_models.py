@@ -4,7 +4,8 @@ Java (`TimelineMetadataUtils.serializeAvroMetadata`) writes an Avro object conta
 codec, only the `avro.schema` metadata key (no `avro.codec`), one block holding one record. The embedded
 schema is the compiled class's schema: Java's key order and an `avro.java.string` mark on every string and
 map. We write the same bytes (only the random sync marker differs), so Java and hudi-rs read our plans and
-metadata as their own.
+metadata as their own. fastavro is imported by the functions that use it: version 6 tables keep their commit
+metadata as JSON, and `import hudi_ds` does not pay for it (issue 32).
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-import fastavro
 
 from hudi_ds.errors import CorruptTableError
 from hudi_ds.schema.avro_binary import avro_bytes, zigzag
@@ -102,6 +101,8 @@ _PARSED: dict[int, tuple[Schema, Any, str]] = {}
 def _parsed(schema: Schema) -> tuple[Any, str]:
     hit = _PARSED.get(id(schema))
     if hit is None or hit[0] is not schema:
+        import fastavro
+
         hit = _PARSED[id(schema)] = (schema, fastavro.parse_schema(schema, named_schemas={}),
                                      java_schema_json(schema))
     return hit[1], hit[2]
@@ -109,6 +110,8 @@ def _parsed(schema: Schema) -> tuple[Any, str]:
 
 def encode_avro_instant(record: Mapping[str, Any], schema: Schema, sync_marker: bytes | None = None) -> bytes:
     """One-record Avro object container file, byte-compatible with Java's serializeAvroMetadata."""
+    import fastavro
+
     parsed, java_text = _parsed(schema)
     body = io.BytesIO()
     fastavro.schemaless_writer(body, parsed, dict(record))
@@ -127,6 +130,8 @@ def decode_avro_instant(data: bytes, path: str, reader_schema: Schema | None = N
         raise CorruptTableError(f"timeline file {path} is empty; expected an Avro object container file")
     if not data.startswith(AVRO_MAGIC):
         raise CorruptTableError(f"timeline file {path} is not an Avro object container file (bad magic)")
+    import fastavro
+
     try:
         parsed = _parsed(reader_schema)[0] if reader_schema else None
         reader = fastavro.reader(io.BytesIO(data), reader_schema=parsed)
