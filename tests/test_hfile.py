@@ -328,6 +328,36 @@ def test_bloom_filter_of_arrow_strings_equals_the_filter_of_their_bytes(keys, sk
     assert from_arrow.serialize() == from_bytes.serialize()
 
 
+@SETTINGS
+@given(st.lists(st.binary(min_size=1, max_size=12), unique=True, max_size=70), st.integers(min_value=0, max_value=70),
+       st.integers(min_value=1, max_value=20), st.integers(min_value=1, max_value=4))
+def test_a_filter_read_back_and_extended_is_the_filter_of_all_its_keys(keys, split, per_row, bound_rows):
+    # a rewrite grows the filter of the file it replaces: read back (past the bound: round-robin), it must put the
+    # next keys in the rows a filter that took every key in one go puts them
+    bound = per_row * bound_rows - (per_row // 2 if per_row > 1 else 0)  # a bound between two rows' counts, too
+    first, whole = BloomFilter(per_row, 0.01, bound), BloomFilter(per_row, 0.01, bound)
+    first.add_all(keys[:split])
+    whole.add_all(keys)
+    grown = BloomFilter.extendable(first.serialize(), "t", per_row, 0.01, bound)
+    assert grown is not None and grown.key_count == min(split, len(keys))
+    grown.add_all(keys[split:])
+    assert grown.serialize() == whole.serialize()
+    assert grown.key_count == len(keys)
+
+
+def test_a_filter_of_other_settings_is_not_extended():
+    first = BloomFilter(10, 0.01, 30)
+    first.add_all([b"a", b"b"])
+    assert BloomFilter.extendable(first.serialize(), "t", 20, 0.01, 60) is None  # other row size
+    assert BloomFilter.extendable(first.serialize(), "t", 10, 0.001, 30) is None  # other false positive rate
+    full = BloomFilter(10, 0.01, 30)
+    full.add_all([str(i).encode() for i in range(35)])  # three rows, then round-robin
+    assert BloomFilter.extendable(full.serialize(), "t", 10, 0.01, 30) is not None
+    assert BloomFilter.extendable(full.serialize(), "t", 10, 0.01, 20) is None  # more rows than that bound opens
+    with pytest.raises(CorruptTableError, match="unreadable bloom filter"):
+        BloomFilter.extendable(b"not base64!", "t", 10, 0.01, 30)
+
+
 def test_a_bloom_filter_is_the_same_however_its_keys_are_split():
     # keys are hashed in chunks (bounded memory): chunk boundaries must not change which row a key lands in
     keys = [f"key-{i}".encode() for i in range(70_001)]

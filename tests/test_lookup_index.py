@@ -420,6 +420,49 @@ def test_bloom_index_base_files_carry_the_filter_of_their_keys(tmp_path, table_t
                                                                                     max(keys).encode())
 
 
+def latest_filter(t: HudiTable, path: Path) -> tuple[BloomFilter, list[str]]:
+    """The bloom filter in the footer of the one file group's latest base file, and that file's keys."""
+    [name] = set(t.to_arrow(columns=[FILE])[FILE].to_pylist())
+    [file] = list(path.rglob(name))
+    bloom = BloomFilter.deserialize(pq.read_metadata(file).metadata[b"org.apache.hudi.bloomfilter"], name)
+    return bloom, pq.read_table(file, columns=[KEY])[KEY].to_pylist()
+
+
+def test_a_rewrite_grows_the_filter_of_the_file_it_replaces_until_it_holds_too_many_dropped_keys(tmp_path):
+    path = tmp_path / "t"
+    t = create(path, "COPY_ON_WRITE", 6, "BLOOM")
+    t.write(batch([f"k{i:03d}" for i in range(100)], 1))
+    t.write(batch([f"k{i:03d}" for i in range(90, 110)], 2))  # 10 updates, 10 new keys: the file is rewritten
+    bloom, keys = latest_filter(t, path)
+    assert bloom.key_count == len(keys) == 110 and all(bloom.might_contain(k.encode()) for k in keys)
+    t.write(batch([f"k{i:03d}" for i in range(5)], 3), operation="delete")  # the filter keeps the 5 dropped keys
+    bloom, keys = latest_filter(t, path)
+    assert (bloom.key_count, len(keys)) == (110, 105) and all(bloom.might_contain(k.encode()) for k in keys)
+    t.write(batch([f"k{i:03d}" for i in range(5, 15)], 4), operation="delete")  # 15 dropped of 95: rebuilt
+    bloom, keys = latest_filter(t, path)
+    assert bloom.key_count == len(keys) == 95 and all(bloom.might_contain(k.encode()) for k in keys)
+    assert rows(t.to_arrow(), ["id"]) == [(f"k{i:03d}",) for i in range(15, 110)]
+
+
+def test_a_rewrite_of_a_file_whose_filter_cannot_be_read_builds_it_from_the_keys(tmp_path):
+    path = tmp_path / "t"
+    t = create(path, "COPY_ON_WRITE", 6, "BLOOM")
+    t.write(batch([f"k{i}" for i in range(20)], 1))
+    [file] = [p for p in path.rglob("*.parquet") if ".hoodie" not in p.parts]
+    damaged, meta = pq.read_table(file), dict(pq.read_metadata(file).metadata)
+    # not Base64, and no shorter (a file smaller than its commit recorded is a truncated one)
+    meta[b"org.apache.hudi.bloomfilter"] = b"!" * (len(meta[b"org.apache.hudi.bloomfilter"]) + 1000)
+    with pq.ParquetWriter(file, damaged.schema, store_schema=False) as writer:
+        writer.write_table(damaged)
+        writer.add_key_value_metadata({k.decode(): v.decode() for k, v in meta.items()})
+    assert pq.read_metadata(file).metadata[b"org.apache.hudi.bloomfilter"].startswith(b"!!!")
+    t.write(batch(["k3", "k20", "k21"], 2))
+    bloom, keys = latest_filter(t, path)
+    assert bloom.key_count == len(keys) == 22 and all(bloom.might_contain(k.encode()) for k in keys)
+    assert rows(t.to_arrow(), ["id", "ts"]) == sorted(((f"k{i}", 2 if i in (3, 20, 21) else 1) for i in range(22)),
+                                                      key=repr)
+
+
 def test_bloom_filters_are_written_where_a_bloom_index_may_read_them(reference_dir, tmp_path):
     """Into tables that record no index (Apache Hudi writes a filter into every base file, and a Hudi job may use
     its bloom index on them); not into tables hudi-py created with SIMPLE (hashing every key costs time)."""

@@ -172,6 +172,31 @@ class BloomFilter:
                 for row in np.unique(of_keys):
                     self.rows[row][positions[:, of_keys == row].ravel().astype(np.intp)] = True
 
+    @property
+    def key_count(self) -> int:
+        """The keys added: the full rows before the last and the last row's count (which goes on counting once
+        keys go round-robin), as Java's filter counts them."""
+        return (len(self.rows) - 1) * self.row_capacity + self.in_last_row
+
+    @classmethod
+    def extendable(cls, text: bytes, what: str, num_entries: int, fpp: float, max_entries: int) -> BloomFilter | None:
+        """The filter of a file (its meta block payload) ready to take more keys as a filter of these settings
+        would, so a rewrite of the file adds only its new keys instead of hashing every key again. None when it was
+        built with other settings (a key would not land where such a filter puts it). CorruptTableError when it
+        cannot be read."""
+        fresh = cls(num_entries, fpp, max_entries)
+        old = cls.deserialize(text, what)
+        if ((old.vector_size, old.hash_count, old.row_capacity) != (fresh.vector_size, fresh.hash_count,
+                                                                     fresh.row_capacity)
+                or len(old.rows) * old.row_capacity >= max_entries + old.row_capacity or old.in_last_row < 0):
+            return None
+        old.max_entries = max_entries
+        if old.in_last_row > old.row_capacity:  # round-robin since the key after the bound
+            if len(old.rows) * old.row_capacity < max_entries:
+                return None  # Java's filter opens a new row there instead
+            old._round_robin = old.in_last_row - old.row_capacity - 1
+        return old
+
     def might_contain(self, key: bytes) -> bool:
         if not key:
             return True
