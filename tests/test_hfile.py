@@ -345,6 +345,18 @@ def test_a_filter_read_back_and_extended_is_the_filter_of_all_its_keys(keys, spl
     assert grown.key_count == len(keys)
 
 
+@SETTINGS
+@given(st.lists(st.text(max_size=12), max_size=60), st.lists(st.text(max_size=12), max_size=40),
+       st.integers(min_value=1, max_value=20))
+def test_membership_of_arrow_strings_is_might_contain_of_each(held, asked, per_row):
+    bloom = BloomFilter(per_row, 0.01, per_row * 3)
+    bloom.add_all(k.encode() for k in held if k)
+    keys = held + asked
+    got = bloom.might_contain_strings(pa.chunked_array([pa.array(keys, pa.string())]))
+    assert got.tolist() == [bloom.might_contain(k.encode()) for k in keys]
+    assert all(got[:len(held)])
+
+
 def test_a_filter_of_other_settings_is_not_extended():
     first = BloomFilter(10, 0.01, 30)
     first.add_all([b"a", b"b"])

@@ -132,7 +132,7 @@ def _grown(grown: GrownFilter, key_count: int) -> BloomFilter | None:
     return bloom
 
 
-def footer_metadata(storage: Storage, rel: str) -> Mapping[bytes, bytes]:
+def footer_metadata(storage: Storage, rel: str) -> dict[bytes, bytes]:
     """The key-value metadata of a base file's footer (Hudi's keys: schema, key range, bloom filter)."""
     with open_base_file(storage, rel) as pf:
         return pf.metadata.metadata or {}

@@ -91,6 +91,19 @@ def _positions(data: np.ndarray, offsets: np.ndarray, hash_count: int,
             yield indices, h
 
 
+def _utf8_buffers(keys: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """The UTF-8 bytes of string keys and their offsets (key `i` is `data[offsets[i]:offsets[i + 1]]`), from
+    Arrow's buffers."""
+    arr = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+    arr = pc.cast(arr, pa.large_string())
+    if arr.null_count:
+        raise InvalidDataError("a bloom filter key must not be null")
+    _, offset_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(offset_buf, dtype=np.int64)[arr.offset:arr.offset + len(arr) + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, dtype=np.uint8)
+    return data, offsets
+
+
 class BloomFilter:
     """A dynamic bounded bloom filter: `add_all` keys, then `serialize()` the meta block text."""
 
@@ -145,14 +158,24 @@ class BloomFilter:
 
     def add_strings(self, keys: pa.Array | pa.ChunkedArray) -> None:
         """Add the UTF-8 bytes of string keys in order, straight from Arrow's buffers."""
-        arr = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
-        arr = pc.cast(arr, pa.large_string())
-        if arr.null_count:
-            raise InvalidDataError("a bloom filter key must not be null")
-        _, offset_buf, data_buf = arr.buffers()
-        offsets = np.frombuffer(offset_buf, dtype=np.int64)[arr.offset:arr.offset + len(arr) + 1]
-        data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, dtype=np.uint8)
-        self._add(data, offsets)
+        self._add(*_utf8_buffers(keys))
+
+    def might_contain_strings(self, keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        """`might_contain` of each string key's UTF-8 bytes, as a bool array (hashed a chunk of keys at a time)."""
+        data, offsets = _utf8_buffers(keys)
+        out = np.ones(len(offsets) - 1, dtype=bool)  # an empty key: true, as might_contain says
+        filled = np.flatnonzero(offsets[1:] > offsets[:-1])
+        for start in range(0, len(filled), _CHUNK_KEYS):
+            chunk = filled[start:start + _CHUNK_KEYS]
+            starts, lengths = offsets[chunk], offsets[chunk + 1] - offsets[chunk]
+            packed = np.concatenate([[0], np.cumsum(lengths)])
+            raw = data[np.repeat(starts - packed[:-1], lengths) + np.arange(packed[-1])]
+            hit = np.zeros(len(chunk), dtype=bool)
+            for indices, positions in _positions(raw, packed, self.hash_count, self.vector_size):
+                at = positions.astype(np.intp)
+                hit[indices] = np.logical_or.reduce([row[at].all(axis=0) for row in self.rows])
+            out[chunk] = hit
+        return out
 
     def _add(self, data: np.ndarray, offsets: np.ndarray) -> None:
         if len(offsets) < 2:

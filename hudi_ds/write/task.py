@@ -301,7 +301,8 @@ class TaskWriter:
             if lookup.global_index:  # every key of the table is read: keep those of this write only
                 located = lookup.located(self.storage, lookup.slices, rows[lookup.match_column])
             else:
-                located = lookup.located(self.storage, partitions)
+                located = lookup.located(self.storage, partitions,
+                                         rows[lookup.match_column] if lookup.prunes_by_keys else None)
             if plan.existing_keys is not None:  # insert-if-absent
                 rows = without_held_keys(rows, located, lookup.match_column, plan.duplicate_policy)
             rows = tag(rows, located, lookup)

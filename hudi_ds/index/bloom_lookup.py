@@ -1,0 +1,69 @@
+"""Hudi's BLOOM and GLOBAL_BLOOM indexes (HoodieBloomIndex): tagging reads the keys of only the file slices that
+may hold a key the write brings.
+
+A base file's footer names its lowest and highest record key and carries the bloom filter of its keys
+(hudi_ds.files.base_file). A slice is read when some incoming key lies in its base file's key range and the filter
+says the file might hold it; the keys read then decide exactly (hudi_ds.index.lookup), so a false positive of a
+filter costs a read, never a wrong tag. With time-ordered keys, new keys lie above the ranges of the files that
+hold older ones, and updates of recent keys meet only the recent files.
+
+As in Hudi, the base file speaks for its slice: a lookup index puts new keys into base files only, so the logs
+of a slice hold keys of its base file. The slice is read whatever its footer says when it has no base file, when
+the footer has no key range nor a filter of Hudi's dynamic type, or when the filter cannot be read. Key ranges are
+compared only when both bounds are ASCII: Java orders strings by UTF-16 units, which for some other characters
+is not the byte order Arrow compares by (an ASCII bound is on the same side of a key in both orders).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import ClassVar
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_ds.errors import CorruptTableError
+from hudi_ds.files.base_file import BLOOM_FILTER_KEY, BLOOM_TYPE_KEY, footer_metadata
+from hudi_ds.files.view import FileSlice
+from hudi_ds.hfile.bloom import TYPE_CODE, BloomFilter
+from hudi_ds.index.lookup import KeyLookup
+from hudi_ds.storage import Storage
+
+MIN_KEY, MAX_KEY = b"hoodie_min_record_key", b"hoodie_max_record_key"
+
+
+@dataclass(frozen=True)
+class BloomLookup(KeyLookup):
+    """A KeyLookup that, told the keys a write brings, reads only the slices whose base file footer may hold one."""
+
+    prunes_by_keys: ClassVar[bool] = True
+
+    def _candidates(self, storage: Storage, partition: str,
+                    wanted: pa.Array | pa.ChunkedArray | None) -> Iterable[tuple[int, FileSlice]]:
+        slices = self.slices.get(partition, ())
+        if wanted is None:
+            return enumerate(slices)
+        keys = pc.drop_null(pc.cast(wanted, pa.string()))  # an integer key column's decimal digits are the keys
+        return [(slot, sl) for slot, sl in enumerate(slices)
+                if sl.base_file is None or may_hold_any(footer_metadata(storage, sl.base_file.path), keys,
+                                                        sl.base_file.path)]
+
+
+def may_hold_any(footer: dict[bytes, bytes] | None, keys: pa.Array | pa.ChunkedArray, what: str) -> bool:
+    """Whether a base file with this footer might hold one of `keys` (record key strings): some key within its key
+    range that its bloom filter might contain. True where the footer cannot tell."""
+    footer = footer or {}
+    low, high = footer.get(MIN_KEY), footer.get(MAX_KEY)
+    if low is not None and high is not None and low.isascii() and high.isascii():
+        keys = keys.filter(pc.and_(pc.greater_equal(keys, low.decode()), pc.less_equal(keys, high.decode())))
+        if len(keys) == 0:
+            return False
+    text = footer.get(BLOOM_FILTER_KEY.encode())
+    if text is None or footer.get(BLOOM_TYPE_KEY.encode()) != TYPE_CODE.encode():
+        return True
+    try:
+        bloom = BloomFilter.deserialize(text, what)
+    except CorruptTableError:
+        return True  # the keys decide
+    return bool(bloom.might_contain_strings(keys).any())
