@@ -13,6 +13,7 @@ import struct
 from pathlib import Path
 
 import fastavro
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -28,6 +29,7 @@ from hudi_ds.hfile import (
     HFileWriter,
     write_avro_hfile,
 )
+from hudi_ds.hfile.bloom import FilterBits, KeyPositions
 from hudi_ds.hfile.java_order import hash_map_order, java_string_hash
 from hudi_ds.hfile.keyvalue import KEY_REST, decode_entries, encode_entries
 from hudi_ds.hfile.varint import decode_hadoop_vint, decode_uvarint, encode_hadoop_vint, encode_uvarint
@@ -352,9 +354,12 @@ def test_membership_of_arrow_strings_is_might_contain_of_each(held, asked, per_r
     bloom = BloomFilter(per_row, 0.01, per_row * 3)
     bloom.add_all(k.encode() for k in held if k)
     keys = held + asked
-    got = bloom.might_contain_strings(pa.chunked_array([pa.array(keys, pa.string())]))
+    bits, probe = FilterBits.read(bloom.serialize(), "t"), KeyPositions(pa.chunked_array([pa.array(keys)]))
+    got = bits.might_contain(probe)
     assert got.tolist() == [bloom.might_contain(k.encode()) for k in keys]
     assert all(got[:len(held)])
+    among = np.arange(len(keys))[::2]
+    assert bits.might_contain(probe, among).tolist() == got[among].tolist()
 
 
 def test_a_filter_of_other_settings_is_not_extended():

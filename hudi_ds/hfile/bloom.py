@@ -14,6 +14,7 @@ import base64
 import math
 import struct
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -160,23 +161,6 @@ class BloomFilter:
         """Add the UTF-8 bytes of string keys in order, straight from Arrow's buffers."""
         self._add(*_utf8_buffers(keys))
 
-    def might_contain_strings(self, keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
-        """`might_contain` of each string key's UTF-8 bytes, as a bool array (hashed a chunk of keys at a time)."""
-        data, offsets = _utf8_buffers(keys)
-        out = np.ones(len(offsets) - 1, dtype=bool)  # an empty key: true, as might_contain says
-        filled = np.flatnonzero(offsets[1:] > offsets[:-1])
-        for start in range(0, len(filled), _CHUNK_KEYS):
-            chunk = filled[start:start + _CHUNK_KEYS]
-            starts, lengths = offsets[chunk], offsets[chunk + 1] - offsets[chunk]
-            packed = np.concatenate([[0], np.cumsum(lengths)])
-            raw = data[np.repeat(starts - packed[:-1], lengths) + np.arange(packed[-1])]
-            hit = np.zeros(len(chunk), dtype=bool)
-            for indices, positions in _positions(raw, packed, self.hash_count, self.vector_size):
-                at = positions.astype(np.intp)
-                hit[indices] = np.logical_or.reduce([row[at].all(axis=0) for row in self.rows])
-            out[chunk] = hit
-        return out
-
     def _add(self, data: np.ndarray, offsets: np.ndarray) -> None:
         if len(offsets) < 2:
             return
@@ -241,6 +225,28 @@ class BloomFilter:
     def deserialize(cls, text: bytes, what: str) -> BloomFilter:
         """A filter from its meta block payload (as Hudi wrote it), for membership tests. The key bound is not
         stored (Java's reader does not restore it either): this one takes the rows it found as its bound."""
+        bits = FilterBits.read(text, what)
+        out = cls.__new__(cls)
+        out.vector_size, out.hash_count, out.row_capacity = bits.vector_size, bits.hash_count, bits.row_capacity
+        out.max_entries, out.in_last_row, out._round_robin = bits.row_capacity * len(bits.rows), bits.in_last_row, None
+        out.rows = [np.unpackbits(row, bitorder="little")[:bits.vector_size].astype(bool) for row in bits.rows]
+        return out
+
+
+@dataclass(frozen=True)
+class FilterBits:
+    """A filter as stored, for membership tests: each row's bits packed (bit `p` of a row is bit `p % 8`,
+    the lowest first, of its byte `p // 8`), tested without unpacking them."""
+
+    hash_count: int
+    vector_size: int
+    row_capacity: int
+    in_last_row: int
+    rows: tuple[np.ndarray, ...]
+
+    @classmethod
+    def read(cls, text: bytes, what: str) -> FilterBits:
+        """The filter of a meta block payload (Base64 of the Writable form); CorruptTableError naming `what`."""
         try:
             raw = base64.b64decode(text, validate=True)
             version, hash_count, hash_type, vector_size = _FILTER_HEADER.unpack_from(raw, 0)
@@ -254,12 +260,38 @@ class BloomFilter:
         pos = _FILTER_HEADER.size + _ROWS.size
         if len(raw) != pos + row_count * (_FILTER_HEADER.size + size):
             raise CorruptTableError(f"{what}: bloom filter length does not match its {row_count} rows")
-        out = cls.__new__(cls)
-        out.vector_size, out.hash_count, out.row_capacity = vector_size, hash_count, row_capacity
-        out.max_entries, out.in_last_row, out._round_robin = row_capacity * row_count, in_last_row, None
-        out.rows = []
-        for _ in range(row_count):
-            bits = np.frombuffer(raw, dtype=np.uint8, count=size, offset=pos + _FILTER_HEADER.size)
-            out.rows.append(np.unpackbits(bits, bitorder="little")[:vector_size].astype(bool))
-            pos += _FILTER_HEADER.size + size
+        rows = tuple(np.frombuffer(raw, dtype=np.uint8, count=size, offset=pos + i * (_FILTER_HEADER.size + size)
+                                   + _FILTER_HEADER.size) for i in range(row_count))
+        return cls(hash_count, vector_size, row_capacity, in_last_row, rows)
+
+    def might_contain(self, probe: KeyPositions, among: np.ndarray | None = None) -> np.ndarray:
+        """For each key of `probe` (the keys at the positions `among`, if given), whether the filter might
+        contain it."""
+        at = probe.of(self.hash_count, self.vector_size)
+        out = probe.empty.copy()
+        if among is not None:
+            at, out = at[:, among], out[among]
+        byte, bit = at >> np.uint32(3), (at & np.uint32(7)).astype(np.uint8)
+        for row in self.rows:
+            out |= ((row[byte] >> bit) & np.uint8(1)).all(axis=0)
         return out
+
+
+class KeyPositions:
+    """String keys hashed once for each filter size asked (the filters of one table share Hudi's default size):
+    their bit positions, one column per key, one row per hash."""
+
+    def __init__(self, keys: pa.Array | pa.ChunkedArray) -> None:
+        self._data, self._offsets = _utf8_buffers(keys)
+        self.empty = self._offsets[1:] == self._offsets[:-1]  # an empty key: might be contained (might_contain)
+        self._positions: dict[tuple[int, int], np.ndarray] = {}
+
+    def of(self, hash_count: int, vector_size: int) -> np.ndarray:
+        found = self._positions.get((hash_count, vector_size))
+        if found is None:
+            found = np.zeros((hash_count, len(self.empty)), dtype=np.uint32)
+            if len(self.empty):
+                for indices, positions in _positions(self._data, self._offsets, hash_count, vector_size):
+                    found[:, indices] = positions
+            self._positions[(hash_count, vector_size)] = found
+        return found

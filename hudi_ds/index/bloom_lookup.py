@@ -20,17 +20,27 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.errors import CorruptTableError
 from hudi_ds.files.base_file import BLOOM_FILTER_KEY, BLOOM_TYPE_KEY, footer_metadata
 from hudi_ds.files.view import FileSlice
-from hudi_ds.hfile.bloom import TYPE_CODE, BloomFilter
+from hudi_ds.hfile.bloom import TYPE_CODE, FilterBits, KeyPositions
 from hudi_ds.index.lookup import KeyLookup
 from hudi_ds.storage import Storage
 
 MIN_KEY, MAX_KEY = b"hoodie_min_record_key", b"hoodie_max_record_key"
+
+
+class IncomingKeys:
+    """The record keys a write brings, as strings, and their bloom filter positions (hashed once for all files)."""
+
+    def __init__(self, wanted: pa.Array | pa.ChunkedArray) -> None:
+        keys = pc.drop_null(pc.cast(wanted, pa.string()))  # an integer key column's decimal digits are the keys
+        self.keys = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+        self.positions = KeyPositions(self.keys)
 
 
 @dataclass(frozen=True)
@@ -39,31 +49,35 @@ class BloomLookup(KeyLookup):
 
     prunes_by_keys: ClassVar[bool] = True
 
-    def _candidates(self, storage: Storage, partition: str,
-                    wanted: pa.Array | pa.ChunkedArray | None) -> Iterable[tuple[int, FileSlice]]:
+    def _probe(self, wanted: pa.Array | pa.ChunkedArray | None) -> object:
+        return None if wanted is None else IncomingKeys(wanted)
+
+    def _candidates(self, storage: Storage, partition: str, probe: object) -> Iterable[tuple[int, FileSlice]]:
         slices = self.slices.get(partition, ())
-        if wanted is None:
+        if not isinstance(probe, IncomingKeys):
             return enumerate(slices)
-        keys = pc.drop_null(pc.cast(wanted, pa.string()))  # an integer key column's decimal digits are the keys
         return [(slot, sl) for slot, sl in enumerate(slices)
-                if sl.base_file is None or may_hold_any(footer_metadata(storage, sl.base_file.path), keys,
+                if sl.base_file is None or may_hold_any(footer_metadata(storage, sl.base_file.path), probe,
                                                         sl.base_file.path)]
 
 
-def may_hold_any(footer: dict[bytes, bytes] | None, keys: pa.Array | pa.ChunkedArray, what: str) -> bool:
-    """Whether a base file with this footer might hold one of `keys` (record key strings): some key within its key
-    range that its bloom filter might contain. True where the footer cannot tell."""
+def may_hold_any(footer: dict[bytes, bytes] | None, incoming: IncomingKeys, what: str) -> bool:
+    """Whether a base file with this footer might hold one of the incoming keys: some key within its key range
+    that its bloom filter might contain. True where the footer cannot tell."""
     footer = footer or {}
     low, high = footer.get(MIN_KEY), footer.get(MAX_KEY)
+    among = None
     if low is not None and high is not None and low.isascii() and high.isascii():
-        keys = keys.filter(pc.and_(pc.greater_equal(keys, low.decode()), pc.less_equal(keys, high.decode())))
-        if len(keys) == 0:
+        keys = incoming.keys
+        inside = pc.and_(pc.greater_equal(keys, low.decode()), pc.less_equal(keys, high.decode()))
+        among = np.flatnonzero(inside.to_numpy(zero_copy_only=False))
+        if len(among) == 0:
             return False
     text = footer.get(BLOOM_FILTER_KEY.encode())
     if text is None or footer.get(BLOOM_TYPE_KEY.encode()) != TYPE_CODE.encode():
         return True
     try:
-        bloom = BloomFilter.deserialize(text, what)
+        bits = FilterBits.read(text, what)
     except CorruptTableError:
         return True  # the keys decide
-    return bool(bloom.might_contain_strings(keys).any())
+    return bool(bits.might_contain(incoming.positions, among).any())

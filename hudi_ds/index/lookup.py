@@ -78,8 +78,9 @@ class KeyLookup:
         finds keys instead of reading partitions, RECORD_INDEX, needs them)."""
         parts: list[pa.Table] = []
         unfiltered: list[pa.Table] = []
+        probe = self._probe(wanted)
         for partition in sorted(set(partitions)):
-            for slot, sl in self._candidates(storage, partition, wanted):
+            for slot, sl in self._candidates(storage, partition, probe):
                 rows = self._slice_keys(storage, sl)
                 n = rows.num_rows
                 unfiltered.append(rows.append_column(PARTITION, constant_strings(partition, n))
@@ -97,10 +98,13 @@ class KeyLookup:
             return located.combine_chunks()
         return located.take(pc.sort_indices(located, [(LIVE, "descending")])).combine_chunks()
 
-    def _candidates(self, storage: Storage, partition: str,
-                    wanted: pa.Array | pa.ChunkedArray | None) -> Iterable[tuple[int, FileSlice]]:
+    def _probe(self, wanted: pa.Array | pa.ChunkedArray | None) -> object:
+        """What `_candidates` needs of the keys a write brings, prepared once for all partitions."""
+        return None
+
+    def _candidates(self, storage: Storage, partition: str, probe: object) -> Iterable[tuple[int, FileSlice]]:
         """The slots and latest slices of `partition` whose keys are read: all of them (hudi_ds.index.bloom_lookup
-        leaves out those that cannot hold a `wanted` key)."""
+        leaves out those that cannot hold a key the write brings)."""
         return enumerate(self.slices.get(partition, ()))
 
     def _among(self, located: pa.Table, wanted: pa.Array | pa.ChunkedArray) -> pa.Table:
