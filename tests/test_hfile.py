@@ -362,6 +362,18 @@ def test_membership_of_arrow_strings_is_might_contain_of_each(held, asked, per_r
     assert bits.might_contain(probe, among).tolist() == got[among].tolist()
 
 
+def test_a_filter_whose_bits_are_not_base64_is_refused_where_they_are_read():
+    bloom = BloomFilter(10, 0.01, 30)
+    bloom.add_all([b"a", b"b"])
+    text = bytearray(bloom.serialize())
+    text[52:56] = b"!!!!"  # bytes 39-41: the first row's bits 8-31 (its bytes start at 38)
+    bits = FilterBits.read(bytes(text), "t")  # the headers are intact
+    with pytest.raises(CorruptTableError, match="unreadable bloom filter"):
+        bits.might_contain(KeyPositions(pa.array([f"key{i}" for i in range(100)])))
+    with pytest.raises(CorruptTableError, match="unreadable bloom filter"):
+        BloomFilter.deserialize(bytes(text), "t")
+
+
 def test_a_filter_of_other_settings_is_not_extended():
     first = BloomFilter(10, 0.01, 30)
     first.add_all([b"a", b"b"])

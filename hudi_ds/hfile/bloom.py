@@ -228,52 +228,91 @@ class BloomFilter:
         bits = FilterBits.read(text, what)
         out = cls.__new__(cls)
         out.vector_size, out.hash_count, out.row_capacity = bits.vector_size, bits.hash_count, bits.row_capacity
-        out.max_entries, out.in_last_row, out._round_robin = bits.row_capacity * len(bits.rows), bits.in_last_row, None
-        out.rows = [np.unpackbits(row, bitorder="little")[:bits.vector_size].view(bool) for row in bits.rows]
+        out.in_last_row, out._round_robin = bits.in_last_row, None
+        out.max_entries = bits.row_capacity * bits.row_count
+        out.rows = [np.unpackbits(row, bitorder="little")[:bits.vector_size].view(bool) for row in bits.packed_rows()]
         return out
+
+
+_BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_SEXTET = np.full(256, 255, dtype=np.uint8)  # a Base64 character's 6 bits (255: not one)
+_SEXTET[np.frombuffer(_BASE64, dtype=np.uint8)] = np.arange(64, dtype=np.uint8)
+_SEXTET[ord("=")] = 0
+_TEST_KEYS = 8192  # keys whose bits are looked up at a time
 
 
 @dataclass(frozen=True)
 class FilterBits:
-    """A filter as stored, for membership tests: each row's bits packed (bit `p` of a row is bit `p % 8`,
-    the lowest first, of its byte `p // 8`), tested without unpacking them."""
+    """A filter as stored, for membership tests: its Base64 text, of which a test decodes only the bytes holding
+    the bits it looks at (a file's filter is ~0.9 MB of text at Hudi's defaults, a key's bits a few dozen bytes).
+    Bit `p` of a row is bit `p % 8`, the lowest first, of the row's byte `p // 8`."""
 
     hash_count: int
     vector_size: int
     row_capacity: int
     in_last_row: int
-    rows: tuple[np.ndarray, ...]
+    row_count: int
+    text: np.ndarray  # the Base64 characters
+    what: str  # the file, for errors
 
     @classmethod
     def read(cls, text: bytes, what: str) -> FilterBits:
         """The filter of a meta block payload (Base64 of the Writable form); CorruptTableError naming `what`."""
+        chars = np.frombuffer(text, dtype=np.uint8)
         try:
-            raw = base64.b64decode(text)  # lenient, as Java: a damaged text fails the checks below
-            version, hash_count, hash_type, vector_size = _FILTER_HEADER.unpack_from(raw, 0)
-            row_capacity, in_last_row, row_count = _ROWS.unpack_from(raw, _FILTER_HEADER.size)
+            head = base64.b64decode(text[:36])  # the 25 bytes of the headers
+            version, hash_count, hash_type, vector_size = _FILTER_HEADER.unpack_from(head, 0)
+            row_capacity, in_last_row, row_count = _ROWS.unpack_from(head, _FILTER_HEADER.size)
         except (ValueError, struct.error) as exc:
             raise CorruptTableError(f"{what}: unreadable bloom filter ({exc})") from exc
         if version != _VERSION or hash_type != MURMUR_HASH or vector_size <= 0 or hash_count <= 0 or row_count < 1:
             raise CorruptTableError(f"{what}: bloom filter of an unknown layout (version {version}, hash type "
                                     f"{hash_type})")
-        size = (vector_size + 7) // 8
-        pos = _FILTER_HEADER.size + _ROWS.size
-        if len(raw) != pos + row_count * (_FILTER_HEADER.size + size):
+        length = _FILTER_HEADER.size + _ROWS.size + row_count * (_FILTER_HEADER.size + (vector_size + 7) // 8)
+        if len(chars) != 4 * -(-length // 3):
             raise CorruptTableError(f"{what}: bloom filter length does not match its {row_count} rows")
-        rows = tuple(np.frombuffer(raw, dtype=np.uint8, count=size, offset=pos + i * (_FILTER_HEADER.size + size)
-                                   + _FILTER_HEADER.size) for i in range(row_count))
-        return cls(hash_count, vector_size, row_capacity, in_last_row, rows)
+        return cls(hash_count, vector_size, row_capacity, in_last_row, row_count, chars, what)
+
+    def _row_start(self, row: int) -> int:
+        return _FILTER_HEADER.size + _ROWS.size + row * (_FILTER_HEADER.size + (self.vector_size + 7) // 8) \
+            + _FILTER_HEADER.size
+
+    def packed_rows(self) -> list[np.ndarray]:
+        """Each row's bytes, the whole text decoded."""
+        size = (self.vector_size + 7) // 8
+        try:  # lenient: a character outside Base64 is dropped, and the length no longer matches
+            raw = np.frombuffer(base64.b64decode(self.text.tobytes()), dtype=np.uint8)
+        except ValueError as exc:
+            raise CorruptTableError(f"{self.what}: unreadable bloom filter ({exc})") from exc
+        if len(raw) != self._row_start(self.row_count - 1) + size:
+            raise CorruptTableError(f"{self.what}: unreadable bloom filter (not Base64)")
+        return [raw[self._row_start(r):self._row_start(r) + size] for r in range(self.row_count)]
+
+    def _bytes_at(self, offsets: np.ndarray) -> np.ndarray:
+        """The decoded bytes at these offsets: each from the four characters that encode its group of three
+        (CorruptTableError if one is not Base64)."""
+        first = offsets // 3 * 4
+        group = np.zeros(offsets.shape, dtype=np.uint32)
+        for i in range(4):
+            sextets = _SEXTET[self.text[first + i]]
+            if (sextets == 255).any():
+                raise CorruptTableError(f"{self.what}: unreadable bloom filter (not Base64)")
+            group = (group << np.uint32(6)) | sextets
+        return ((group >> (np.uint32(16) - (offsets % 3).astype(np.uint32) * np.uint32(8))) & np.uint32(255))
 
     def might_contain(self, probe: KeyPositions, among: np.ndarray | None = None) -> np.ndarray:
         """For each key of `probe` (the keys at the positions `among`, if given), whether the filter might
-        contain it."""
+        contain it. CorruptTableError where the text it looks at is not Base64."""
         at = probe.of(self.hash_count, self.vector_size)
         out = probe.empty.copy()
         if among is not None:
             at, out = at[:, among], out[among]
-        byte, bit = at >> np.uint32(3), (at & np.uint32(7)).astype(np.uint8)
-        for row in self.rows:
-            out |= ((row[byte] >> bit) & np.uint8(1)).all(axis=0)
+        for start in range(0, at.shape[1], _TEST_KEYS):  # bounded memory: a few int64 per bit looked at
+            part = at[:, start:start + _TEST_KEYS].astype(np.int64)
+            byte, bit = part >> 3, (part & 7).astype(np.uint32)
+            for row in range(self.row_count):
+                held = (self._bytes_at(byte + self._row_start(row)) >> bit) & np.uint32(1)
+                out[start:start + _TEST_KEYS] |= held.all(axis=0)
         return out
 
 

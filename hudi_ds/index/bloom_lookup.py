@@ -77,7 +77,6 @@ def may_hold_any(footer: dict[bytes, bytes] | None, incoming: IncomingKeys, what
     if text is None or footer.get(BLOOM_TYPE_KEY.encode()) != TYPE_CODE.encode():
         return True
     try:
-        bits = FilterBits.read(text, what)
+        return bool(FilterBits.read(text, what).might_contain(incoming.positions, among).any())
     except CorruptTableError:
         return True  # the keys decide
-    return bool(bits.might_contain(incoming.positions, among).any())
