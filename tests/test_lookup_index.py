@@ -28,7 +28,7 @@ from hudi_ds import (
 )
 from hudi_ds.files.base_file import bloom_footer
 from hudi_ds.hfile.bloom import BloomFilter
-from hudi_ds.index import lookup
+from hudi_ds.index import bloom_lookup, lookup
 from hudi_ds.write.commit import Coordinator
 from hudi_ds.write.task import TaskWriter
 
@@ -473,7 +473,9 @@ def test_a_rewrite_of_a_file_whose_filter_cannot_be_read_builds_it_from_the_keys
 
 
 def slices_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The file groups whose keys tagging reads, as the writes after this call read them."""
+    """The file groups whose keys tagging reads, as the writes after this call read them (the filters consulted
+    however few rows the files have)."""
+    monkeypatch.setattr(bloom_lookup, "TESTED_KEY_COST", 0)
     read: list[str] = []
     original = lookup.KeyLookup._slice_keys
 
@@ -507,6 +509,25 @@ def test_the_bloom_index_reads_only_the_files_whose_key_range_and_filter_may_hol
     assert len(after) == 210 and len(set(after.values())) == 5
     assert rows(t.to_arrow(), ["id", "ts"]) == sorted(
         ((f"k{i:03d}", 3 if i in (160, 199) else 2 if i >= 200 or i == 170 else 1) for i in range(210)), key=repr)
+
+
+def test_the_filter_is_not_consulted_where_testing_the_keys_costs_more_than_reading_the_file(tmp_path, monkeypatch):
+    t = create(tmp_path / "t", "COPY_ON_WRITE", 6, "BLOOM", **NEW_GROUP_PER_WRITE)
+    t.write(batch([f"k{i:03d}" for i in range(100)], 1))
+    tested: list[int] = []
+    original = bloom_lookup.FilterBits.might_contain
+
+    def spy(self: bloom_lookup.FilterBits, probe: Any, among: Any = None) -> Any:
+        out = original(self, probe, among)
+        tested.append(len(out))
+        return out
+
+    monkeypatch.setattr(bloom_lookup.FilterBits, "might_contain", spy)
+    t.write(batch(["k050", "k100"], 2))  # 2 keys x 30 < 100 rows: the filter decides
+    t.write(batch(["k051", "k052", "k053", "k054"], 3))  # 4 x 30 > 100 rows: the file's keys decide
+    assert tested == [1]  # k100 lies above the range
+    assert rows(t.to_arrow(), ["id", "ts"]) == sorted(
+        ((f"k{i:03d}", 2 if i in (50, 100) else 3 if 51 <= i <= 54 else 1) for i in range(101)), key=repr)
 
 
 def int_batch(ids: list[int], ts: int) -> pa.Table:

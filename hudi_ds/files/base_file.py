@@ -132,10 +132,11 @@ def _grown(grown: GrownFilter, key_count: int) -> BloomFilter | None:
     return bloom
 
 
-def footer_metadata(storage: Storage, rel: str) -> dict[bytes, bytes]:
-    """The key-value metadata of a base file's footer (Hudi's keys: schema, key range, bloom filter)."""
+def footer(storage: Storage, rel: str) -> pq.FileMetaData:
+    """A base file's footer: its row count, and in its key-value metadata Hudi's keys (schema, key range, bloom
+    filter)."""
     with open_base_file(storage, rel) as pf:
-        return pf.metadata.metadata or {}
+        return pf.metadata
 
 
 def few_valued_strings(metadata: pq.FileMetaData) -> list[str]:

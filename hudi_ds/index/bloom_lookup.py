@@ -23,15 +23,17 @@ from typing import ClassVar
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from hudi_ds.errors import CorruptTableError
-from hudi_ds.files.base_file import BLOOM_FILTER_KEY, BLOOM_TYPE_KEY, footer_metadata
+from hudi_ds.files.base_file import BLOOM_FILTER_KEY, BLOOM_TYPE_KEY, footer
 from hudi_ds.files.view import FileSlice
 from hudi_ds.hfile.bloom import TYPE_CODE, FilterBits, KeyPositions
 from hudi_ds.index.lookup import KeyLookup
 from hudi_ds.storage import Storage
 
 MIN_KEY, MAX_KEY = b"hoodie_min_record_key", b"hoodie_max_record_key"
+TESTED_KEY_COST = 30  # a key's filter test costs about what reading this many keys of a file does (integer keys: ~90)
 
 
 class IncomingKeys:
@@ -57,15 +59,17 @@ class BloomLookup(KeyLookup):
         if not isinstance(probe, IncomingKeys):
             return enumerate(slices)
         return [(slot, sl) for slot, sl in enumerate(slices)
-                if sl.base_file is None or may_hold_any(footer_metadata(storage, sl.base_file.path), probe,
+                if sl.base_file is None or may_hold_any(footer(storage, sl.base_file.path), probe,
                                                         sl.base_file.path)]
 
 
-def may_hold_any(footer: dict[bytes, bytes] | None, incoming: IncomingKeys, what: str) -> bool:
+def may_hold_any(metadata: pq.FileMetaData, incoming: IncomingKeys, what: str) -> bool:
     """Whether a base file with this footer might hold one of the incoming keys: some key within its key range
-    that its bloom filter might contain. True where the footer cannot tell."""
-    footer = footer or {}
-    low, high = footer.get(MIN_KEY), footer.get(MAX_KEY)
+    that its bloom filter might contain. True where the footer cannot tell, and where testing the keys in range
+    would cost more than reading the file's keys (a key's test looks up `hash_count` bits per filter row, ~30 at
+    Hudi's defaults; a read decodes a key per row), which decide anyway."""
+    kv = metadata.metadata or {}
+    low, high = kv.get(MIN_KEY), kv.get(MAX_KEY)
     among = None
     if low is not None and high is not None and low.isascii() and high.isascii():
         keys = incoming.keys
@@ -73,8 +77,11 @@ def may_hold_any(footer: dict[bytes, bytes] | None, incoming: IncomingKeys, what
         among = np.flatnonzero(inside.to_numpy(zero_copy_only=False))
         if len(among) == 0:
             return False
-    text = footer.get(BLOOM_FILTER_KEY.encode())
-    if text is None or footer.get(BLOOM_TYPE_KEY.encode()) != TYPE_CODE.encode():
+    text = kv.get(BLOOM_FILTER_KEY.encode())
+    if text is None or kv.get(BLOOM_TYPE_KEY.encode()) != TYPE_CODE.encode():
+        return True
+    tested = len(incoming.keys) if among is None else len(among)
+    if tested * TESTED_KEY_COST > metadata.num_rows:
         return True
     try:
         return bool(FilterBits.read(text, what).might_contain(incoming.positions, among).any())

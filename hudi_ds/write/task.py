@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.errors import InvalidDataError
-from hudi_ds.files.base_file import GrownFilter, footer_metadata
+from hudi_ds.files.base_file import GrownFilter, footer
 from hudi_ds.index.bucket import new_bucket_file_id
 from hudi_ds.index.lookup import PENDING, SLOT, new_file_id
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
@@ -486,7 +486,7 @@ class TaskWriter:
             if self.plan.operation != "delete":
                 self._report_outranked(partition, target.file_id, base, records, held)
             if self.ctx.bloom_filters and target.base_file:  # its filter holds the keys it keeps: add new ones
-                grown = GrownFilter(footer_metadata(self.storage, target.base_file),
+                grown = GrownFilter(footer(self.storage, target.base_file).metadata,
                                     records.filter(pc.is_null(held))[RECORD_KEY])
         if self.ctx.virtual_keys is not None:  # the file cannot tell the task's rows (maybe none) from the base's
             with self._lock:
