@@ -523,8 +523,8 @@ def test_the_filter_is_not_consulted_where_testing_the_keys_costs_more_than_read
         return out
 
     monkeypatch.setattr(bloom_lookup.FilterBits, "might_contain", spy)
-    t.write(batch(["k050", "k100"], 2))  # 2 keys x 30 < 100 rows: the filter decides
-    t.write(batch(["k051", "k052", "k053", "k054"], 3))  # 4 x 30 > 100 rows: the file's keys decide
+    t.write(batch(["k050", "k100"], 2))  # 1 key in range x 40 < 100 rows: the filter decides
+    t.write(batch(["k051", "k052", "k053", "k054"], 3))  # 4 x 40 > 100 rows: the file's keys decide
     assert tested == [1]  # k100 lies above the range
     assert rows(t.to_arrow(), ["id", "ts"]) == sorted(
         ((f"k{i:03d}", 2 if i in (50, 100) else 3 if 51 <= i <= 54 else 1) for i in range(101)), key=repr)
