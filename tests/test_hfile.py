@@ -13,6 +13,7 @@ import struct
 from pathlib import Path
 
 import fastavro
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -28,6 +29,7 @@ from hudi_ds.hfile import (
     HFileWriter,
     write_avro_hfile,
 )
+from hudi_ds.hfile.bloom import FilterBits, KeyPositions
 from hudi_ds.hfile.java_order import hash_map_order, java_string_hash
 from hudi_ds.hfile.keyvalue import KEY_REST, decode_entries, encode_entries
 from hudi_ds.hfile.varint import decode_hadoop_vint, decode_uvarint, encode_hadoop_vint, encode_uvarint
@@ -326,6 +328,63 @@ def test_bloom_filter_of_arrow_strings_equals_the_filter_of_their_bytes(keys, sk
     from_arrow.add_strings(pa.chunked_array([pa.array(["x"] * skip + keys, pa.string()).slice(skip)]))
     from_bytes.add_all(k.encode() for k in keys)
     assert from_arrow.serialize() == from_bytes.serialize()
+
+
+@SETTINGS
+@given(st.lists(st.binary(min_size=1, max_size=12), unique=True, max_size=70), st.integers(min_value=0, max_value=70),
+       st.integers(min_value=1, max_value=20), st.integers(min_value=1, max_value=4))
+def test_a_filter_read_back_and_extended_is_the_filter_of_all_its_keys(keys, split, per_row, bound_rows):
+    # a rewrite grows the filter of the file it replaces: read back (past the bound: round-robin), it must put the
+    # next keys in the rows a filter that took every key in one go puts them
+    bound = per_row * bound_rows - (per_row // 2 if per_row > 1 else 0)  # a bound between two rows' counts, too
+    first, whole = BloomFilter(per_row, 0.01, bound), BloomFilter(per_row, 0.01, bound)
+    first.add_all(keys[:split])
+    whole.add_all(keys)
+    grown = BloomFilter.extendable(first.serialize(), "t", per_row, 0.01, bound)
+    assert grown is not None and grown.key_count == min(split, len(keys))
+    grown.add_all(keys[split:])
+    assert grown.serialize() == whole.serialize()
+    assert grown.key_count == len(keys)
+
+
+@SETTINGS
+@given(st.lists(st.text(max_size=12), max_size=60), st.lists(st.text(max_size=12), max_size=40),
+       st.integers(min_value=1, max_value=20))
+def test_membership_of_arrow_strings_is_might_contain_of_each(held, asked, per_row):
+    bloom = BloomFilter(per_row, 0.01, per_row * 3)
+    bloom.add_all(k.encode() for k in held if k)
+    keys = held + asked
+    bits, probe = FilterBits.read(bloom.serialize(), "t"), KeyPositions(pa.chunked_array([pa.array(keys)]))
+    got = bits.might_contain(probe)
+    assert got.tolist() == [bloom.might_contain(k.encode()) for k in keys]
+    assert all(got[:len(held)])
+    among = np.arange(len(keys))[::2]
+    assert bits.might_contain(probe, among).tolist() == got[among].tolist()
+
+
+def test_a_filter_whose_bits_are_not_base64_is_refused_where_they_are_read():
+    bloom = BloomFilter(10, 0.01, 30)
+    bloom.add_all([b"a", b"b"])
+    text = bytearray(bloom.serialize())
+    text[52:56] = b"!!!!"  # bytes 39-41: the first row's bits 8-31 (its bytes start at 38)
+    bits = FilterBits.read(bytes(text), "t")  # the headers are intact
+    with pytest.raises(CorruptTableError, match="unreadable bloom filter"):
+        bits.might_contain(KeyPositions(pa.array([f"key{i}" for i in range(100)])))
+    with pytest.raises(CorruptTableError, match="unreadable bloom filter"):
+        BloomFilter.deserialize(bytes(text), "t")
+
+
+def test_a_filter_of_other_settings_is_not_extended():
+    first = BloomFilter(10, 0.01, 30)
+    first.add_all([b"a", b"b"])
+    assert BloomFilter.extendable(first.serialize(), "t", 20, 0.01, 60) is None  # other row size
+    assert BloomFilter.extendable(first.serialize(), "t", 10, 0.001, 30) is None  # other false positive rate
+    full = BloomFilter(10, 0.01, 30)
+    full.add_all([str(i).encode() for i in range(35)])  # three rows, then round-robin
+    assert BloomFilter.extendable(full.serialize(), "t", 10, 0.01, 30) is not None
+    assert BloomFilter.extendable(full.serialize(), "t", 10, 0.01, 20) is None  # more rows than that bound opens
+    with pytest.raises(CorruptTableError, match="unreadable bloom filter"):
+        BloomFilter.extendable(b"not base64!", "t", 10, 0.01, 30)
 
 
 def test_a_bloom_filter_is_the_same_however_its_keys_are_split():

@@ -28,7 +28,7 @@ from hudi_ds import (
 )
 from hudi_ds.files.base_file import bloom_footer
 from hudi_ds.hfile.bloom import BloomFilter
-from hudi_ds.index import lookup
+from hudi_ds.index import bloom_lookup, lookup
 from hudi_ds.write.commit import Coordinator
 from hudi_ds.write.task import TaskWriter
 
@@ -418,6 +418,169 @@ def test_bloom_index_base_files_carry_the_filter_of_their_keys(tmp_path, table_t
         assert all(bloom.might_contain(k.encode()) for k in keys)
         assert (meta[b"hoodie_min_record_key"], meta[b"hoodie_max_record_key"]) == (min(keys).encode(),
                                                                                     max(keys).encode())
+
+
+def latest_filter(t: HudiTable, path: Path) -> tuple[BloomFilter, list[str]]:
+    """The bloom filter in the footer of the one file group's latest base file, and that file's keys."""
+    [name] = set(t.to_arrow(columns=[FILE])[FILE].to_pylist())
+    [file] = list(path.rglob(name))
+    bloom = BloomFilter.deserialize(pq.read_metadata(file).metadata[b"org.apache.hudi.bloomfilter"], name)
+    return bloom, pq.read_table(file, columns=[KEY])[KEY].to_pylist()
+
+
+def rewrite_footer(file: Path, changes: dict[bytes, bytes]) -> None:
+    """Change a base file's footer keys in place (the file must not shrink: it would look truncated)."""
+    table, meta = pq.read_table(file), {**pq.read_metadata(file).metadata, **changes}
+    with pq.ParquetWriter(file, table.schema, store_schema=False) as writer:
+        writer.write_table(table)
+        writer.add_key_value_metadata({k.decode(): v.decode() for k, v in meta.items()})
+
+
+def damage_filter(file: Path) -> None:
+    """A bloom filter that is not Base64, no shorter than the one it replaces."""
+    text = pq.read_metadata(file).metadata[b"org.apache.hudi.bloomfilter"]
+    rewrite_footer(file, {b"org.apache.hudi.bloomfilter": b"!" * (len(text) + 1000)})
+
+
+def test_a_rewrite_grows_the_filter_of_the_file_it_replaces_until_it_holds_too_many_dropped_keys(tmp_path):
+    path = tmp_path / "t"
+    t = create(path, "COPY_ON_WRITE", 6, "BLOOM")
+    t.write(batch([f"k{i:03d}" for i in range(100)], 1))
+    t.write(batch([f"k{i:03d}" for i in range(90, 110)], 2))  # 10 updates, 10 new keys: the file is rewritten
+    bloom, keys = latest_filter(t, path)
+    assert bloom.key_count == len(keys) == 110 and all(bloom.might_contain(k.encode()) for k in keys)
+    t.write(batch([f"k{i:03d}" for i in range(5)], 3), operation="delete")  # the filter keeps the 5 dropped keys
+    bloom, keys = latest_filter(t, path)
+    assert (bloom.key_count, len(keys)) == (110, 105) and all(bloom.might_contain(k.encode()) for k in keys)
+    t.write(batch([f"k{i:03d}" for i in range(5, 15)], 4), operation="delete")  # 15 dropped of 95: rebuilt
+    bloom, keys = latest_filter(t, path)
+    assert bloom.key_count == len(keys) == 95 and all(bloom.might_contain(k.encode()) for k in keys)
+    assert rows(t.to_arrow(), ["id"]) == [(f"k{i:03d}",) for i in range(15, 110)]
+
+
+def test_a_rewrite_of_a_file_whose_filter_cannot_be_read_builds_it_from_the_keys(tmp_path):
+    path = tmp_path / "t"
+    t = create(path, "COPY_ON_WRITE", 6, "BLOOM")
+    t.write(batch([f"k{i}" for i in range(20)], 1))
+    [file] = [p for p in path.rglob("*.parquet") if ".hoodie" not in p.parts]
+    damage_filter(file)
+    assert pq.read_metadata(file).metadata[b"org.apache.hudi.bloomfilter"].startswith(b"!!!")
+    t.write(batch(["k3", "k20", "k21"], 2))
+    bloom, keys = latest_filter(t, path)
+    assert bloom.key_count == len(keys) == 22 and all(bloom.might_contain(k.encode()) for k in keys)
+    assert rows(t.to_arrow(), ["id", "ts"]) == sorted(((f"k{i}", 2 if i in (3, 20, 21) else 1) for i in range(22)),
+                                                      key=repr)
+
+
+def slices_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The file groups whose keys tagging reads, as the writes after this call read them (the filters consulted
+    however few rows the files have)."""
+    monkeypatch.setattr(bloom_lookup, "TESTED_KEY_COST", 0)
+    read: list[str] = []
+    original = lookup.KeyLookup._slice_keys
+
+    def spy(self: lookup.KeyLookup, storage: Any, sl: Any) -> pa.Table:
+        read.append(sl.file_id)
+        return original(self, storage, sl)
+
+    monkeypatch.setattr(lookup.KeyLookup, "_slice_keys", spy)
+    return read
+
+
+NEW_GROUP_PER_WRITE = {"hoodie.parquet.small.file.limit": "0"}  # inserts never fill a file: a wrong tag shows
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("index", ["BLOOM", "GLOBAL_BLOOM"])
+def test_the_bloom_index_reads_only_the_files_whose_key_range_and_filter_may_hold_a_key(tmp_path, monkeypatch,
+                                                                                      table_type, index):
+    t = create(tmp_path / "t", table_type, 6, index, **NEW_GROUP_PER_WRITE)
+    for start in range(0, 200, 50):  # time-ordered keys: a file group per write
+        t.write(batch([f"k{i:03d}" for i in range(start, start + 50)], 1))
+    before = file_ids(t)
+    newest = before[("d1", "k150")]
+    read = slices_read(monkeypatch)
+    t.write(batch(["k160", "k170"] + [f"k{i}" for i in range(200, 210)], 2))  # recent updates, new keys
+    assert set(read) == {newest}
+    t.write(batch(["k160", "k199"], 3))  # the merge-on-read group has logs now: its base file still speaks for it
+    assert set(read) == {newest}
+    after = file_ids(t)
+    assert all(after[k] == g for k, g in before.items())
+    assert len(after) == 210 and len(set(after.values())) == 5
+    assert rows(t.to_arrow(), ["id", "ts"]) == sorted(
+        ((f"k{i:03d}", 3 if i in (160, 199) else 2 if i >= 200 or i == 170 else 1) for i in range(210)), key=repr)
+
+
+def test_the_filter_is_not_consulted_where_testing_the_keys_costs_more_than_reading_the_file(tmp_path, monkeypatch):
+    t = create(tmp_path / "t", "COPY_ON_WRITE", 6, "BLOOM", **NEW_GROUP_PER_WRITE)
+    t.write(batch([f"k{i:03d}" for i in range(100)], 1))
+    tested: list[int] = []
+    original = bloom_lookup.FilterBits.might_contain
+
+    def spy(self: bloom_lookup.FilterBits, probe: Any, among: Any = None) -> Any:
+        out = original(self, probe, among)
+        tested.append(len(out))
+        return out
+
+    monkeypatch.setattr(bloom_lookup.FilterBits, "might_contain", spy)
+    t.write(batch(["k050", "k100"], 2))  # 1 key in range x 40 < 100 rows: the filter decides
+    t.write(batch(["k051", "k052", "k053", "k054"], 3))  # 4 x 40 > 100 rows: the file's keys decide
+    assert tested == [1]  # k100 lies above the range
+    assert rows(t.to_arrow(), ["id", "ts"]) == sorted(
+        ((f"k{i:03d}", 2 if i in (50, 100) else 3 if 51 <= i <= 54 else 1) for i in range(101)), key=repr)
+
+
+def int_batch(ids: list[int], ts: int) -> pa.Table:
+    return pa.table({"id": pa.array(ids, pa.int64()), "ts": [ts] * len(ids), "dt": ["d1"] * len(ids),
+                     "v": [f"{i}@{ts}" for i in ids]})
+
+
+def test_integer_keys_are_pruned_by_the_ranges_of_their_digits(tmp_path, monkeypatch):
+    # the record keys are decimal digits, ordered as strings: "12" lies above "104" and below "5"
+    t = create(tmp_path / "t", "COPY_ON_WRITE", 6, "BLOOM", **NEW_GROUP_PER_WRITE)
+    for ids in ([5, 6, 7, 8, 9], [10, 11, 12, 13, 14], [100, 101, 102, 103, 104]):
+        t.write(int_batch(ids, 1))
+    before = file_ids(t)
+    read = slices_read(monkeypatch)
+    t.write(int_batch([7, 12, 1000, 3], 2))  # "1000" lies in the ranges ["10", "14"] and ["100", "104"]
+    assert set(read) == {before[("d1", "7")], before[("d1", "12")]}
+    after = file_ids(t)
+    assert all(after[k] == g for k, g in before.items()) and len(after) == 17
+    assert sorted(t.to_arrow(columns=["id", "ts"]).to_pylist(), key=lambda r: r["id"]) == [
+        {"id": i, "ts": 2 if i in (7, 12, 1000, 3) else 1} for i in sorted([3, *range(5, 15), *range(100, 105), 1000])]
+
+
+def test_non_ascii_keys_and_emptied_files_are_tagged_by_their_filters(tmp_path, monkeypatch):
+    t = create(tmp_path / "t", "COPY_ON_WRITE", 6, "BLOOM", **NEW_GROUP_PER_WRITE)
+    t.write(batch(["\U0001f600a", "\ue000b"], 1))
+    # the bounds as Apache Hudi writes them: Java orders by UTF-16 units, where "\U0001f600" comes before "\ue000"
+    [file] = [p for p in (tmp_path / "t").rglob("*.parquet")]
+    rewrite_footer(file, {b"hoodie_min_record_key": "\U0001f600a".encode(),
+                          b"hoodie_max_record_key": "\ue000b".encode()})
+    t.write(batch(["é", "z"], 1))
+    t.write(batch(["gone1", "gone2"], 1))
+    t.write(batch(["gone1", "gone2"], 2), operation="delete")  # an emptied file group
+    before = file_ids(t)
+    read = slices_read(monkeypatch)
+    t.write(batch(["\ue000b", "é", "gone1"], 3))
+    assert before[("d1", "é")] in read and before[("d1", "\ue000b")] in read
+    after = file_ids(t)
+    assert all(after[k] == g for k, g in before.items()) and len(after) == 5
+    assert rows(t.to_arrow(), ["id", "ts"]) == sorted(
+        [("\U0001f600a", 1), ("\ue000b", 3), ("é", 3), ("z", 1), ("gone1", 3)], key=repr)
+
+
+def test_a_file_whose_filter_cannot_be_read_is_searched_by_its_keys(tmp_path):
+    t = create(tmp_path / "t", "MERGE_ON_READ", 6, "BLOOM", **NEW_GROUP_PER_WRITE)
+    t.write(batch([f"k{i}" for i in range(20)], 1))
+    [file] = [p for p in (tmp_path / "t").rglob("*.parquet")]
+    damage_filter(file)
+    before = file_ids(t)
+    t.write(batch(["k3", "k20"], 2))
+    after = file_ids(t)
+    assert after[("d1", "k3")] == before[("d1", "k3")] and len(after) == 21
+    assert rows(t.to_arrow(), ["id", "ts"]) == sorted(((f"k{i}", 2 if i in (3, 20) else 1) for i in range(21)),
+                                                      key=repr)
 
 
 def test_bloom_filters_are_written_where_a_bloom_index_may_read_them(reference_dir, tmp_path):

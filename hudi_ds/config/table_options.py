@@ -51,7 +51,8 @@ class TableOptions(OptionGroup):
         "keeps the table at its version.")
     index_type: WriteIndex = opt(
         "hoodie.index.type", "BUCKET", "How writes find a key's file group: BUCKET (hash; the default of new tables), "
-        "SIMPLE / BLOOM (read the keys of the partitions written), GLOBAL_SIMPLE / GLOBAL_BLOOM (of all partitions), "
+        "SIMPLE / BLOOM (read the keys of the partitions written; BLOOM only of files whose key range and bloom filter "
+        "may hold a written key), GLOBAL_SIMPLE / GLOBAL_BLOOM (of all partitions), "
         "RECORD_INDEX (global: finds keys in the metadata table's record index, which it turns on). "
         "Tables that record none (Apache Hudi's) default to SIMPLE (docs/compatibility.md#indexes).", "index.type",
         scope="table")

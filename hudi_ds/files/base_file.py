@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -30,14 +31,18 @@ from hudi_ds.storage import Storage
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
+    from hudi_ds.hfile.bloom import BloomFilter
+
 
 def write_base_file(storage: Storage, instant: str, partition: str, name: str, records: pa.Table,
                     avro_schema: dict[str, Any], *, compression: str, dictionary: list[str], merge: bool,
-                    row_group_rows: int | None = None, bloom_filter: bool = False, key_footer: bool = True) -> int:
+                    row_group_rows: int | None = None, bloom_filter: bool = False, key_footer: bool = True,
+                    grown_filter: GrownFilter | None = None) -> int:
     """Write `records` (meta columns included; the file name column is filled here) as the base file `name`
     of `partition`; returns its size. `merge`: the file replaces an older version of its group. `bloom_filter`:
-    the footer carries the bloom filter of the file's keys, as Apache Hudi's bloom index reads it. `key_footer`:
-    the footer names the file's lowest and highest record key (not in files without meta fields, as in Hudi's)."""
+    the footer carries the bloom filter of the file's keys, as Apache Hudi's bloom index reads it (`grown_filter`:
+    the filter of the file this one rewrites and the keys it adds). `key_footer`: the footer names the file's
+    lowest and highest record key (not in files without meta fields, as in Hudi's)."""
     write_marker(storage, instant, join(partition, name), "MERGE" if merge else "CREATE")
     n = records.num_rows
     records = records.set_column(META_COLUMNS.index(FILE_NAME), FILE_NAME, constant_dictionary(name, n))
@@ -47,7 +52,7 @@ def write_base_file(storage: Storage, instant: str, partition: str, name: str, r
         kv["hoodie_min_record_key"] = mm["min"].as_py()
         kv["hoodie_max_record_key"] = mm["max"].as_py()
     if bloom_filter:
-        kv.update(bloom_footer(records[RECORD_KEY]))
+        kv.update(bloom_footer(records[RECORD_KEY], grown_filter))
     import pyarrow.parquet as pq
 
     sink = io.BytesIO()
@@ -93,14 +98,58 @@ BLOOM_FILTER_KEY = "org.apache.hudi.bloomfilter"
 BLOOM_TYPE_KEY = "hoodie_bloom_filter_type_code"
 
 
-def bloom_footer(keys: pa.ChunkedArray | pa.Array) -> dict[str, str]:
+STALE_KEYS_ALLOWED = 0.1  # a grown filter may hold this share of keys its file no longer has, else it is rebuilt
+
+
+@dataclass(frozen=True)
+class GrownFilter:
+    """The bloom filter footer of the base file a rewrite replaces (None: it has none) and the record keys the
+    rewrite brings that the file did not hold (a superset does no harm)."""
+
+    previous: Mapping[bytes, bytes] | None
+    added: pa.ChunkedArray | pa.Array
+
+
+def bloom_footer(keys: pa.ChunkedArray | pa.Array, grown: GrownFilter | None = None) -> dict[str, str]:
     """The footer keys of Hudi's parquet writer (HoodieBloomFilterWriteSupport): the filter of the record keys,
-    added in file order, and its type."""
+    added in file order, and its type.
+
+    With `grown`, the rewritten file's filter with the new keys added: the keys a rewrite keeps are in it
+    already, so only the new ones are hashed (a rewrite that adds a tenth of the keys hashes a tenth of them).
+    Every key of the file tests positive, as Hudi's bloom index requires; the keys the rewrite dropped still do
+    too, so the filter is rebuilt once they would exceed STALE_KEYS_ALLOWED of the file's keys. A filter that
+    cannot be read or was built with other settings is rebuilt from the keys."""
     from hudi_ds.hfile.bloom import BloomFilter  # writers only: a read does not import the HFile package
 
-    bloom = BloomFilter(BLOOM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES)
-    bloom.add_strings(keys)
+    bloom = _grown(grown, len(keys)) if grown is not None else None
+    if bloom is None:
+        bloom = BloomFilter(BLOOM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES)
+        bloom.add_strings(keys)
     return {BLOOM_FILTER_KEY: bloom.serialize().decode("ascii"), BLOOM_TYPE_KEY: bloom.type_code}
+
+
+def _grown(grown: GrownFilter, key_count: int) -> BloomFilter | None:
+    from hudi_ds.hfile.bloom import TYPE_CODE, BloomFilter
+
+    footer = grown.previous or {}
+    text = footer.get(BLOOM_FILTER_KEY.encode())
+    if text is None or footer.get(BLOOM_TYPE_KEY.encode(), TYPE_CODE.encode()) != TYPE_CODE.encode():
+        return None
+    try:
+        bloom = BloomFilter.extendable(text, "the rewritten base file", BLOOM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES)
+    except CorruptTableError:
+        return None
+    if bloom is None or bloom.key_count + len(grown.added) > key_count * (1 + STALE_KEYS_ALLOWED):
+        return None
+    bloom.add_strings(grown.added)
+    return bloom
+
+
+def footer(storage: Storage, rel: str) -> pq.FileMetaData:
+    """A base file's footer: its row count, and in its key-value metadata Hudi's keys (schema, key range, bloom
+    filter)."""
+    with open_base_file(storage, rel) as pf:
+        return pf.metadata
 
 
 def few_valued_strings(metadata: pq.FileMetaData) -> list[str]:

@@ -14,6 +14,7 @@ import base64
 import math
 import struct
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -91,6 +92,19 @@ def _positions(data: np.ndarray, offsets: np.ndarray, hash_count: int,
             yield indices, h
 
 
+def _utf8_buffers(keys: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """The UTF-8 bytes of string keys and their offsets (key `i` is `data[offsets[i]:offsets[i + 1]]`), from
+    Arrow's buffers."""
+    arr = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+    arr = pc.cast(arr, pa.large_string())
+    if arr.null_count:
+        raise InvalidDataError("a bloom filter key must not be null")
+    _, offset_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(offset_buf, dtype=np.int64)[arr.offset:arr.offset + len(arr) + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, dtype=np.uint8)
+    return data, offsets
+
+
 class BloomFilter:
     """A dynamic bounded bloom filter: `add_all` keys, then `serialize()` the meta block text."""
 
@@ -145,14 +159,7 @@ class BloomFilter:
 
     def add_strings(self, keys: pa.Array | pa.ChunkedArray) -> None:
         """Add the UTF-8 bytes of string keys in order, straight from Arrow's buffers."""
-        arr = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
-        arr = pc.cast(arr, pa.large_string())
-        if arr.null_count:
-            raise InvalidDataError("a bloom filter key must not be null")
-        _, offset_buf, data_buf = arr.buffers()
-        offsets = np.frombuffer(offset_buf, dtype=np.int64)[arr.offset:arr.offset + len(arr) + 1]
-        data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, dtype=np.uint8)
-        self._add(data, offsets)
+        self._add(*_utf8_buffers(keys))
 
     def _add(self, data: np.ndarray, offsets: np.ndarray) -> None:
         if len(offsets) < 2:
@@ -171,6 +178,31 @@ class BloomFilter:
                 of_keys = rows[indices]
                 for row in np.unique(of_keys):
                     self.rows[row][positions[:, of_keys == row].ravel().astype(np.intp)] = True
+
+    @property
+    def key_count(self) -> int:
+        """The keys added: the full rows before the last and the last row's count (which goes on counting once
+        keys go round-robin), as Java's filter counts them."""
+        return (len(self.rows) - 1) * self.row_capacity + self.in_last_row
+
+    @classmethod
+    def extendable(cls, text: bytes, what: str, num_entries: int, fpp: float, max_entries: int) -> BloomFilter | None:
+        """The filter of a file (its meta block payload) ready to take more keys as a filter of these settings
+        would, so a rewrite of the file adds only its new keys instead of hashing every key again. None when it was
+        built with other settings (a key would not land where such a filter puts it). CorruptTableError when it
+        cannot be read."""
+        fresh = cls(num_entries, fpp, max_entries)
+        old = cls.deserialize(text, what)
+        if ((old.vector_size, old.hash_count, old.row_capacity) != (fresh.vector_size, fresh.hash_count,
+                                                                     fresh.row_capacity)
+                or len(old.rows) * old.row_capacity >= max_entries + old.row_capacity or old.in_last_row < 0):
+            return None
+        old.max_entries = max_entries
+        if old.in_last_row > old.row_capacity:  # round-robin since the key after the bound
+            if len(old.rows) * old.row_capacity < max_entries:
+                return None  # Java's filter opens a new row there instead
+            old._round_robin = old.in_last_row - old.row_capacity - 1
+        return old
 
     def might_contain(self, key: bytes) -> bool:
         if not key:
@@ -193,25 +225,112 @@ class BloomFilter:
     def deserialize(cls, text: bytes, what: str) -> BloomFilter:
         """A filter from its meta block payload (as Hudi wrote it), for membership tests. The key bound is not
         stored (Java's reader does not restore it either): this one takes the rows it found as its bound."""
+        bits = FilterBits.read(text, what)
+        out = cls.__new__(cls)
+        out.vector_size, out.hash_count, out.row_capacity = bits.vector_size, bits.hash_count, bits.row_capacity
+        out.in_last_row, out._round_robin = bits.in_last_row, None
+        out.max_entries = bits.row_capacity * bits.row_count
+        out.rows = [np.unpackbits(row, bitorder="little")[:bits.vector_size].view(bool) for row in bits.packed_rows()]
+        return out
+
+
+_BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_SEXTET = np.full(256, 255, dtype=np.uint8)  # a Base64 character's 6 bits (255: not one)
+_SEXTET[np.frombuffer(_BASE64, dtype=np.uint8)] = np.arange(64, dtype=np.uint8)
+_SEXTET[ord("=")] = 0
+_TEST_KEYS = 8192  # keys whose bits are looked up at a time
+
+
+@dataclass(frozen=True)
+class FilterBits:
+    """A filter as stored, for membership tests: its Base64 text, of which a test decodes only the bytes holding
+    the bits it looks at (a file's filter is ~0.9 MB of text at Hudi's defaults, a key's bits a few dozen bytes).
+    Bit `p` of a row is bit `p % 8`, the lowest first, of the row's byte `p // 8`."""
+
+    hash_count: int
+    vector_size: int
+    row_capacity: int
+    in_last_row: int
+    row_count: int
+    text: np.ndarray  # the Base64 characters
+    what: str  # the file, for errors
+
+    @classmethod
+    def read(cls, text: bytes, what: str) -> FilterBits:
+        """The filter of a meta block payload (Base64 of the Writable form); CorruptTableError naming `what`."""
+        chars = np.frombuffer(text, dtype=np.uint8)
         try:
-            raw = base64.b64decode(text, validate=True)
-            version, hash_count, hash_type, vector_size = _FILTER_HEADER.unpack_from(raw, 0)
-            row_capacity, in_last_row, row_count = _ROWS.unpack_from(raw, _FILTER_HEADER.size)
+            head = base64.b64decode(text[:36])  # the 25 bytes of the headers
+            version, hash_count, hash_type, vector_size = _FILTER_HEADER.unpack_from(head, 0)
+            row_capacity, in_last_row, row_count = _ROWS.unpack_from(head, _FILTER_HEADER.size)
         except (ValueError, struct.error) as exc:
             raise CorruptTableError(f"{what}: unreadable bloom filter ({exc})") from exc
         if version != _VERSION or hash_type != MURMUR_HASH or vector_size <= 0 or hash_count <= 0 or row_count < 1:
             raise CorruptTableError(f"{what}: bloom filter of an unknown layout (version {version}, hash type "
                                     f"{hash_type})")
-        size = (vector_size + 7) // 8
-        pos = _FILTER_HEADER.size + _ROWS.size
-        if len(raw) != pos + row_count * (_FILTER_HEADER.size + size):
+        length = _FILTER_HEADER.size + _ROWS.size + row_count * (_FILTER_HEADER.size + (vector_size + 7) // 8)
+        if len(chars) != 4 * -(-length // 3):
             raise CorruptTableError(f"{what}: bloom filter length does not match its {row_count} rows")
-        out = cls.__new__(cls)
-        out.vector_size, out.hash_count, out.row_capacity = vector_size, hash_count, row_capacity
-        out.max_entries, out.in_last_row, out._round_robin = row_capacity * row_count, in_last_row, None
-        out.rows = []
-        for _ in range(row_count):
-            bits = np.frombuffer(raw, dtype=np.uint8, count=size, offset=pos + _FILTER_HEADER.size)
-            out.rows.append(np.unpackbits(bits, bitorder="little")[:vector_size].astype(bool))
-            pos += _FILTER_HEADER.size + size
+        return cls(hash_count, vector_size, row_capacity, in_last_row, row_count, chars, what)
+
+    def _row_start(self, row: int) -> int:
+        return _FILTER_HEADER.size + _ROWS.size + row * (_FILTER_HEADER.size + (self.vector_size + 7) // 8) \
+            + _FILTER_HEADER.size
+
+    def packed_rows(self) -> list[np.ndarray]:
+        """Each row's bytes, the whole text decoded."""
+        size = (self.vector_size + 7) // 8
+        try:  # lenient: a character outside Base64 is dropped, and the length no longer matches
+            raw = np.frombuffer(base64.b64decode(self.text.tobytes()), dtype=np.uint8)
+        except ValueError as exc:
+            raise CorruptTableError(f"{self.what}: unreadable bloom filter ({exc})") from exc
+        if len(raw) != self._row_start(self.row_count - 1) + size:
+            raise CorruptTableError(f"{self.what}: unreadable bloom filter (not Base64)")
+        return [raw[self._row_start(r):self._row_start(r) + size] for r in range(self.row_count)]
+
+    def _bytes_at(self, offsets: np.ndarray) -> np.ndarray:
+        """The decoded bytes at these offsets: each from the four characters that encode its group of three
+        (CorruptTableError if one is not Base64)."""
+        first = offsets // 3 * 4
+        group = np.zeros(offsets.shape, dtype=np.uint32)
+        for i in range(4):
+            sextets = _SEXTET[self.text[first + i]]
+            if (sextets == 255).any():
+                raise CorruptTableError(f"{self.what}: unreadable bloom filter (not Base64)")
+            group = (group << np.uint32(6)) | sextets
+        return ((group >> (np.uint32(16) - (offsets % 3).astype(np.uint32) * np.uint32(8))) & np.uint32(255))
+
+    def might_contain(self, probe: KeyPositions, among: np.ndarray | None = None) -> np.ndarray:
+        """For each key of `probe` (the keys at the positions `among`, if given), whether the filter might
+        contain it. CorruptTableError where the text it looks at is not Base64."""
+        at = probe.of(self.hash_count, self.vector_size)
+        out = probe.empty.copy()
+        if among is not None:
+            at, out = at[:, among], out[among]
+        for start in range(0, at.shape[1], _TEST_KEYS):  # bounded memory: a few int64 per bit looked at
+            part = at[:, start:start + _TEST_KEYS].astype(np.int64)
+            byte, bit = part >> 3, (part & 7).astype(np.uint32)
+            for row in range(self.row_count):
+                held = (self._bytes_at(byte + self._row_start(row)) >> bit) & np.uint32(1)
+                out[start:start + _TEST_KEYS] |= held.all(axis=0)
         return out
+
+
+class KeyPositions:
+    """String keys hashed once for each filter size asked (the filters of one table share Hudi's default size):
+    their bit positions, one column per key, one row per hash."""
+
+    def __init__(self, keys: pa.Array | pa.ChunkedArray) -> None:
+        self._data, self._offsets = _utf8_buffers(keys)
+        self.empty = self._offsets[1:] == self._offsets[:-1]  # an empty key: might be contained (might_contain)
+        self._positions: dict[tuple[int, int], np.ndarray] = {}
+
+    def of(self, hash_count: int, vector_size: int) -> np.ndarray:
+        found = self._positions.get((hash_count, vector_size))
+        if found is None:
+            found = np.zeros((hash_count, len(self.empty)), dtype=np.uint32)
+            if len(self.empty):
+                for indices, positions in _positions(self._data, self._offsets, hash_count, vector_size):
+                    found[:, indices] = positions
+            self._positions[(hash_count, vector_size)] = found
+        return found

@@ -19,6 +19,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -57,6 +58,7 @@ class KeyLookup:
     virtual_keys: tuple[str, ...] | None = None  # hoodie.populate.meta.fields=false: the record key fields
     integer_key: pa.Field | None = None  # the integer column equal to the record key, if the key generator makes one
     first_value: bool = False  # an equal ordering value keeps the held row (FirstValueAvroPayload)
+    prunes_by_keys: ClassVar[bool] = False  # `located` reads fewer slices when told the keys a write brings
 
     @property
     def match_column(self) -> str:
@@ -76,8 +78,9 @@ class KeyLookup:
         finds keys instead of reading partitions, RECORD_INDEX, needs them)."""
         parts: list[pa.Table] = []
         unfiltered: list[pa.Table] = []
+        probe = self._probe(wanted)
         for partition in sorted(set(partitions)):
-            for slot, sl in enumerate(self.slices.get(partition, ())):
+            for slot, sl in self._candidates(storage, partition, probe):
                 rows = self._slice_keys(storage, sl)
                 n = rows.num_rows
                 unfiltered.append(rows.append_column(PARTITION, constant_strings(partition, n))
@@ -94,6 +97,15 @@ class KeyLookup:
         if pc.all(located[LIVE]).as_py():
             return located.combine_chunks()
         return located.take(pc.sort_indices(located, [(LIVE, "descending")])).combine_chunks()
+
+    def _probe(self, wanted: pa.Array | pa.ChunkedArray | None) -> object:
+        """What `_candidates` needs of the keys a write brings, prepared once for all partitions."""
+        return None
+
+    def _candidates(self, storage: Storage, partition: str, probe: object) -> Iterable[tuple[int, FileSlice]]:
+        """The slots and latest slices of `partition` whose keys are read: all of them (hudi_ds.index.bloom_lookup
+        leaves out those that cannot hold a key the write brings)."""
+        return enumerate(self.slices.get(partition, ()))
 
     def _among(self, located: pa.Table, wanted: pa.Array | pa.ChunkedArray) -> pa.Table:
         return located.filter(pc.is_in(located[self.match_column], value_set=wanted))

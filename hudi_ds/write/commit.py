@@ -29,8 +29,16 @@ from hudi_ds.errors import (
 from hudi_ds.files.compaction_plan import log_targets
 from hudi_ds.files.markers import marked_files
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
+from hudi_ds.index.bloom_lookup import BloomLookup
 from hudi_ds.index.bucket import bucket_of_file_id, check_bucket_file_ids
-from hudi_ds.index.choice import BUCKET, RECORD_INDEX, is_global, write_index, writes_bloom_filters
+from hudi_ds.index.choice import (
+    BLOOM_INDEXES,
+    BUCKET,
+    RECORD_INDEX,
+    is_global,
+    write_index,
+    writes_bloom_filters,
+)
 from hudi_ds.index.lookup import KeyLookup, holds_prefixed_keys
 from hudi_ds.index.record_index import RecordIndexLookup
 from hudi_ds.keys.keygen import integer_key_column
@@ -135,7 +143,8 @@ def _key_lookup(config: TableConfig, index: str, options: HudiOptions, schema: p
                                  schema.field(ordering) if ordering and ordering in schema.names else None,
                                  integer_key=schema.field(integer_key) if integer_key else None,
                                  data_timeline=view.timeline, first_value=config.first_value)
-    return KeyLookup(is_global(index), moves,
+    kind = BloomLookup if index in BLOOM_INDEXES else KeyLookup
+    return kind(is_global(index), moves,
                      {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,
                      schema.field(ordering) if ordering and ordering in schema.names else None,
                      virtual_keys=None if config.populate_meta_fields else tuple(config.record_key_fields),

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from hudi_ds import faults
 from hudi_ds.errors import CorruptTableError
-from hudi_ds.files.base_file import open_base_file, write_base_file
+from hudi_ds.files.base_file import GrownFilter, open_base_file, write_base_file
 from hudi_ds.files.encoding import dictionary_columns
 from hudi_ds.files.markers import write_marker
 from hudi_ds.files.naming import PARTITION_METAFILE, base_file_name, join, log_file_name, parse_base_file
@@ -160,14 +160,17 @@ class GroupWriteContext:
         return chosen
 
     def write_base(self, partition: str, file_id: str, bucket: int, records: pa.Table, prev_commit: str,
-                   inserts: int, updates: int, is_merge: bool = False) -> WrittenFile:
-        """A parquet base file with `records` (meta columns included) in the file group."""
+                   inserts: int, updates: int, is_merge: bool = False,
+                   grown_filter: GrownFilter | None = None) -> WrittenFile:
+        """A parquet base file with `records` (meta columns included) in the file group (`grown_filter`: its
+        bloom filter grown from the one of the file it rewrites)."""
         name = base_file_name(file_id, self.write_token, self.instant)
         virtual = self.virtual_keys is not None
         size = write_base_file(self.storage, self.instant, partition, name,
                                blank_meta(records) if virtual else records, self.avro_schema,
                                compression=self.compression, dictionary=self.dictionary_columns(records),
-                               merge=is_merge, bloom_filter=self.bloom_filters, key_footer=not virtual)
+                               merge=is_merge, bloom_filter=self.bloom_filters, key_footer=not virtual,
+                               grown_filter=grown_filter)
         return WrittenFile(partition, file_id, bucket, join(partition, name), False, prev_commit, name, 0,
                            records.num_rows, inserts, updates, 0, size)
 

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.errors import InvalidDataError
+from hudi_ds.files.base_file import GrownFilter, footer
 from hudi_ds.index.bucket import new_bucket_file_id
 from hudi_ds.index.lookup import PENDING, SLOT, new_file_id
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
@@ -300,7 +301,8 @@ class TaskWriter:
             if lookup.global_index:  # every key of the table is read: keep those of this write only
                 located = lookup.located(self.storage, lookup.slices, rows[lookup.match_column])
             else:
-                located = lookup.located(self.storage, partitions)
+                located = lookup.located(self.storage, partitions,
+                                         rows[lookup.match_column] if lookup.prunes_by_keys else None)
             if plan.existing_keys is not None:  # insert-if-absent
                 rows = without_held_keys(rows, located, lookup.match_column, plan.duplicate_policy)
             rows = tag(rows, located, lookup)
@@ -477,17 +479,20 @@ class TaskWriter:
             dels, self.plan.ordering_field, full, key_field=key, partial=self.plan.partial,
             first_value=self.plan.first_value, keep_dictionaries=bool(kept),
         )
-        updates = 0
+        updates, grown = 0, None
         if base is not None:
             held = index_in(records[key], base[key])
             updates = len(held) - held.null_count
             if self.plan.operation != "delete":
                 self._report_outranked(partition, target.file_id, base, records, held)
+            if self.ctx.bloom_filters and target.base_file:  # its filter holds the keys it keeps: add new ones
+                grown = GrownFilter(footer(self.storage, target.base_file).metadata,
+                                    records.filter(pc.is_null(held))[RECORD_KEY])
         if self.ctx.virtual_keys is not None:  # the file cannot tell the task's rows (maybe none) from the base's
             with self._lock:
                 self.rewritten.append(GroupKeys(partition, target.file_id, records.select([RECORD_KEY])))
         wf = self.ctx.write_base(partition, target.file_id, bucket, merged, target.base_instant, n_data - updates,
-                                 updates, is_merge=True)
+                                 updates, is_merge=True, grown_filter=grown)
         if base is not None and change_data:
             written = task_change_data(self.storage, self.plan, (partition, target.file_id), base, merged,
                                        self.ctx.write_token)
