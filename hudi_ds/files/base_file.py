@@ -30,9 +30,10 @@ from hudi_ds.storage import Storage
 
 def write_base_file(storage: Storage, instant: str, partition: str, name: str, records: pa.Table,
                     avro_schema: dict[str, Any], *, compression: str, dictionary: list[str], merge: bool,
-                    row_group_rows: int | None = None, bloom_filter: bool = False, key_footer: bool = True) -> int:
+                    row_group_rows: int | None = None, bloom_filter: bool = False,
+                    key_footer: bool = True) -> tuple[int, pq.FileMetaData]:
     """Write `records` (meta columns included; the file name column is filled here) as the base file `name`
-    of `partition`; returns its size. `merge`: the file replaces an older version of its group. `bloom_filter`:
+    of `partition`; returns its size and footer (the column statistics the commit indexes). `merge`: the file replaces an older version of its group. `bloom_filter`:
     the footer carries the bloom filter of the file's keys, as Apache Hudi's bloom index reads it. `key_footer`:
     the footer names the file's lowest and highest record key (not in files without meta fields, as in Hudi's)."""
     write_marker(storage, instant, join(partition, name), "MERGE" if merge else "CREATE")
@@ -49,13 +50,14 @@ def write_base_file(storage: Storage, instant: str, partition: str, name: str, r
     # store_schema=False keeps Arrow's own schema out of the footer (hudi-rs types come from parquet);
     # Hudi's footer keys are added explicitly, as that option also drops schema metadata
     with pq.ParquetWriter(sink, records.schema, compression=compression, store_schema=False,
-                          use_dictionary=dictionary, write_statistics=statistics_columns(records)) as writer:
+                          use_dictionary=dictionary,
+                          write_statistics=statistics_columns(records, key_footer)) as writer:
         writer.write_table(records, row_group_size=max(1, row_group_rows) if row_group_rows else None)
         writer.add_key_value_metadata(kv)
     data = sink.getvalue()
     storage.write_bytes(join(partition, name), data)
     faults.file_written()
-    return len(data)
+    return len(data), writer.writer.metadata
 
 
 @contextmanager

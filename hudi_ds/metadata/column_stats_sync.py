@@ -33,6 +33,7 @@ from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.naming import PARTITION_METAFILE, log_file_name, parse_base_file, parse_log_file
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.avro_schema import NAMESPACE
+from hudi_ds.metadata.column_ranges import FileRanges, footer_ranges
 from hudi_ds.metadata.hfiles import encode_base_file, encode_log_block
 from hudi_ds.metadata.index_defs import column_stats_fields, remove_column_stats, set_column_stats_fields
 from hudi_ds.metadata.index_keys import column_stats_key, file_group_index
@@ -119,40 +120,25 @@ def _stats_record(key: str, stats: dict[str, Any], version: int) -> dict[str, An
     return stats_record(key, md.RecordType.COLUMN_STATS, stats, version)
 
 
-def file_records(partition: str, file_name: str, metadata: pq.FileMetaData, columns: Iterable[str],
+def file_ranges(metadata: pq.FileMetaData) -> FileRanges:
+    """The column ranges of a parquet base file's footer, of the columns column_stats can hold."""
+    return footer_ranges(metadata, is_indexed_type)
+
+
+def file_records(partition: str, file_name: str, ranges: FileRanges, columns: Iterable[str],
                  version: int) -> dict[str, dict[str, Any]]:
-    """The column_stats records of one parquet base file, from its footer."""
-    schema = metadata.schema.to_arrow_schema()
-    where = {metadata.schema.column(j).path: j for j in range(metadata.num_columns)}
+    """The column_stats records of one parquet base file, from its column ranges (see file_ranges): one per
+    column of `columns` whose range is known."""
+    by_name = {r.column: r for r in ranges}
     out: dict[str, dict[str, Any]] = {}
     for column in columns:
-        j = where.get(column)
-        if j is None or column not in schema.names:
+        r = by_name.get(column)
+        if r is None or r.nulls is None:
             continue
-        typ = schema.field(column).type
-        kind = _value_type(typ)
-        if kind is None:
-            continue
-        chunks = [metadata.row_group(i).column(j) for i in range(metadata.num_row_groups)]
-        values = sum(c.num_values for c in chunks)
-        nulls = 0
-        low = high = None
-        for c in chunks:
-            s = c.statistics
-            if s is None or not s.has_null_count:
-                break
-            nulls += s.null_count
-            if c.num_values > s.null_count:
-                if not s.has_min_max:
-                    break
-                low = s.min if low is None or s.min < low else low
-                high = s.max if high is None or s.max > high else high
-        else:
-            stats = column_range(file_name, column, typ, low, high, values, nulls,
-                                 sum(c.total_compressed_size for c in chunks),
-                                 sum(c.total_uncompressed_size for c in chunks))
-            key = column_stats_key(partition, file_name, column)
-            out[key] = _stats_record(key, stats, version)
+        stats = column_range(file_name, column, r.type, r.low, r.high, r.values, r.nulls, r.total_size,
+                             r.uncompressed_size)
+        key = column_stats_key(partition, file_name, column)
+        out[key] = _stats_record(key, stats, version)
     return out
 
 
@@ -200,20 +186,34 @@ def is_parquet_base(partition: str, name: str) -> bool:
     return name.endswith(".parquet") and parse_base_file(partition, name) is not None
 
 
+def ranges_schema(ranges: FileRanges) -> pa.Schema:
+    """The schema of a file's columns of indexed types, as indexed_columns selects among them."""
+    return pa.schema([pa.field(r.column, r.type) for r in ranges])
+
+
+def base_file_ranges(data_storage: Storage, partition: str, name: str) -> FileRanges:
+    """The column ranges of a committed parquet base file, read from its footer."""
+    with open_base_file(data_storage, f"{partition}/{name}" if partition else name) as pf:
+        return file_ranges(pf.metadata)
+
+
 def added_file_records(data_storage: Storage, version: int, added: Mapping[str, Iterable[str]],
-                       listed: Sequence[str] | None) -> dict[str, dict[str, dict[str, Any]]]:
+                       listed: Sequence[str] | None,
+                       reported: Mapping[str, Mapping[str, FileRanges]] | None = None
+                       ) -> dict[str, dict[str, dict[str, Any]]]:
     """Partition -> the column_stats records of the parquet base files `added` (partition -> file names), of
-    the columns `listed` (see indexed_columns)."""
+    the columns `listed` (see indexed_columns): from the ranges their write tasks `reported` (partition -> file
+    name -> ranges), else from their footers."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for partition, names in added.items():
+        known = (reported or {}).get(partition, {})
         for name in names:
             if is_parquet_base(partition, name):
-                rel = f"{partition}/{name}" if partition else name
-                with open_base_file(data_storage, rel) as pf:
-                    metadata = pf.metadata
-                schema = metadata.schema.to_arrow_schema()
+                ranges = known.get(name)
+                if ranges is None:
+                    ranges = base_file_ranges(data_storage, partition, name)
                 out.setdefault(partition, {}).update(
-                    file_records(partition, name, metadata, indexed_columns(schema, listed), version))
+                    file_records(partition, name, ranges, indexed_columns(ranges_schema(ranges), listed), version))
     return out
 
 

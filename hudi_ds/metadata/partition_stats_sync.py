@@ -27,12 +27,15 @@ from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.naming import parse_log_file
 from hudi_ds.log import BlockType, decode_avro_data_block, decode_parquet_data_block, read_blocks
 from hudi_ds.metadata import records as md
+from hudi_ds.metadata.column_ranges import FileRanges
 from hudi_ds.metadata.column_stats_sync import (
     added_file_records,
+    base_file_ranges,
     column_range,
     indexed_columns,
     is_indexed_type,
     is_parquet_base,
+    ranges_schema,
     set_listed,
     stats_record,
     write_logs,
@@ -79,15 +82,17 @@ def log_file_stats(data_storage: Storage, partition: str, name: str,
 
 
 def base_file_stats(data_storage: Storage, partition: str, name: str, footer_stats: Iterable[dict[str, Any]],
-                    listed: Sequence[str] | None) -> list[dict[str, Any]]:
+                    listed: Sequence[str] | None, ranges: FileRanges | None = None) -> list[dict[str, Any]]:
     """The statistics of the indexed columns of one parquet base file: `footer_stats` (its column_stats), and
-    for the columns its footer has no statistics of (hudi_ds writes none for the record key column) the values
-    read from the file, so that the partition's range covers them too."""
+    for the columns its `ranges` (read from its footer when not given) have no statistics of the values read
+    from the file, so that the partition's range covers them too."""
     out = list(footer_stats)
-    rel = f"{partition}/{name}" if partition else name
-    with open_base_file(data_storage, rel) as pf:
-        missing = [c for c in indexed_columns(pf.schema_arrow, listed) if c not in {s["columnName"] for s in out}]
-        if missing:
+    if ranges is None:
+        ranges = base_file_ranges(data_storage, partition, name)
+    have = {s["columnName"] for s in out}
+    missing = [c for c in indexed_columns(ranges_schema(ranges), listed) if c not in have]
+    if missing:
+        with open_base_file(data_storage, f"{partition}/{name}" if partition else name) as pf:
             out += table_stats(name, pf.read(columns=missing), missing)
     return out
 
@@ -117,9 +122,11 @@ def partition_records(version: int, file_stats: Mapping[str, Iterable[dict[str, 
 
 
 def change_records(data_storage: Storage, version: int, column_stats: Mapping[str, Mapping[str, dict[str, Any]]],
-                   added: Mapping[str, Iterable[str]], listed: Sequence[str] | None) -> dict[str, dict[str, Any]]:
+                   added: Mapping[str, Iterable[str]], listed: Sequence[str] | None,
+                   reported: Mapping[str, Mapping[str, FileRanges]] | None = None) -> dict[str, dict[str, Any]]:
     """The partition_stats records of one data instant: `column_stats` (partition -> the column_stats records
-    of the base files it added) and the statistics of the log files among `added` (partition -> file names)."""
+    of the base files it added; `reported`: their column ranges, partition -> file name -> ranges, where the
+    write tasks gave them) and the statistics of the log files among `added` (partition -> file names)."""
     footers: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for partition, records in column_stats.items():
         for record in records.values():
@@ -131,7 +138,8 @@ def change_records(data_storage: Storage, version: int, column_stats: Mapping[st
                 file_stats.setdefault(partition, []).extend(log_file_stats(data_storage, partition, name, listed))
             elif is_parquet_base(partition, name):
                 file_stats.setdefault(partition, []).extend(
-                    base_file_stats(data_storage, partition, name, footers.get((partition, name), []), listed))
+                    base_file_stats(data_storage, partition, name, footers.get((partition, name), []), listed,
+                                    (reported or {}).get(partition, {}).get(name)))
     return partition_records(version, file_stats)
 
 
