@@ -31,6 +31,7 @@ from hudi_ds.config.table_config import TableConfig, load_config
 from hudi_ds.errors import ConfigError
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.naming import PARTITION_METAFILE, log_file_name, parse_base_file, parse_log_file
+from hudi_ds.metadata import column_stats_codec as codec
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.avro_schema import NAMESPACE
 from hudi_ds.metadata.column_ranges import FileRanges, footer_ranges
@@ -249,7 +250,7 @@ def write_logs(mdt: MetadataTable, instant: str, records: Mapping[str, dict[str,
     stats = []
     for index, group in sorted(groups.items()):
         name = log_file_name(ids[index], instant, 1, WRITE_TOKEN)
-        data = encode_log_block(group, mdt.version, instant)
+        data = encode_log_block(group, mdt.version, instant, encoder=codec.encoder(mdt.version))
         mdt.storage.write_bytes(f"{partition}/{name}", data)
         stats.append(WriteStat(
             file_id=ids[index], path=f"{partition}/{name}", prev_commit=base_instant or "null",
@@ -313,9 +314,9 @@ def compact(mdt: MetadataTable, slices: list[MetadataSlice], instant: str,
         file_id = _file_id(sl, partition)
         if file_id is None:
             continue
-        records = merged_records(mdt, sl)
+        records = merged_records(mdt, sl, decoder=codec.decoder(mdt.version))
         base = f"{file_id}_{WRITE_TOKEN}_{instant}.hfile"
-        data = encode_base_file(records, mdt.version)
+        data = encode_base_file(records, mdt.version, encoder=codec.encoder(mdt.version))
         mdt.storage.write_bytes(f"{partition}/{base}", data)
         stats.append(WriteStat(file_id=file_id, path=f"{partition}/{base}",
                                prev_commit=sl.base_instant or "null", num_writes=len(records),
