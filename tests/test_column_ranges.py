@@ -20,17 +20,20 @@ from hudi_ds.cli.progress import READ, WatchedStorage
 from hudi_ds.cli.validate import validate
 from hudi_ds.config.table_config import load_config
 from hudi_ds.files.base_file import write_base_file
+from hudi_ds.hfile import AvroHFileReader
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.column_ranges import ColumnRange
 from hudi_ds.metadata.column_stats import file_group_slices
 from hudi_ds.metadata.column_stats_sync import (
     apply_setting,
     base_file_ranges,
+    compact,
     file_ranges,
     file_records,
     indexed_columns,
     ranges_schema,
 )
+from hudi_ds.metadata.hfiles import encode_base_file
 from hudi_ds.metadata.layout import MetadataTable
 from hudi_ds.metadata.listing import merged_records
 from hudi_ds.schema.avro import arrow_to_avro
@@ -177,3 +180,22 @@ def test_statistics_carried_from_the_tasks_equal_a_rebuild_from_the_footers(tmp_
         apply_setting(t.storage, t.config, False)
         apply_setting(t.storage, load_config(t.storage), True)
         assert column_stats_records(path) == written, table_type
+
+
+def test_the_compaction_writes_the_records_merged_one_by_one(tmp_path):
+    """The metadata compaction passes the base file's untouched entries on as bytes: its base files are
+    byte for byte those of every record decoded, merged and encoded again."""
+    path = tmp_path / "t"
+    t = HudiTable.create(str(path), table_name="c", record_key="id", ordering_field="ts", partition_by="part",
+                         table_type="COPY_ON_WRITE", options=OPTIONS)  # compacting after every 3 deltacommits
+    t.write(batch(list(range(0, 50)), 1), operation="bulk_insert")
+    for k, ids in enumerate([range(40, 80), range(10, 20), range(60, 70)]):
+        HudiTable(str(path), options=OPTIONS).write(batch(list(ids), k + 2))
+    HudiTable(str(path), options=OPTIONS).write(batch([3, 55], 9).select(["id", "part"]), operation="delete")
+    mdt = MetadataTable.open(t.storage)
+    slices = file_group_slices(mdt, md.COLUMN_STATS, mdt.timeline(), t.load_timeline())
+    assert all(sl.base and sl.logs for sl in slices)
+    for sl, stat in zip(slices, compact(mdt, slices, "20990102000000000"), strict=True):
+        expected = encode_base_file(merged_records(mdt, sl), mdt.version)
+        ours = mdt.storage.read_bytes(stat.path)
+        assert list(AvroHFileReader(ours, "ours").hfile) == list(AvroHFileReader(expected, "expected").hfile)
