@@ -33,9 +33,10 @@ def write_base_file(storage: Storage, instant: str, partition: str, name: str, r
                     row_group_rows: int | None = None, bloom_filter: bool = False,
                     key_footer: bool = True) -> tuple[int, pq.FileMetaData]:
     """Write `records` (meta columns included; the file name column is filled here) as the base file `name`
-    of `partition`; returns its size and footer (the column statistics the commit indexes). `merge`: the file replaces an older version of its group. `bloom_filter`:
-    the footer carries the bloom filter of the file's keys, as Apache Hudi's bloom index reads it. `key_footer`:
-    the footer names the file's lowest and highest record key (not in files without meta fields, as in Hudi's)."""
+    of `partition`; returns its size and footer (the column statistics the commit indexes). `merge`: the file
+    replaces an older version of its group. `bloom_filter`: the footer carries the bloom filter of the file's
+    keys, as Apache Hudi's bloom index reads it. `key_footer`: the footer names the file's lowest and highest
+    record key (not in files without meta fields, as in Hudi's)."""
     write_marker(storage, instant, join(partition, name), "MERGE" if merge else "CREATE")
     n = records.num_rows
     records = records.set_column(META_COLUMNS.index(FILE_NAME), FILE_NAME, constant_dictionary(name, n))
