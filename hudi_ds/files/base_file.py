@@ -37,12 +37,13 @@ if TYPE_CHECKING:
 def write_base_file(storage: Storage, instant: str, partition: str, name: str, records: pa.Table,
                     avro_schema: dict[str, Any], *, compression: str, dictionary: list[str], merge: bool,
                     row_group_rows: int | None = None, bloom_filter: bool = False, key_footer: bool = True,
-                    grown_filter: GrownFilter | None = None) -> int:
+                    grown_filter: GrownFilter | None = None) -> tuple[int, pq.FileMetaData]:
     """Write `records` (meta columns included; the file name column is filled here) as the base file `name`
-    of `partition`; returns its size. `merge`: the file replaces an older version of its group. `bloom_filter`:
-    the footer carries the bloom filter of the file's keys, as Apache Hudi's bloom index reads it (`grown_filter`:
-    the filter of the file this one rewrites and the keys it adds). `key_footer`: the footer names the file's
-    lowest and highest record key (not in files without meta fields, as in Hudi's)."""
+    of `partition`; returns its size and footer (the column statistics the commit indexes). `merge`: the file
+    replaces an older version of its group. `bloom_filter`: the footer carries the bloom filter of the file's
+    keys, as Apache Hudi's bloom index reads it (`grown_filter`: the filter of the file this one rewrites and the
+    keys it adds). `key_footer`: the footer names the file's lowest and highest record key (not in files without
+    meta fields, as in Hudi's)."""
     write_marker(storage, instant, join(partition, name), "MERGE" if merge else "CREATE")
     n = records.num_rows
     records = records.set_column(META_COLUMNS.index(FILE_NAME), FILE_NAME, constant_dictionary(name, n))
@@ -59,13 +60,14 @@ def write_base_file(storage: Storage, instant: str, partition: str, name: str, r
     # store_schema=False keeps Arrow's own schema out of the footer (hudi-rs types come from parquet);
     # Hudi's footer keys are added explicitly, as that option also drops schema metadata
     with pq.ParquetWriter(sink, records.schema, compression=compression, store_schema=False,
-                          use_dictionary=dictionary, write_statistics=statistics_columns(records)) as writer:
+                          use_dictionary=dictionary,
+                          write_statistics=statistics_columns(records, key_footer)) as writer:
         writer.write_table(records, row_group_size=max(1, row_group_rows) if row_group_rows else None)
         writer.add_key_value_metadata(kv)
     data = sink.getvalue()
     storage.write_bytes(join(partition, name), data)
     faults.file_written()
-    return len(data)
+    return len(data), writer.writer.metadata
 
 
 @contextmanager

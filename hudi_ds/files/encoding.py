@@ -9,14 +9,17 @@ from hudi_ds.schema.meta import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_
 
 _LOW_CARDINALITY_META = (COMMIT_TIME, PARTITION_PATH, FILE_NAME)
 # min/max statistics no reader prunes by (one value per file, or keys Hudi's readers look up in the footer's
-# hoodie_min/max_record_key), and computing them on these strings costs about a quarter of the encoding
-_NO_STATISTICS = frozenset({COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME})
+# hoodie_min/max_record_key, which column_stats takes too), and computing them on these strings costs about a
+# quarter of the encoding
+_NO_STATISTICS = frozenset({COMMIT_SEQNO, RECORD_KEY, FILE_NAME})
 
 
-def statistics_columns(table: pa.Table) -> list[str]:
+def statistics_columns(table: pa.Table, meta_populated: bool = True) -> list[str]:
     """Columns of a base file to write min/max statistics for: all but the meta columns no reader prunes by
-    (log blocks have none: readers decode them whole)."""
-    return [c for c in table.column_names if c not in _NO_STATISTICS]
+    (log blocks have none: readers decode them whole). The partition path column (one dictionary value per
+    file: cheap) gets them where the meta columns are populated, for column_stats, as Hudi's files have."""
+    skip = _NO_STATISTICS if meta_populated else _NO_STATISTICS | {PARTITION_PATH}
+    return [c for c in table.column_names if c not in skip]
 
 
 def dictionary_columns(table: pa.Table, sample: int = 8192) -> list[str]:

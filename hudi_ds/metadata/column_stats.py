@@ -18,6 +18,7 @@ from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.hfile import AvroHFileReader
 from hudi_ds.log import BlockType, decode_delete_block, read_blocks
 from hudi_ds.log.hfile_block import decode_hfile_data_block
+from hudi_ds.metadata import column_stats_codec as codec
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.index_keys import column_id
 from hudi_ds.metadata.layout import MetadataTable, is_init_instant
@@ -69,14 +70,15 @@ def _slice_records(mdt: MetadataTable, sl: MetadataSlice,
     decoded (a column's entries share its ColumnIndexID prefix, as Hudi's reader looks them up)."""
     rels = ([sl.base] if sl.base is not None else []) + [rel for rel, _ in sl.logs]
     fetched = dict(zip(rels, read_slice_files(mdt, rels), strict=True))
-    base = [] if sl.base is None else list(_records(AvroHFileReader(fetched[sl.base], mdt.storage.full(sl.base)),
-                                                    prefixes))
+    fast = codec.decoder(mdt.version)
+    base = [] if sl.base is None else list(_records(
+        AvroHFileReader(fetched[sl.base], mdt.storage.full(sl.base), decoder=fast), prefixes))
     updates: list[tuple[str, dict[str, Any] | None]] = []
     for rel, _ in sl.logs:
         where = mdt.storage.full(rel)
         for block in read_blocks(fetched[rel], where):
             if block.block_type == BlockType.HFILE_DATA:
-                updates.extend(_records(decode_hfile_data_block(block, where), prefixes))
+                updates.extend(_records(decode_hfile_data_block(block, where, fast), prefixes))
             elif block.block_type == BlockType.DELETE:
                 keys = decode_delete_block(block, where).record_keys.to_pylist()
                 updates.extend((k, None) for k in keys if prefixes is None or k.startswith(tuple(prefixes)))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -32,9 +32,15 @@ from hudi_ds.config.table_config import TableConfig, load_config
 from hudi_ds.errors import ConfigError
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.naming import PARTITION_METAFILE, log_file_name, parse_base_file, parse_log_file
+from hudi_ds.hfile import AvroHFileReader
+from hudi_ds.hfile.avro_records import encode_values
+from hudi_ds.log import BlockType, decode_delete_block, read_blocks
+from hudi_ds.log.hfile_block import decode_hfile_data_block
+from hudi_ds.metadata import column_stats_codec as codec
 from hudi_ds.metadata import records as md
-from hudi_ds.metadata.avro_schema import NAMESPACE
-from hudi_ds.metadata.hfiles import encode_base_file, encode_log_block
+from hudi_ds.metadata.avro_schema import NAMESPACE, metadata_schema_json
+from hudi_ds.metadata.column_ranges import FileRanges, footer_ranges
+from hudi_ds.metadata.hfiles import encode_encoded_base_file, encode_log_block
 from hudi_ds.metadata.index_defs import column_stats_fields, remove_column_stats, set_column_stats_fields
 from hudi_ds.metadata.index_keys import column_stats_key, file_group_index
 from hudi_ds.metadata.layout import (
@@ -44,7 +50,7 @@ from hudi_ds.metadata.layout import (
     listed_partitions,
     partition_metafile,
 )
-from hudi_ds.metadata.listing import MetadataSlice, merged_records
+from hudi_ds.metadata.listing import MetadataSlice, read_slice_files
 from hudi_ds.read.schema_resolver import resolve_schema
 from hudi_ds.schema.meta import COMMIT_TIME, PARTITION_PATH, RECORD_KEY, with_meta
 from hudi_ds.storage import Storage
@@ -120,40 +126,25 @@ def _stats_record(key: str, stats: dict[str, Any], version: int) -> dict[str, An
     return stats_record(key, md.RecordType.COLUMN_STATS, stats, version)
 
 
-def file_records(partition: str, file_name: str, metadata: pq.FileMetaData, columns: Iterable[str],
+def file_ranges(metadata: pq.FileMetaData) -> FileRanges:
+    """The column ranges of a parquet base file's footer, of the columns column_stats can hold."""
+    return footer_ranges(metadata, is_indexed_type)
+
+
+def file_records(partition: str, file_name: str, ranges: FileRanges, columns: Iterable[str],
                  version: int) -> dict[str, dict[str, Any]]:
-    """The column_stats records of one parquet base file, from its footer."""
-    schema = metadata.schema.to_arrow_schema()
-    where = {metadata.schema.column(j).path: j for j in range(metadata.num_columns)}
+    """The column_stats records of one parquet base file, from its column ranges (see file_ranges): one per
+    column of `columns` whose range is known."""
+    by_name = {r.column: r for r in ranges}
     out: dict[str, dict[str, Any]] = {}
     for column in columns:
-        j = where.get(column)
-        if j is None or column not in schema.names:
+        r = by_name.get(column)
+        if r is None or r.nulls is None:
             continue
-        typ = schema.field(column).type
-        kind = _value_type(typ)
-        if kind is None:
-            continue
-        chunks = [metadata.row_group(i).column(j) for i in range(metadata.num_row_groups)]
-        values = sum(c.num_values for c in chunks)
-        nulls = 0
-        low = high = None
-        for c in chunks:
-            s = c.statistics
-            if s is None or not s.has_null_count:
-                break
-            nulls += s.null_count
-            if c.num_values > s.null_count:
-                if not s.has_min_max:
-                    break
-                low = s.min if low is None or s.min < low else low
-                high = s.max if high is None or s.max > high else high
-        else:
-            stats = column_range(file_name, column, typ, low, high, values, nulls,
-                                 sum(c.total_compressed_size for c in chunks),
-                                 sum(c.total_uncompressed_size for c in chunks))
-            key = column_stats_key(partition, file_name, column)
-            out[key] = _stats_record(key, stats, version)
+        stats = column_range(file_name, column, r.type, r.low, r.high, r.values, r.nulls, r.total_size,
+                             r.uncompressed_size)
+        key = column_stats_key(partition, file_name, column)
+        out[key] = _stats_record(key, stats, version)
     return out
 
 
@@ -201,20 +192,34 @@ def is_parquet_base(partition: str, name: str) -> bool:
     return name.endswith(".parquet") and parse_base_file(partition, name) is not None
 
 
+def ranges_schema(ranges: FileRanges) -> pa.Schema:
+    """The schema of a file's columns of indexed types, as indexed_columns selects among them."""
+    return pa.schema([pa.field(r.column, r.type) for r in ranges])
+
+
+def base_file_ranges(data_storage: Storage, partition: str, name: str) -> FileRanges:
+    """The column ranges of a committed parquet base file, read from its footer."""
+    with open_base_file(data_storage, f"{partition}/{name}" if partition else name) as pf:
+        return file_ranges(pf.metadata)
+
+
 def added_file_records(data_storage: Storage, version: int, added: Mapping[str, Iterable[str]],
-                       listed: Sequence[str] | None) -> dict[str, dict[str, dict[str, Any]]]:
+                       listed: Sequence[str] | None,
+                       reported: Mapping[str, Mapping[str, FileRanges]] | None = None
+                       ) -> dict[str, dict[str, dict[str, Any]]]:
     """Partition -> the column_stats records of the parquet base files `added` (partition -> file names), of
-    the columns `listed` (see indexed_columns)."""
+    the columns `listed` (see indexed_columns): from the ranges their write tasks `reported` (partition -> file
+    name -> ranges), else from their footers."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for partition, names in added.items():
+        known = (reported or {}).get(partition, {})
         for name in names:
             if is_parquet_base(partition, name):
-                rel = f"{partition}/{name}" if partition else name
-                with open_base_file(data_storage, rel) as pf:
-                    metadata = pf.metadata
-                schema = metadata.schema.to_arrow_schema()
+                ranges = known.get(name)
+                if ranges is None:
+                    ranges = base_file_ranges(data_storage, partition, name)
                 out.setdefault(partition, {}).update(
-                    file_records(partition, name, metadata, indexed_columns(schema, listed), version))
+                    file_records(partition, name, ranges, indexed_columns(ranges_schema(ranges), listed), version))
     return out
 
 
@@ -250,7 +255,7 @@ def write_logs(mdt: MetadataTable, instant: str, records: Mapping[str, dict[str,
     stats = []
     for index, group in sorted(groups.items()):
         name = log_file_name(ids[index], instant, 1, WRITE_TOKEN)
-        data = encode_log_block(group, mdt.version, instant)
+        data = encode_log_block(group, mdt.version, instant, encoder=codec.encoder(mdt.version))
         mdt.storage.write_bytes(f"{partition}/{name}", data)
         stats.append(WriteStat(
             file_id=ids[index], path=f"{partition}/{name}", prev_commit=base_instant or "null",
@@ -305,6 +310,39 @@ def compaction_operations(slices: list[MetadataSlice], partition: str = md.COLUM
     return out
 
 
+def _compacted_entries(mdt: MetadataTable, sl: MetadataSlice) -> tuple[pa.Array, pa.Array]:
+    """The HFile keys and values of a slice's merged records (HoodieMetadataPayload's merge): the base file's
+    entries no log touches pass as the bytes they are (the bulk of a compaction, never decoded); the touched
+    ones and the logs' are merged as records and encoded."""
+    rels = ([sl.base] if sl.base is not None else []) + [rel for rel, _ in sl.logs]
+    fetched = dict(zip(rels, read_slice_files(mdt, rels), strict=True))
+    decoder = codec.decoder(mdt.version)
+    updates: list[tuple[str, dict[str, Any] | None]] = []
+    for rel, _ in sl.logs:
+        where = mdt.storage.full(rel)
+        for block in read_blocks(fetched[rel], where):
+            if block.block_type == BlockType.HFILE_DATA:
+                updates.extend(decode_hfile_data_block(block, where, decoder))
+            elif block.block_type == BlockType.DELETE:
+                updates.extend((k, None) for k in decode_delete_block(block, where).record_keys.to_pylist())
+    touched = {key.encode("utf-8") for key, _ in updates}
+    kept_keys: list[bytes] = []
+    kept_values: list[bytes] = []
+    base: list[tuple[str, dict[str, Any]]] = []
+    if sl.base is not None:
+        reader = AvroHFileReader(fetched[sl.base], mdt.storage.full(sl.base), decoder=decoder)
+        for key, value in reader.hfile:
+            if key in touched:
+                base.append((key.decode("utf-8"), reader.record(key, value)))
+            else:
+                kept_keys.append(key)
+                kept_values.append(value)
+    merged_keys, merged_values = encode_values(md.merge(base, updates), metadata_schema_json(mdt.version),
+                                               codec.encoder(mdt.version))
+    keys = pa.concat_arrays([pa.array(kept_keys, pa.binary()).cast(pa.string()), merged_keys])
+    return keys, pa.concat_arrays([pa.array(kept_values, pa.binary()), merged_values])
+
+
 def compact(mdt: MetadataTable, slices: list[MetadataSlice], instant: str,
             partition: str = md.COLUMN_STATS) -> list[WriteStat]:
     """The compaction at `instant` of the file groups of the index `partition`: each slice's merged records
@@ -314,12 +352,12 @@ def compact(mdt: MetadataTable, slices: list[MetadataSlice], instant: str,
         file_id = _file_id(sl, partition)
         if file_id is None:
             continue
-        records = merged_records(mdt, sl)
+        keys, values = _compacted_entries(mdt, sl)
         base = f"{file_id}_{WRITE_TOKEN}_{instant}.hfile"
-        data = encode_base_file(records, mdt.version)
+        data = encode_encoded_base_file(keys, values, mdt.version)
         mdt.storage.write_bytes(f"{partition}/{base}", data)
         stats.append(WriteStat(file_id=file_id, path=f"{partition}/{base}",
-                               prev_commit=sl.base_instant or "null", num_writes=len(records),
+                               prev_commit=sl.base_instant or "null", num_writes=len(keys),
                                total_write_bytes=len(data), partition_path=partition,
                                file_size_in_bytes=len(data), total_log_files_compacted=len(sl.logs)))
     return stats
@@ -335,29 +373,42 @@ def set_listed(storage: Storage, partitions: list[str]) -> None:
                                                                                          "backslashreplace"))
 
 
-def _bootstrap(storage: Storage, config: TableConfig) -> None:
-    """Statistics of every committed parquet base file into the partition's initialising deltacommit, then
-    column_stats into hoodie.table.metadata.partitions (a bootstrap killed before that is redone)."""
+# the committed files (partition -> names), the data timeline and the index definition's columns -> the records
+Builder = Callable[[Mapping[str, list[str]], Timeline, Sequence[str] | None], Mapping[str, dict[str, Any]]]
+
+
+def bootstrap_index(storage: Storage, config: TableConfig, partition: str, init_instant: str,
+                    build: Builder) -> None:
+    """Build the index `partition` (column_stats or partition_stats) from the committed files: what a killed
+    bootstrap left cleared, the records `build` gives written by the partition's initialising deltacommit
+    `init_instant`, then the partition added to hoodie.table.metadata.partitions (a bootstrap killed before
+    that is redone)."""
     from hudi_ds.metadata.bootstrap import committed_files
 
     mdt = MetadataTable.open(storage)
     writer = mdt.fmt.timeline_writer(mdt.storage)
-    mdt.storage.delete_dir(md.COLUMN_STATS)  # what a killed bootstrap left
-    writer.delete_instant_files(INIT_INSTANT, "deltacommit")
+    mdt.storage.delete_dir(partition)
+    writer.delete_instant_files(init_instant, "deltacommit")
     timeline = config.format.load_timeline(storage)
-    listing = committed_files(storage, timeline)
-    listed = column_stats_fields(storage)
-    records = change_records(storage, timeline, config.version,
-                             added_file_records(storage, config.version, {p: list(f) for p, f in listing.items()},
-                                                listed),
-                             {}, listed)
-    writer.create_requested(INIT_INSTANT, "deltacommit")
-    writer.transition_to_inflight(INIT_INSTANT, "deltacommit")
-    _ensure_partition(mdt, INIT_INSTANT)
-    stats = write_logs(mdt, INIT_INSTANT, records, "")
-    meta = CommitMetadata(partition_to_write_stats={md.COLUMN_STATS: stats}, operation_type="BULK_INSERT")
-    writer.complete(INIT_INSTANT, "deltacommit", mdt.fmt.encode_commit_metadata(meta, "deltacommit"))
-    set_listed(storage, sorted({*listed_partitions(storage), md.COLUMN_STATS}))
+    committed = {p: list(f) for p, f in committed_files(storage, timeline).items()}
+    records = build(committed, timeline, column_stats_fields(storage))
+    writer.create_requested(init_instant, "deltacommit")
+    writer.transition_to_inflight(init_instant, "deltacommit")
+    _ensure_partition(mdt, init_instant, partition)
+    stats = write_logs(mdt, init_instant, records, "", partition)
+    meta = CommitMetadata(partition_to_write_stats={partition: stats}, operation_type="BULK_INSERT")
+    writer.complete(init_instant, "deltacommit", mdt.fmt.encode_commit_metadata(meta, "deltacommit"))
+    set_listed(storage, sorted({*listed_partitions(storage), partition}))
+
+
+def _bootstrap(storage: Storage, config: TableConfig) -> None:
+    """Statistics of every committed parquet base file into the partition's initialising deltacommit."""
+    def build(committed: Mapping[str, list[str]], timeline: Timeline,
+              listed: Sequence[str] | None) -> Mapping[str, dict[str, Any]]:
+        return change_records(storage, timeline, config.version,
+                              added_file_records(storage, config.version, committed, listed), {}, listed)
+
+    bootstrap_index(storage, config, md.COLUMN_STATS, INIT_INSTANT, build)
 
 
 def _drop(storage: Storage) -> None:

@@ -11,6 +11,7 @@ column + partition + file, a partition_stats key column + partition; a non-parti
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import struct
 
@@ -70,11 +71,13 @@ def _b64(raw: bytes) -> str:
     return base64.b64encode(raw).decode("ascii")
 
 
+@functools.lru_cache(maxsize=4096)  # a commit keys thousands of files by a few columns and partitions
 def column_id(column: str) -> str:
     """ColumnIndexID(column).asBase64EncodedString()."""
     return _b64(xxhash64(column.encode("utf-8"), HASH_SEED).to_bytes(8, "big"))
 
 
+@functools.lru_cache(maxsize=4096)
 def partition_id(partition: str) -> str:
     """PartitionIndexID of a data partition's relative path ("" for a non-partitioned table)."""
     return _b64(xxhash64(partition_key(partition).encode("utf-8"), HASH_SEED).to_bytes(8, "big"))

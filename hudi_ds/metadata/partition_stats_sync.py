@@ -28,22 +28,24 @@ from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.naming import parse_log_file
 from hudi_ds.log import BlockType, decode_avro_data_block, decode_parquet_data_block, read_blocks
 from hudi_ds.metadata import records as md
+from hudi_ds.metadata.column_ranges import FileRanges
 from hudi_ds.metadata.column_stats_sync import (
     added_file_records,
+    base_file_ranges,
+    bootstrap_index,
     column_range,
     indexed_columns,
     is_indexed_type,
     is_parquet_base,
+    ranges_schema,
     set_listed,
     stats_record,
-    write_logs,
 )
-from hudi_ds.metadata.index_defs import column_stats_fields
 from hudi_ds.metadata.index_keys import partition_stats_key
 from hudi_ds.metadata.layout import MetadataTable, listed_partitions
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S
-from hudi_ds.timeline.commit_metadata import CommitMetadata
+from hudi_ds.timeline import Timeline
 
 INIT_INSTANT = "00000000000000003"  # the partition's initialising deltacommit, as Hudi names it
 _STATS = "ColumnStatsMetadata"
@@ -80,15 +82,17 @@ def log_file_stats(data_storage: Storage, partition: str, name: str,
 
 
 def base_file_stats(data_storage: Storage, partition: str, name: str, footer_stats: Iterable[dict[str, Any]],
-                    listed: Sequence[str] | None) -> list[dict[str, Any]]:
+                    listed: Sequence[str] | None, ranges: FileRanges | None = None) -> list[dict[str, Any]]:
     """The statistics of the indexed columns of one parquet base file: `footer_stats` (its column_stats), and
-    for the columns its footer has no statistics of (hudi_ds writes none for the record key column) the values
-    read from the file, so that the partition's range covers them too."""
+    for the columns its `ranges` (read from its footer when not given) have no statistics of the values read
+    from the file, so that the partition's range covers them too."""
     out = list(footer_stats)
-    rel = f"{partition}/{name}" if partition else name
-    with open_base_file(data_storage, rel) as pf:
-        missing = [c for c in indexed_columns(pf.schema_arrow, listed) if c not in {s["columnName"] for s in out}]
-        if missing:
+    if ranges is None:
+        ranges = base_file_ranges(data_storage, partition, name)
+    have = {s["columnName"] for s in out}
+    missing = [c for c in indexed_columns(ranges_schema(ranges), listed) if c not in have]
+    if missing:
+        with open_base_file(data_storage, f"{partition}/{name}" if partition else name) as pf:
             out += table_stats(name, pf.read(columns=missing), missing)
     return out
 
@@ -118,9 +122,13 @@ def partition_records(version: int, file_stats: Mapping[str, Iterable[dict[str, 
 
 
 def change_records(data_storage: Storage, version: int, column_stats: Mapping[str, Mapping[str, dict[str, Any]]],
-                   added: Mapping[str, Iterable[str]], listed: Sequence[str] | None) -> dict[str, dict[str, Any]]:
-    """The partition_stats records of one data instant: `column_stats` (partition -> the column_stats records
-    of the base files it added) and the statistics of the log files among `added` (partition -> file names)."""
+                   added: Mapping[str, Iterable[str]], listed: Sequence[str] | None,
+                   reported: Mapping[str, Mapping[str, FileRanges]] | None = None,
+                   tight: bool = False) -> dict[str, dict[str, Any]]:
+    """The partition_stats records of one data instant (or, `tight`, of every committed file): `column_stats`
+    (partition -> the column_stats records of the base files it added; `reported`: their column ranges,
+    partition -> file name -> ranges, where the write tasks gave them) and the statistics of the log files
+    among `added` (partition -> file names)."""
     footers: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for partition, records in column_stats.items():
         for record in records.values():
@@ -132,8 +140,9 @@ def change_records(data_storage: Storage, version: int, column_stats: Mapping[st
                 file_stats.setdefault(partition, []).extend(log_file_stats(data_storage, partition, name, listed))
             elif is_parquet_base(partition, name):
                 file_stats.setdefault(partition, []).extend(
-                    base_file_stats(data_storage, partition, name, footers.get((partition, name), []), listed))
-    return partition_records(version, file_stats)
+                    base_file_stats(data_storage, partition, name, footers.get((partition, name), []), listed,
+                                    (reported or {}).get(partition, {}).get(name)))
+    return partition_records(version, file_stats, tight)
 
 
 def is_maintained(data_storage: Storage) -> bool:
@@ -145,36 +154,13 @@ def is_maintained(data_storage: Storage) -> bool:
 
 
 def _bootstrap(storage: Storage, config: TableConfig) -> None:
-    """Tight statistics of every committed file into the partition's initialising deltacommit, then
-    partition_stats into hoodie.table.metadata.partitions (a bootstrap killed before that is redone)."""
-    from hudi_ds.metadata.bootstrap import committed_files
+    """Tight statistics of every committed file into the partition's initialising deltacommit."""
+    def build(committed: Mapping[str, list[str]], timeline: Timeline,
+              listed: Sequence[str] | None) -> Mapping[str, dict[str, Any]]:
+        footers = added_file_records(storage, config.version, committed, listed)
+        return change_records(storage, config.version, footers, committed, listed, tight=True)
 
-    mdt = MetadataTable.open(storage)
-    writer = mdt.fmt.timeline_writer(mdt.storage)
-    mdt.storage.delete_dir(md.PARTITION_STATS)  # what a killed bootstrap left
-    writer.delete_instant_files(INIT_INSTANT, "deltacommit")
-    timeline = config.format.load_timeline(storage)
-    added = {p: list(f) for p, f in committed_files(storage, timeline).items()}
-    listed = column_stats_fields(storage)
-    footers = added_file_records(storage, config.version, added, listed)
-    file_stats: dict[str, list[dict[str, Any]]] = {}
-    for partition, names in added.items():
-        by_file: dict[str, list[dict[str, Any]]] = {}
-        for record in footers.get(partition, {}).values():
-            by_file.setdefault(record[_STATS]["fileName"], []).append(record[_STATS])
-        for name in names:
-            if parse_log_file(partition, name) is not None:
-                file_stats.setdefault(partition, []).extend(log_file_stats(storage, partition, name, listed))
-            elif is_parquet_base(partition, name):
-                file_stats.setdefault(partition, []).extend(
-                    base_file_stats(storage, partition, name, by_file.get(name, []), listed))
-    records = partition_records(config.version, file_stats, tight=True)
-    writer.create_requested(INIT_INSTANT, "deltacommit")
-    writer.transition_to_inflight(INIT_INSTANT, "deltacommit")
-    stats = write_logs(mdt, INIT_INSTANT, records, "", md.PARTITION_STATS)
-    meta = CommitMetadata(partition_to_write_stats={md.PARTITION_STATS: stats}, operation_type="BULK_INSERT")
-    writer.complete(INIT_INSTANT, "deltacommit", mdt.fmt.encode_commit_metadata(meta, "deltacommit"))
-    set_listed(storage, sorted({*listed_partitions(storage), md.PARTITION_STATS}))
+    bootstrap_index(storage, config, md.PARTITION_STATS, INIT_INSTANT, build)
 
 
 def _drop(storage: Storage) -> None:

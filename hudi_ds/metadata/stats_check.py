@@ -10,11 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.view import FileSystemView
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.column_stats import read_stats
-from hudi_ds.metadata.column_stats_sync import file_records, indexed_columns, is_parquet_base
+from hudi_ds.metadata.column_stats_sync import (
+    base_file_ranges,
+    file_records,
+    indexed_columns,
+    is_parquet_base,
+    ranges_schema,
+)
 from hudi_ds.metadata.layout import MetadataTable, listed_partitions
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
@@ -33,10 +38,8 @@ def _comparable(wrapped: md.WrappedValue | None) -> Any:
 
 
 def _footer_stats(storage: Storage, partition: str, name: str, version: int) -> dict[str, md.ColumnStats]:
-    rel = f"{partition}/{name}" if partition else name
-    with open_base_file(storage, rel) as pf:
-        metadata = pf.metadata
-    records = file_records(partition, name, metadata, indexed_columns(metadata.schema.to_arrow_schema()), version)
+    ranges = base_file_ranges(storage, partition, name)
+    records = file_records(partition, name, ranges, indexed_columns(ranges_schema(ranges)), version)
     return {s.column_name: s for s in map(md.column_stats, records.values()) if s.column_name is not None}
 
 

@@ -22,6 +22,7 @@ from hudi_ds.errors import CommitConflictError
 from hudi_ds.files.naming import parse_log_file
 from hudi_ds.metadata import column_stats_sync, partition_stats_sync
 from hudi_ds.metadata import records as md
+from hudi_ds.metadata.column_ranges import FileRanges
 from hudi_ds.metadata.compaction import compact_if_due, undo_pending
 from hudi_ds.metadata.hfiles import encode_log_block
 from hudi_ds.metadata.index_defs import column_stats_fields
@@ -49,22 +50,27 @@ DELTA = "deltacommit"
 
 @dataclass(frozen=True)
 class FileChanges:
-    """What one data instant changed in one partition: files added (name -> size) and deleted (names)."""
+    """What one data instant changed in one partition: files added (name -> size) and deleted (names), and the
+    column ranges the write tasks reported of the base files added (name -> ranges)."""
 
     added: dict[str, int] = field(default_factory=dict)
     deleted: tuple[str, ...] = ()
+    ranges: dict[str, FileRanges] = field(default_factory=dict)
 
 
 def commit_changes(meta: CommitMetadata) -> dict[str, FileChanges]:
     """The files a commit-like instant added, per partition (replaced file groups stay listed until a clean
     deletes their files, as in Hudi)."""
-    out: dict[str, dict[str, int]] = {}
+    out: dict[str, FileChanges] = {}
     for partition, stats in meta.partition_to_write_stats.items():
-        added = out.setdefault(partition, {})
+        changes = out.setdefault(partition, FileChanges())
         for stat in stats:
             if stat.path:
-                added[stat.path.rsplit("/", 1)[-1]] = stat.file_size_in_bytes or stat.total_write_bytes
-    return {p: FileChanges(added) for p, added in out.items() if added}
+                name = stat.path.rsplit("/", 1)[-1]
+                changes.added[name] = stat.file_size_in_bytes or stat.total_write_bytes
+                if stat.column_ranges is not None:
+                    changes.ranges[name] = stat.column_ranges
+    return {p: c for p, c in out.items() if c.added}
 
 
 def deleted_changes(deleted: Mapping[str, Iterable[str]]) -> dict[str, FileChanges]:
@@ -205,13 +211,14 @@ def _index_stats(data_storage: Storage, data_timeline: Timeline, mdt: MetadataTa
         return None, None
     added = {p: list(c.added) for p, c in changes.items()}
     listed = column_stats_fields(data_storage)  # the columns the table's index definition lists
-    by_partition = column_stats_sync.added_file_records(data_storage, mdt.version, added, listed)
+    reported = {p: c.ranges for p, c in changes.items()}
+    by_partition = column_stats_sync.added_file_records(data_storage, mdt.version, added, listed, reported)
     column_stats = column_stats_sync.change_records(data_storage, data_timeline, mdt.version, by_partition,
                                                     {p: c.deleted for p, c in changes.items()}, listed)
     if not partition_stats_sync.is_maintained(data_storage):
         return column_stats, None
     return column_stats, partition_stats_sync.change_records(data_storage, mdt.version, by_partition, added,
-                                                             listed)
+                                                             listed, reported)
 
 
 def archive_limits(data_storage: Storage) -> list[str]:

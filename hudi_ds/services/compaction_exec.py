@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from hudi_ds import faults
 from hudi_ds.errors import CorruptTableError
@@ -22,6 +23,7 @@ from hudi_ds.files.naming import base_file_name, join, parse_log_file
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
 from hudi_ds.log.format import BlockType, read_blocks
 from hudi_ds.merge import merge_slice_counted
+from hudi_ds.metadata.column_stats_sync import file_ranges
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.schema.avro import arrow_to_avro
@@ -78,17 +80,17 @@ def _block_stats(storage: Storage, sl: FileSlice, vis: Visibility) -> tuple[int,
 
 
 def _write_base(storage: Storage, instant: str, partition: str, name: str, records: pa.Table,
-                avro: dict[str, Any], options: ExecOptions, merge: bool) -> int:
-    """One base file, rolled into row groups of the target size; returns its size."""
+                avro: dict[str, Any], options: ExecOptions, merge: bool) -> tuple[int, pq.FileMetaData]:
+    """One base file, rolled into row groups of the target size; returns its size and footer."""
     rows = options.row_group_rows
     if rows is None:
         n = records.num_rows
         rows = max(1, options.row_group_bytes * n // max(1, records.nbytes)) if n else 1
-    size = write_base_file(storage, instant, partition, name, records, avro, compression=options.compression,
-                           dictionary=dictionary_columns(records), merge=merge, row_group_rows=rows,
-                           bloom_filter=options.bloom_filters)
+    written = write_base_file(storage, instant, partition, name, records, avro, compression=options.compression,
+                              dictionary=dictionary_columns(records), merge=merge, row_group_rows=rows,
+                              bloom_filter=options.bloom_filters)
     faults.pause_point("compaction_file_written")
-    return size
+    return written
 
 
 def compact_slice(storage: Storage, reader: SliceReader, op: CompactionOperation, sl: FileSlice, token: str,
@@ -108,7 +110,7 @@ def compact_slice(storage: Storage, reader: SliceReader, op: CompactionOperation
                                          keep_dictionaries=True, partial=reader.partial,
                                          first_value=reader.first_value)
     name = base_file_name(op.file_id, token, op.instant)
-    size = _write_base(storage, op.instant, op.partition, name, merged, avro, options, base is not None)
+    size, footer = _write_base(storage, op.instant, op.partition, name, merged, avro, options, base is not None)
     done = time.monotonic()
 
     n_in_base = (base.num_rows if base is not None else 0) - counts.base_rows_deleted
@@ -124,6 +126,7 @@ def compact_slice(storage: Storage, reader: SliceReader, op: CompactionOperation
         total_rollback_blocks=rollbacks, file_size_in_bytes=size,
         runtime_stats={"totalScanTime": int((scanned - started) * 1000),
                        "totalUpsertTime": int((done - scanned) * 1000), "totalCreateTime": 0},
+        column_ranges=file_ranges(footer),
     )
     logs = frozenset((lf.name, lf.size) for lf in sl.log_files)
     return stat, SliceInputs(op.key, op.base_instant, logs, frozenset(unseen))

@@ -82,6 +82,9 @@ class WriteStat:
     temp_path: str | None = None
     records_stats: Any = field(default_factory=lambda: {"val": None})
     prev_base_file: str | None = None  # v8 Avro only; not written to v6 JSON
+    # a base file's column ranges as its write task reported them (hudi_ds.metadata.column_ranges): like Hudi's
+    # transient recordsStats, never written into the commit metadata
+    column_ranges: Any = field(default=None, compare=False, repr=False)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The Jackson-shaped dict (key order and key set as Java 0.14/0.15 write)."""

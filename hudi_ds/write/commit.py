@@ -352,7 +352,7 @@ class Coordinator:
                     file_id=f.file_id, path=f.path, prev_commit=f.prev_commit, num_writes=f.num_writes,
                     num_deletes=f.num_deletes, num_update_writes=f.num_updates, num_inserts=f.num_inserts,
                     total_write_bytes=f.size, partition_path=f.partition, file_size_in_bytes=f.size,
-                    is_log=f.is_log,
+                    is_log=f.is_log, column_ranges=f.column_ranges,
                 )
                 if f.is_log:
                     stat.log_version = f.log_version

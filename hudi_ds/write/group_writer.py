@@ -19,6 +19,7 @@ from hudi_ds.files.markers import write_marker
 from hudi_ds.files.naming import PARTITION_METAFILE, base_file_name, join, log_file_name, parse_base_file
 from hudi_ds.keys.virtual_keys import blank_meta, computed_meta
 from hudi_ds.log.blocks import encode_avro_data_block, encode_delete_block, encode_parquet_data_block
+from hudi_ds.metadata.column_stats_sync import file_ranges
 from hudi_ds.read.conform import conform
 from hudi_ds.schema.avro import arrow_to_avro
 from hudi_ds.schema.meta import (
@@ -166,13 +167,13 @@ class GroupWriteContext:
         bloom filter grown from the one of the file it rewrites)."""
         name = base_file_name(file_id, self.write_token, self.instant)
         virtual = self.virtual_keys is not None
-        size = write_base_file(self.storage, self.instant, partition, name,
-                               blank_meta(records) if virtual else records, self.avro_schema,
-                               compression=self.compression, dictionary=self.dictionary_columns(records),
-                               merge=is_merge, bloom_filter=self.bloom_filters, key_footer=not virtual,
-                               grown_filter=grown_filter)
+        size, footer = write_base_file(self.storage, self.instant, partition, name,
+                                       blank_meta(records) if virtual else records, self.avro_schema,
+                                       compression=self.compression, dictionary=self.dictionary_columns(records),
+                                       merge=is_merge, bloom_filter=self.bloom_filters, key_footer=not virtual,
+                                       grown_filter=grown_filter)
         return WrittenFile(partition, file_id, bucket, join(partition, name), False, prev_commit, name, 0,
-                           records.num_rows, inserts, updates, 0, size)
+                           records.num_rows, inserts, updates, 0, size, column_ranges=file_ranges(footer))
 
     def write_log(self, partition: str, file_id: str, bucket: int, slice_instant: str, base_file: str,
                   version: int, data: pa.Table | None, deletes: pa.Table | None,

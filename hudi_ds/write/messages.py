@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from hudi_ds.metadata.column_ranges import FileRanges
+
 
 @dataclass(frozen=True)
 class WrittenFile:
@@ -23,6 +25,7 @@ class WrittenFile:
     num_deletes: int
     size: int
     log_blocks: int = 0
+    column_ranges: FileRanges | None = None  # a base file's, from the footer written (column_stats takes them)
 
 
 @dataclass(frozen=True)
