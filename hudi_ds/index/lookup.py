@@ -146,18 +146,22 @@ class KeyLookup:
                              key_fields=self.virtual_keys or ())
         base = reader.read_base(sl)
         data, deletes = reader.read_logs(sl)
-        merged = merge_slice(base, data, deletes, ordering, schema)
         parts = [t.select(columns.names).cast(columns) for t in (base, data.table if data else None) if t is not None]
         versions = pa.concat_tables(parts) if parts else columns.empty_table()
+        key = RECORD_KEY
+        if self.integer_key is not None:  # integers group several times faster than key strings
+            key = self.integer_key.name
+            versions = versions.set_column(0, self.integer_key, pc.cast(versions[RECORD_KEY], self.integer_key.type))
         if self.ordering is None:
-            keys = versions.group_by(RECORD_KEY).aggregate([]).select(columns.names)
+            keys = versions.group_by(key).aggregate([]).select([key])
         else:
-            top = versions.group_by(RECORD_KEY).aggregate([(self.ordering.name, "max")])
-            keys = pa.table({RECORD_KEY: top[RECORD_KEY], self.ordering.name: top[f"{self.ordering.name}_max"]})
-        keys = keys.append_column(LIVE, pc.is_in(keys[RECORD_KEY], value_set=merged[RECORD_KEY]))
-        if self.integer_key is None:
-            return keys
-        return keys.set_column(0, self.integer_key, pc.cast(keys[RECORD_KEY], self.integer_key.type))
+            top = versions.group_by(key).aggregate([(self.ordering.name, "max")])
+            keys = pa.table({key: top[key], self.ordering.name: top[f"{self.ordering.name}_max"]})
+        if deletes is None:  # no log deletes a key: the merged slice holds every key its files hold
+            return keys.append_column(LIVE, pa.array(np.ones(keys.num_rows, dtype=bool)))
+        merged = merge_slice(base, data, deletes, ordering, schema)
+        held = merged[RECORD_KEY] if self.integer_key is None else pc.cast(merged[RECORD_KEY], self.integer_key.type)
+        return keys.append_column(LIVE, pc.is_in(keys[key], value_set=held))
 
 
 def holds_prefixed_keys(storage: Storage, slices: Iterable[FileSlice], field: str) -> bool:

@@ -104,7 +104,8 @@ def _config_of(target: str | Mapping[str, str] | TableConfig) -> tuple[list[str]
         return _config_of(load_config(storage))
     if not opts.record_key:
         raise ConfigError("cluster_by_bucket needs hoodie.datasource.write.recordkey.field (or a table path)")
-    return list(opts.record_key), list(opts.partition_fields), opts.num_buckets
+    buckets = opts.num_buckets if opts.index_type == "BUCKET" else 1  # a lookup-index table counts as one bucket
+    return list(opts.record_key), list(opts.partition_fields), buckets
 
 
 def cluster_by_bucket(df: Any, table: str | Mapping[str, str] | TableConfig,
@@ -116,6 +117,10 @@ def cluster_by_bucket(df: Any, table: str | Mapping[str, str] | TableConfig,
     keys, parts, buckets = _config_of(table)
     cols = [F.coalesce(F.nullif(F.col(_quote(p)).cast("string"), F.lit("")), F.lit(DEFAULT_PARTITION))
             for p in parts]
+    if buckets == 1:  # every key in bucket 0 (lookup-index tables too): no per-row hash to compute
+        bucket_sql(keys, buckets, df.schema)  # the key columns still checked
+        cols.append(F.lit(0))
+        return df.repartition(num_partitions, *cols) if num_partitions else df.repartition(*cols)
     with_bucket = df.withColumn(_BUCKET, bucket_column(df, keys, buckets))
     cols.append(F.col(_BUCKET))
     out = with_bucket.repartition(num_partitions, *cols) if num_partitions else with_bucket.repartition(*cols)

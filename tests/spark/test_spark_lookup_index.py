@@ -62,6 +62,24 @@ def test_spark_writes_a_lookup_index_table_from_several_tasks(spark, tmp_path, t
         assert_record_index_in_step(path)
 
 
+def test_cluster_by_bucket_sends_each_partition_of_a_new_lookup_index_table_to_one_task(spark, tmp_path):
+    """The write options of a SIMPLE-index table not created yet: the table counts as one bucket (not the bucket
+    index's default count), so a bulk_insert writes each partition from one task, without log files."""
+    path = str(tmp_path / "t")
+    opts = {"hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.partitionpath.field": "dt", "hoodie.index.type": "SIMPLE",
+            "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    data = [(f"k{i}", 1, f"d{i % 2}", "a") for i in range(40)]
+    df = cluster_by_bucket(spark.createDataFrame(data, "id string, ts long, dt string, v string").repartition(4),
+                           opts, num_partitions=4)
+    tasks = df.rdd.glom().map(lambda part: sorted({r.dt for r in part})).collect()
+    assert sorted(dt for task in tasks for dt in task) == ["d0", "d1"]
+    df.write.format("hudi-py").options(**opts).option("hoodie.datasource.write.operation", "bulk_insert") \
+        .mode("append").save(path)
+    assert not list((tmp_path / "t").rglob("*.log.*"))
+    assert rows(HudiTable(path).to_arrow(), ["id", "v"]) == sorted(((k, v) for k, _, _, v in data), key=repr)
+
+
 def test_spark_creates_and_writes_a_timestamp_keyed_table(spark, tmp_path):
     """TimestampBasedKeyGenerator options on a first Spark write: the tasks put rows in the paths Hudi's generator
     makes, the update of a key stays in its partition."""
