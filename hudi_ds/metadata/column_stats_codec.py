@@ -19,6 +19,7 @@ from typing import Any
 from hudi_ds.hfile.avro_records import Decoder, Encoder
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.avro_schema import NAMESPACE, WRAPPER_NAMES
+from hudi_ds.schema.avro_binary import zigzag
 from hudi_ds.schema.meta import META_COLUMNS
 
 _STATS = "ColumnStatsMetadata"
@@ -33,27 +34,17 @@ _VALUE_TYPE = dict(zip(_BRANCH, ("boolean", "int", "long", "float", "double", "b
 _INT32, _INT64 = 1 << 31, 1 << 63
 
 
-def _varint(n: int) -> bytes:
-    zz = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while zz > 0x7F:
-        out.append((zz & 0x7F) | 0x80)
-        zz >>= 7
-    out.append(zz)
-    return bytes(out)
-
-
 def _long(n: Any, bound: int = _INT64) -> bytes:
     if type(n) is not int or not -bound <= n < bound:
         raise TypeError(n)
-    return _varint(n)
+    return zigzag(n)
 
 
 def _text(s: Any) -> bytes:
     if type(s) is not str:
         raise TypeError(s)
     raw = s.encode("utf-8")
-    return _varint(len(raw)) + raw
+    return zigzag(len(raw)) + raw
 
 
 def _optional(value: Any, encode: Any) -> bytes:
@@ -73,12 +64,12 @@ def _bound(bound: Any) -> bytes:
     elif kind in ("float", "double") and type(value) is float:
         body = struct.pack("<f" if kind == "float" else "<d", value)
     elif kind == "bytes" and type(value) is bytes:
-        body = _varint(len(value)) + value
+        body = zigzag(len(value)) + value
     elif kind == "string":
         body = _text(value)
     else:
         raise TypeError(name)
-    return _varint(_BRANCH[name]) + body
+    return zigzag(_BRANCH[name]) + body
 
 
 def encode(record: dict[str, Any], version: int) -> bytes | None:
@@ -89,7 +80,7 @@ def encode(record: dict[str, Any], version: int) -> bytes | None:
             record.get(f) is not None for f in (*META_COLUMNS, *_OTHER_PAYLOADS)):
         return None
     try:
-        parts = [b"\x00" * 6, _varint(int(record["type"])), b"\x00\x00\x02",
+        parts = [b"\x00" * 6, zigzag(int(record["type"])), b"\x00\x00\x02",
                  _optional(stats.get("fileName"), _text), _optional(stats.get("columnName"), _text),
                  _bound(stats.get("minValue")), _bound(stats.get("maxValue")),
                  *(_optional(stats.get(c), _long) for c in _COUNTS)]

@@ -13,6 +13,7 @@ import functools
 from typing import Any
 
 from hudi_ds.metadata import records as md
+from hudi_ds.schema.avro_binary import zigzag
 from hudi_ds.schema.meta import META_COLUMNS
 
 # five null meta fields, the key blanked (Hudi stores it in the HFile key), type 5, three null payload unions,
@@ -23,21 +24,11 @@ _NULLABLE = ("partitionName", "fileIdHighBits", "fileIdLowBits", "fileIndex", "f
 _STRINGS = ("partitionName", "fileId")
 
 
-def _varint(n: int) -> bytes:
-    zz = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while zz > 0x7F:
-        out.append((zz & 0x7F) | 0x80)
-        zz >>= 7
-    out.append(zz)
-    return bytes(out)
-
-
 def _value(name: str, value: Any) -> bytes:
     if name in _STRINGS:
         raw = value.encode("utf-8")
-        return _varint(len(raw)) + raw
-    return _varint(value)
+        return zigzag(len(raw)) + raw
+    return zigzag(value)
 
 
 def encode(record: dict[str, Any]) -> bytes | None:
@@ -52,9 +43,9 @@ def encode(record: dict[str, Any]) -> bytes | None:
         instant, position = info.get("instantTime"), info.get("position")
         return b"".join((
             _location_bytes(*(info.get(name) for name in _NULLABLE[:5])),
-            b"\x00" if instant is None else b"\x02" + _varint(instant),
-            _varint(info["fileIdEncoding"]),
-            b"\x00" if position is None else b"\x02" + _varint(position),
+            b"\x00" if instant is None else b"\x02" + zigzag(instant),
+            zigzag(info["fileIdEncoding"]),
+            b"\x00" if position is None else b"\x02" + zigzag(position),
             _SUFFIX))
     except (AttributeError, TypeError, KeyError):  # a value of the wrong type: fastavro names the problem
         return None
@@ -67,7 +58,7 @@ def _location_bytes(*values: Any) -> bytes:
                               for name, v in zip(_NULLABLE, values, strict=False))
 
 
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+def _readzigzag(data: bytes, pos: int) -> tuple[int, int]:
     shift = result = 0
     while True:
         byte = data[pos]
@@ -96,20 +87,20 @@ def decode(data: bytes, key: str) -> dict[str, Any] | None:
             elif branch != 2:
                 return None
             elif name in _STRINGS:
-                length, pos = _read_varint(data, pos)
+                length, pos = _readzigzag(data, pos)
                 if length < 0 or pos + length > len(data):
                     return None
                 info[name] = data[pos:pos + length].decode("utf-8")
                 pos += length
             else:
-                info[name], pos = _read_varint(data, pos)
-        info["fileIdEncoding"], pos = _read_varint(data, pos)
+                info[name], pos = _readzigzag(data, pos)
+        info["fileIdEncoding"], pos = _readzigzag(data, pos)
         branch = data[pos]
         pos += 1
         if branch == 0:
             info["position"] = None
         elif branch == 2:
-            info["position"], pos = _read_varint(data, pos)
+            info["position"], pos = _readzigzag(data, pos)
         else:
             return None
     except (IndexError, ValueError, UnicodeDecodeError):
