@@ -152,7 +152,7 @@ def test_streaming_sink_to_s3a_survives_sigkills(s3, tmp_path, monkeypatch):
     for key, value in s3.options().items():
         monkeypatch.setenv(key, value)
     uri = f"s3a://{s3.new_bucket()}/lake/stream"
-    data = batches(24, 40, keys=200)
+    data = batches(12 if os.environ.get("CI") == "true" else 24, 40, keys=200)  # a micro-batch on S3: seconds
     write_files(tmp_path / "src", data)
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     cmd = [sys.executable, str(here / "run_stream.py"), str(tmp_path / "src"), uri, str(tmp_path / "ck"),

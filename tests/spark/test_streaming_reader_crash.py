@@ -28,7 +28,7 @@ from hudi_ds import HudiTable  # noqa: E402
 pytestmark = pytest.mark.slow
 CI = os.environ.get("CI") == "true"
 KILLS = int(os.environ.get("HUDI_DS_READER_KILLS", "1" if CI else "3"))
-COMMITS = 30 if CI else 45
+COMMITS = 20 if CI else 45
 COLUMNS = ["_commit_time", "_change_type", "_hoodie_partition_path", "_hoodie_record_key", "ts", "v"]
 
 
