@@ -34,6 +34,7 @@ from common import lakes_data  # noqa: E402
 
 from hudi_ds import HudiTable  # noqa: E402
 from hudi_ds.log import blocks as avro_blocks  # noqa: E402
+from hudi_ds.log import polars_avro  # noqa: E402
 from hudi_ds.log.format import BlockType, LogBlock, read_blocks  # noqa: E402
 from hudi_ds.schema.meta import fit_table  # noqa: E402
 
@@ -69,11 +70,11 @@ def decoders(blocks: list[LogBlock]) -> dict[str, Callable[[], pa.Table]]:
     schema_json = blocks[0].schema_json or ""
     assert all(b.schema_json == schema_json for b in blocks), "the upsert's CDC blocks share one schema"
     _, array_schema, natural = avro_blocks._avro_codec(schema_json)  # noqa: SLF001
-    polars_schema = avro_blocks._polars_schema(schema_json)  # noqa: SLF001
+    polars_schema = polars_avro.polars_schema(schema_json)
     assert polars_schema is not None
     count = sum(int.from_bytes(b.content[4:8], "big", signed=True) for b in blocks)
-    ocf = avro_blocks.container_bytes(polars_schema, count, [memoryview(b.content)[8:] for b in blocks])
-    length = avro_blocks._LENGTH_FIELD  # noqa: SLF001
+    ocf = polars_avro.container_bytes(polars_schema, count, [memoryview(b.content)[8:] for b in blocks])
+    length = polars_avro.LENGTH_FIELD
 
     def polars_reader() -> pa.Table:
         return fit_table(pl.read_avro(io.BytesIO(ocf)).to_arrow().drop_columns([length]), natural)

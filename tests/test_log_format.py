@@ -38,6 +38,7 @@ from hudi_ds.log import (
     encode_delete_block,
     encode_parquet_data_block,
     encode_rollback_block,
+    polars_avro,
     read_blocks,
 )
 from hudi_ds.log import blocks as blocks_module
@@ -587,7 +588,7 @@ def test_reference_avro_blocks_decode_alike_through_polars_and_fastavro(referenc
                 _, array_schema, natural = blocks_module._avro_codec(block.schema_json or "")
                 reference = blocks_module._decode_fastavro(array_schema, count, body, natural, block, str(path))
                 assert decode_avro_data_block(block, str(path)).equals(reference), path
-                by_polars += blocks_module._polars_schema(block.schema_json or "") is not None
+                by_polars += polars_avro.polars_schema(block.schema_json or "") is not None
             elif block.block_type == BlockType.DELETE:
                 (length,) = struct.unpack_from(">i", block.content, 4)
                 raw = bytes(block.content[8:8 + length])

@@ -12,7 +12,6 @@ import decimal
 import functools
 import io
 import json
-import os
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,11 @@ from hudi_ds.errors import (
 from hudi_ds.files.encoding import dictionary_columns
 from hudi_ds.log.decoder_choice import decoded_by_fastavro, use_polars
 from hudi_ds.log.format import BlockType, HeaderKey, LogBlock, encode_block, require_type
+from hudi_ds.log.polars_avro import (
+    decode_polars,
+    polars_container,
+    polars_schema,
+)
 from hudi_ds.schema.avro import (
     arrow_to_avro_records,
     avro_records_to_arrow,
@@ -185,15 +189,15 @@ def decode_avro_blocks(blocks: Sequence[tuple[str, LogBlock]], block_type: Block
     assert schema_json is not None
     try:
         _, array_schema, natural = _avro_codec(schema_json)
-        polars_schema = _polars_schema(schema_json)
+        framed = polars_schema(schema_json)
     except Exception as exc:  # invalid JSON, unknown Avro types, fastavro parse errors
         raise _corrupt(path, first, f"unusable SCHEMA header ({type(exc).__name__}: {exc})") from exc
     for p, b in blocks:
         _check_version(b.content, p, b)
     count = sum(_I.unpack_from(b.content, 4)[0] for _, b in blocks)
-    if polars_schema is not None and count > 0 and use_polars(count):
+    if framed is not None and count > 0 and use_polars(count):
         pieces = [memoryview(b.content)[8:] for _, b in blocks]
-        table = _decode_polars(polars_schema, count, pieces, natural, path)
+        table = decode_polars(framed, count, pieces, natural, path)
         if table is not None:
             return table
     tables = []
@@ -243,93 +247,6 @@ def _decode_fastavro(array_schema: Any, count: int, body: bytes, natural: pa.Sch
         return avro_records_to_arrow(records, natural)  # type: ignore[arg-type]
     except InvalidDataError as exc:
         raise _corrupt(path, block, str(exc)) from exc
-
-
-# Avro features polars' (Rust) reader decodes correctly; maps, enums and named references make it panic.
-_POLARS_LOGICAL = {None, "decimal", "date", "time-millis", "time-micros", "timestamp-millis",
-                   "timestamp-micros", "local-timestamp-millis", "local-timestamp-micros", "uuid"}
-_PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
-
-
-def _polars_can_read(node: Any) -> bool:
-    if isinstance(node, str):
-        return node in _PRIMITIVES
-    if isinstance(node, list):
-        return sum(b != "null" for b in node) <= 1 and all(_polars_can_read(b) for b in node)
-    if not isinstance(node, dict) or node.get("logicalType") not in _POLARS_LOGICAL:
-        return False
-    if node.get("logicalType") == "decimal" and not 0 < node.get("precision", 0) <= 38:
-        return False
-    typ = node.get("type")
-    if typ == "record":
-        return all(_polars_can_read(f.get("type")) for f in node.get("fields", []))
-    if typ == "array":
-        return _polars_can_read(node.get("items"))
-    return typ == "fixed" or typ in _PRIMITIVES
-
-
-_LENGTH_FIELD = "__hudi_ds_record_length"
-
-
-@functools.lru_cache(maxsize=128)
-def _polars_schema(schema_json: str) -> str | None:
-    """The writer schema as polars' reader can take it, each record preceded by its 4-byte length (an Avro
-    fixed(4): the block's framing decodes as a column, with no walk over the records in Python); None when
-    polars cannot decode the schema."""
-    node = inline_named_references(parse_avro_json(schema_json))
-    if not _polars_can_read(node) or node.get("type") != "record":
-        return None
-    length = {"name": _LENGTH_FIELD, "type": {"type": "fixed", "name": "HudiDsRecordLength", "size": 4}}
-    return json.dumps({**node, "fields": [length, *node.get("fields", [])]})
-
-
-def _framed_bytes(lengths: pa.Array) -> int:
-    """The sum of the records' 4-byte big-endian lengths (a binary column of 4-byte values)."""
-    lengths = lengths.cast(pa.large_binary())
-    offsets = np.frombuffer(lengths.buffers()[1], dtype=np.int64)[lengths.offset:lengths.offset + len(lengths) + 1]
-    if len(offsets) != len(lengths) + 1 or np.any(np.diff(offsets) != 4):
-        return -1
-    data = np.frombuffer(lengths.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
-    return int(data.view(">i4").astype(np.int64).sum())
-
-
-def container_bytes(schema_json: str, count: int, body: Sequence[bytes | memoryview]) -> bytes:
-    """`count` Avro datums of `schema_json` (the concatenation of the `body` pieces, copied once) wrapped as an
-    Avro object container file of one uncompressed block: the input container readers take."""
-    sync = os.urandom(16)
-    meta = {b"avro.schema": schema_json.encode("utf-8"), b"avro.codec": b"null"}
-    entries = [zigzag(len(k)) + k + zigzag(len(v)) + v for k, v in meta.items()]
-    header = b"".join([b"Obj\x01", zigzag(len(meta)), *entries, b"\x00", sync])
-    size = sum(len(piece) for piece in body)
-    return b"".join([header, zigzag(count), zigzag(size), *body, sync])
-
-
-def _polars_container(schema_json: str, count: int, body: Sequence[bytes | memoryview]) -> pa.Table | None:
-    """`count` Avro datums of `schema_json` (see container_bytes) read by polars' native reader; None on any
-    failure (callers fall back to fastavro). polars is imported here, not at module load: its thread pool must
-    not exist in Spark's forking daemon (hudi_ds.spark.daemon)."""
-    import polars as pl
-
-    ocf = container_bytes(schema_json, count, body)
-    try:
-        return pl.read_avro(io.BytesIO(ocf)).to_arrow()
-    except Exception:  # any polars/arrow failure
-        return None
-
-
-def _decode_polars(schema_json: str, count: int, body: Sequence[memoryview], natural: pa.Schema,
-                   path: str) -> pa.Table | None:
-    """Decode through polars' native Avro reader (~10x faster than fastavro); None (caller falls back to
-    fastavro) on any failure."""
-    table = _polars_container(schema_json, count, body)
-    if table is None or table.num_rows != count:
-        return None
-    try:
-        if _framed_bytes(table[_LENGTH_FIELD].combine_chunks()) + 4 * count != sum(len(piece) for piece in body):
-            return None  # the lengths do not frame the records: let the reference decoder name the damage
-        return fit_table(table.drop_columns([_LENGTH_FIELD]), natural, path)
-    except Exception:  # any polars/arrow failure: use the reference decoder instead
-        return None
 
 
 # --------------------------------------------------------------------------------------------- parquet data
@@ -525,7 +442,7 @@ def _delete_records_polars(body: bytes) -> DeleteRecords | None:
         "type": "record", "name": "HudiDsOrderingBranch", "fields": fields}}]}
     schema = {**DELETE_RECORD_LIST_SCHEMA, "fields": [{"name": "deleteRecordList", "type": {
         "type": "array", "items": record}}]}
-    table = _polars_container(json.dumps(schema), 1, [body])
+    table = polars_container(json.dumps(schema), 1, [body])
     if table is None:
         return None
     rows = pc.list_flatten(table["deleteRecordList"].combine_chunks())
