@@ -1,5 +1,6 @@
 """Spark writes and reads tables in S3 (moto's S3 server): credentials as data source options in the shared
-session, and only as spark.hadoop.fs.s3a.* settings on a multi-process cluster whose executors share no disk."""
+session, and a streaming sink killed and restarted. (Credentials only as spark.hadoop.fs.s3a.* settings on a
+multi-process cluster whose executors share no disk: tests/spark/test_spark_cluster.py.)"""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import io
 import os
 import subprocess
 import sys
-import textwrap
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -60,79 +60,6 @@ def test_streaming_reader_reads_from_s3(spark, s3, tmp_path):
     query.awaitTermination(120)
     got = spark.sql("select id, ts, v, dt from s3_feed").collect()
     assert len({r["id"] for r in got}) == 75 and sum(r["ts"] == 2 for r in got) == 50
-
-
-CLUSTER_SCRIPT = textwrap.dedent('''
-    import sys
-    import pyarrow as pa
-    from pyspark.sql import SparkSession
-
-    uri, endpoint, key, secret = sys.argv[1:5]
-    spark = (SparkSession.builder.master("local-cluster[2,1,1024]").appName("hudi-py-s3")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "4")
-             .config("spark.executor.memory", "768m")
-             .config("spark.hadoop.fs.s3a.endpoint", endpoint)
-             .config("spark.hadoop.fs.s3a.access.key", key)
-             .config("spark.hadoop.fs.s3a.secret.key", secret)
-             .config("spark.hadoop.fs.s3a.endpoint.region", "us-east-1")
-             .config("spark.hadoop.fs.s3a.path.style.access", "true")
-             .config("spark.hadoop.fs.s3a.connection.ssl.enabled", "false")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    from hudi_ds.spark import register
-
-    register(spark)  # carries the session's S3A settings to the source
-    opts = {"hoodie.table.name": "trips", "hoodie.datasource.write.recordkey.field": "id",
-            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "dt",
-            "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.bucket.index.num.buckets": "4"}
-
-    def batch(lo, hi, ts):
-        ids = range(lo, hi)
-        return pa.table({"id": [f"k{i:05d}" for i in ids], "ts": [ts] * len(ids),
-                         "v": [i * ts for i in ids], "dt": [f"2024-01-0{i % 3 + 1}" for i in ids]})
-
-    for lo, hi, ts in ((0, 3000, 1), (2000, 5000, 2)):
-        spark.createDataFrame(batch(lo, hi, ts)).repartition(4).write.format("hudi-py").options(**opts) \\
-            .mode("append").save(uri)
-    got = spark.read.format("hudi-py").load(uri)
-    rows = sorted((r["id"], r["ts"], r["v"], r["dt"]) for r in got.collect())
-    expected = sorted([(f"k{i:05d}", 1, i, f"2024-01-0{i % 3 + 1}") for i in range(2000)]
-                      + [(f"k{i:05d}", 2, 2 * i, f"2024-01-0{i % 3 + 1}") for i in range(2000, 5000)])
-    assert rows == expected, (len(rows), len(expected))
-    executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()
-    print("S3-CLUSTER-OK", len(rows), "executors", executors - 1)
-    spark.stop()
-''')
-
-
-@pytest.mark.slow
-def test_local_cluster_writes_s3a_with_only_s3a_settings(tmp_path, s3):
-    import pyspark
-
-    bucket = s3.new_bucket()
-    uri = f"s3a://{bucket}/lake/trips"
-    script = tmp_path / "s3_cluster_job.py"
-    script.write_text(CLUSTER_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "SPARK_", "AWS_"))}
-    env.update(SPARK_HOME=str(Path(pyspark.__file__).parent), PYSPARK_PYTHON=sys.executable,
-               PYSPARK_DRIVER_PYTHON=sys.executable)
-    endpoint = s3.endpoint.removeprefix("http://")  # S3A takes a host; ssl.enabled=false picks http
-    creds = s3.options()
-    work = tmp_path / "work"
-    work.mkdir()
-    proc = subprocess.run([sys.executable, str(script), uri, endpoint, creds["AWS_ACCESS_KEY_ID"], SECRET], env=env,
-                          cwd=str(work), capture_output=True, text=True, timeout=300)
-    tail = (proc.stdout + proc.stderr)[-4000:]
-    assert proc.returncode == 0, tail
-    assert "S3-CLUSTER-OK 5000 executors 2" in proc.stdout, tail
-    assert SECRET not in proc.stdout + proc.stderr
-    # the executors wrote nothing of the table on local disk: all of it is in the bucket
-    assert not [p for p in work.rglob("*") if ".hoodie" in p.parts or p.suffix in (".parquet",) or ".log." in p.name]
-    keys = s3.keys(bucket)
-    assert any(k.endswith(".deltacommit") for k in keys) and any(".log." in k or k.endswith(".parquet") for k in keys)
-    assert len(HudiTable(uri.replace("s3a://", "s3://"), storage_options=creds).to_arrow()) == 5000
 
 
 @pytest.mark.slow
