@@ -27,81 +27,70 @@ def scan_delete_list(body: bytes) -> tuple[pa.Array, pa.Array, pa.Array] | None:
         return None
     if found is None:
         return None
-    key_at, key_len, part_at, part_len, value_at, value_len = (np.array(v, dtype=np.int64) for v in found[:6])
-    branches = set(found[6])
+    fields = np.array(found, dtype=np.int64).reshape(-1, 7)
+    branches = np.unique(fields[:, 6])
     if len(branches) > 1:
         return None
     data = np.frombuffer(body, dtype=np.uint8)
-    keys = _strings(data, key_at, key_len)
-    parts = _strings(data, part_at, part_len)
-    ordering = _ordering(data, branches.pop() if branches else 0, value_at, value_len)
+    keys = _strings(data, fields[:, 0], fields[:, 1])
+    parts = _strings(data, fields[:, 2], fields[:, 3])
+    ordering = _ordering(data, int(branches[0]) if len(branches) else 0, fields[:, 4], fields[:, 5])
     if keys is None or parts is None or ordering is None:
         return None
     return keys, parts, ordering
 
 
-def _field_positions(body: bytes) -> tuple[list[int], ...] | None:
-    """Where each record's key, partition path and ordering value start and how many bytes they take (a null
-    partition path starts at -1), and the ordering value's union branch; None for a list this module does
-    not read. Every Avro array block is a count (negative: followed by its byte size) and as many records."""
-    key_at: list[int] = []
-    key_len: list[int] = []
-    part_at: list[int] = []
-    part_len: list[int] = []
-    value_at: list[int] = []
-    value_len: list[int] = []
-    branches: list[int] = []
+def _field_positions(body: bytes) -> list[int] | None:
+    """Seven numbers a record: where its key, partition path and ordering value start and how many bytes
+    each takes (a null partition path starts at -1), and the ordering value's union branch; None for a list
+    this module does not read. Every Avro array block is a count (negative: followed by its byte size) and as
+    many records; the lengths and union indexes are varints, almost always of one byte."""
+    out: list[int] = []
+    add = out.extend
     pos = 0
     while True:
         count, pos = _varint(body, pos)
         if count == 0:
-            break
+            return out
         if count < 0:
             count = -count
             _, pos = _varint(body, pos)
         for _ in range(count):
             if body[pos] != _STRING:
                 return None  # a null record key: the reference decoder reports it
-            size = body[pos + 1]
-            if size < 0x80:
-                pos += 2
-                size = size >> 1 if not size & 1 else -1  # an odd byte is a negative length
-            else:
-                size, pos = _varint(body, pos + 1)
-            if size < 0:
-                return None
-            key_at.append(pos)
-            key_len.append(size)
-            pos += size
+            key_at, key_len = _string_at(body, pos + 1)
+            pos = key_at + key_len
             tag = body[pos]
             if tag == 0:
-                part_at.append(-1)
-                part_len.append(0)
+                part_at, part_len = -1, 0
                 pos += 1
             elif tag == _STRING:
-                size, pos = _varint(body, pos + 1)
-                if size < 0:
-                    return None
-                part_at.append(pos)
-                part_len.append(size)
-                pos += size
+                part_at, part_len = _string_at(body, pos + 1)
+                pos = part_at + part_len
             else:
                 return None
             branch = body[pos] >> 1
-            pos += 1
+            start = pos = pos + 1
             if branch not in _BRANCH_TYPES:
                 return None
-            start = pos
             if branch:
                 while body[pos] >= 0x80:
                     pos += 1
                 pos += 1
                 if pos - start > _MAX_VARINT_BYTES:
                     return None
-            branches.append(branch)
-            value_at.append(start)
-            value_len.append(pos - start)
-    return key_at, key_len, part_at, part_len, value_at, value_len, branches
+            add((key_at, key_len, part_at, part_len, start, pos - start, branch))
+
+
+def _string_at(body: bytes, pos: int) -> tuple[int, int]:
+    """Where the string whose length varint is at `pos` starts, and its length (IndexError: a negative one)."""
+    size = body[pos]
+    if size < 0x80 and not size & 1:
+        return pos + 1, size >> 1
+    size, pos = _varint(body, pos)
+    if size < 0:
+        raise IndexError("negative string length")
+    return pos, size
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
