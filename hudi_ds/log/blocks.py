@@ -13,6 +13,7 @@ import functools
 import io
 import json
 import struct
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,8 @@ from hudi_ds.errors import (
     UnsupportedTableError,
 )
 from hudi_ds.files.encoding import dictionary_columns
-from hudi_ds.log.decoder_choice import decoded_by_fastavro, use_polars
+from hudi_ds.log.decoder_choice import POLARS_DELETE_RECORDS, decoded_by_fastavro, use_polars
+from hudi_ds.log.delete_scan import scan_delete_list
 from hudi_ds.log.format import BlockType, HeaderKey, LogBlock, encode_block, require_type
 from hudi_ds.log.polars_avro import (
     decode_polars,
@@ -407,7 +409,8 @@ def encode_delete_block(record_keys: Sequence[str], partition_paths: Sequence[st
 
 
 def decode_delete_block(block: LogBlock, path: str) -> DeleteRecords:
-    """Keys, partition paths and ordering values of a DELETE block (content version 3)."""
+    """Keys, partition paths and ordering values of a DELETE block (content version 3): a large list through
+    polars when it is loaded, else hudi_ds.log.delete_scan; what neither reads through fastavro."""
     require_type(block, BlockType.DELETE, path)
     content = block.content
     _check_version(content, path, block)
@@ -415,8 +418,12 @@ def decode_delete_block(block: LogBlock, path: str) -> DeleteRecords:
     if length < 0 or 8 + length > len(content):
         raise _corrupt(path, block, f"delete list length {length} runs past the content")
     body = bytes(content[8:8 + length])
-    fast = _delete_records_polars(body) if use_polars(_delete_count(body)) else None
-    records = fast or _delete_records_fastavro(body, path, block)
+    count = _delete_count(body)
+    records = _delete_records_polars(body) if "polars" in sys.modules and count >= POLARS_DELETE_RECORDS else None
+    records = records or _delete_records_scanned(body)
+    if records is None and use_polars(count):
+        records = _delete_records_polars(body)
+    records = records or _delete_records_fastavro(body, path, block)
     if records.record_keys.null_count:
         raise _corrupt(path, block, "a delete record has a null record key")
     return records
@@ -452,6 +459,15 @@ def _delete_records_polars(body: bytes) -> DeleteRecords | None:
     value = pc.struct_field(ordering, "value") if value_type else pa.nulls(len(rows))
     return DeleteRecords(pc.struct_field(rows, "recordKey").cast(pa.string()),
                          pc.struct_field(rows, "partitionPath").cast(pa.string()), value, natural_deletes(value))
+
+
+def _delete_records_scanned(body: bytes) -> DeleteRecords | None:
+    """The delete list through hudi_ds.log.delete_scan (None: a list it does not read)."""
+    found = scan_delete_list(body)
+    if found is None:
+        return None
+    keys, parts, ordering = found
+    return DeleteRecords(keys, parts, ordering, natural_deletes(ordering))
 
 
 def _delete_count(body: bytes) -> int:

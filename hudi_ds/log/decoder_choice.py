@@ -9,6 +9,9 @@ import threading
 
 # fastavro decodes this many records in a process before polars is imported: at most half an import's worth
 POLARS_AFTER_RECORDS = 20_000
+# a delete list of this many records goes to polars when it is imported already; a smaller one (a slice's
+# delete block holds a few hundred) to hudi_ds.log.delete_scan, which has no per-block setup to pay
+POLARS_DELETE_RECORDS = 4096
 
 _lock = threading.Lock()
 _fastavro_records = 0
