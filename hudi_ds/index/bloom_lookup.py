@@ -12,8 +12,7 @@ Key ranges come from each base file's footer (its key-value metadata, read once 
 those statistics, read once by the driver (as Apache Hudi's HoodieBloomIndex.loadColumnRangesFromMetaIndex; Hudi
 reads the statistics of the record key field, which are the key's only where the field is a string): then only
 the files whose range holds an incoming key open their footer, for the filter. A file the statistics leave out
-is judged by its footer. The incoming keys are sorted once per partition, and each file's range is found among
-them by binary search.
+is judged by its footer. A file's range is first compared with the incoming keys' lowest and highest.
 
 As in Hudi, the base file speaks for its slice: a lookup index puts new keys into base files only, so the logs
 of a slice hold keys of its base file. The slice is read whatever its footer says when it has no base file, when
@@ -59,19 +58,18 @@ class IncomingKeys:
         keys = pc.drop_null(pc.cast(wanted, pa.string()))  # an integer key column's decimal digits are the keys
         self.keys = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
         self.positions = KeyPositions(self.keys)
-        self._order: np.ndarray | None = None  # positions of the keys in byte order
-        self._sorted: np.ndarray | None = None  # the keys in that order (Python strings: code point order)
+        bounds = pc.min_max(self.keys)
+        self.lowest, self.highest = bounds["min"].as_py(), bounds["max"].as_py()
 
     def within(self, key_range: KeyRange) -> np.ndarray:
         """The positions of the keys from `key_range`'s low to its high bound, both included (byte order, as
-        Arrow compares strings)."""
-        if self._order is None:
-            self._order = pc.sort_indices(self.keys).to_numpy()
-            self._sorted = self.keys.take(self._order).to_numpy(zero_copy_only=False)
-        assert self._sorted is not None
+        Arrow compares strings). A range outside the keys' own is told at once: with time-ordered keys, that of
+        most files."""
         low, high = key_range
-        start, end = np.searchsorted(self._sorted, low, "left"), np.searchsorted(self._sorted, high, "right")
-        return self._order[start:max(start, end)]
+        if self.lowest is None or high < self.lowest or low > self.highest:
+            return np.empty(0, dtype=np.int64)
+        inside = pc.and_(pc.greater_equal(self.keys, low), pc.less_equal(self.keys, high))
+        return np.flatnonzero(inside.to_numpy(zero_copy_only=False))
 
 
 @dataclass(frozen=True)
