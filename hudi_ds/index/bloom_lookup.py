@@ -130,9 +130,8 @@ def comparable(key_range: KeyRange) -> bool:
     return key_range[0].isascii() and key_range[1].isascii()
 
 
-def footer_range(metadata: pq.FileMetaData) -> KeyRange | None:
-    """The key range a base file's footer names, if it names one."""
-    kv = metadata.metadata or {}
+def footer_range(kv: Mapping[bytes, bytes]) -> KeyRange | None:
+    """The key range a base file's footer key-value metadata names, if it names one."""
     low, high = kv.get(MIN_KEY), kv.get(MAX_KEY)
     if low is None or high is None:
         return None
@@ -146,9 +145,9 @@ def may_hold_any(metadata: pq.FileMetaData, incoming: IncomingKeys, what: str,
     contain. True where the footer cannot tell, and where testing the keys in range would cost more than
     reading the file's keys (a key's test looks up `hash_count` bits per filter row, 30 at Hudi's defaults; a
     read decodes a key per row), which decide anyway."""
-    kv = metadata.metadata or {}
+    kv = metadata.metadata or {}  # a dict built anew at each access, the filter's text copied: once
     if among is None:
-        key_range = footer_range(metadata)
+        key_range = footer_range(kv)
         if key_range is not None and comparable(key_range):
             among = incoming.within(key_range)
             if len(among) == 0:
