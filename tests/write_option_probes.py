@@ -296,6 +296,26 @@ probe("update_partition_path")(_moves("update_partition_path", "GLOBAL_SIMPLE"))
 probe("bloom_update_partition_path")(_moves("bloom_update_partition_path", "GLOBAL_BLOOM"))
 
 
+@probe("bloom_use_metadata")
+def _bloom_use_metadata(write: Write, path: str) -> None:
+    """The key ranges come from the metadata table's column_stats, not the footers: a footer whose range (made
+    wrong here) leaves out a key its file holds misleads a write without the option, not one with it."""
+    t = HudiTable.create(path, table_name="probe", record_key="id", ordering_field="ts", partition_by="dt",
+                         options={"hoodie.index.type": "BLOOM", "hoodie.write.table.version": "9",
+                                  "hoodie.metadata.index.column.stats.enable": "true"})
+    t.write(rows(["a", "b"], 1))
+    [file] = Path(path, "d1").glob("*.parquet")
+    data, footer = pq.read_table(file), pq.read_metadata(file).metadata
+    with pq.ParquetWriter(file, data.schema, store_schema=False) as writer:
+        writer.write_table(data)
+        writer.add_key_value_metadata({**{k.decode(): v.decode() for k, v in footer.items()},
+                                       "hoodie_min_record_key": "z", "hoodie_max_record_key": "z"})
+    write(path, rows(["a"], 2), {key_of("bloom_use_metadata"): "true"})
+    assert values(t) == {"a": "a@2", "b": "b@1"}  # the update found the file group holding "a"
+    write(path, rows(["b"], 2), {})  # the footer's range says "b" is new: a second "b" in a new file group
+    assert sorted(r["id"] for r in t.to_arrow(columns=["id"]).to_pylist()) == ["a", "b", "b"]
+
+
 @probe("record_index_update_partition_path")
 def _record_index_update_partition_path(write: Write, path: str) -> None:
     """RECORD_INDEX keeps a key in the partition that holds it by default (as Apache Hudi); true moves it."""

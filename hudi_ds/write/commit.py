@@ -29,7 +29,7 @@ from hudi_ds.errors import (
 from hudi_ds.files.compaction_plan import log_targets
 from hudi_ds.files.markers import marked_files
 from hudi_ds.files.view import FileSlice, FileSystemView, Visibility
-from hudi_ds.index.bloom_lookup import BloomLookup
+from hudi_ds.index.bloom_lookup import BloomLookup, metadata_key_ranges
 from hudi_ds.index.bucket import bucket_of_file_id, check_bucket_file_ids
 from hudi_ds.index.choice import (
     BLOOM_INDEXES,
@@ -128,7 +128,8 @@ def _group_targets(view: FileSystemView,
     return targets
 
 
-def _key_lookup(config: TableConfig, index: str, options: HudiOptions, schema: pa.Schema, view: FileSystemView,
+def _key_lookup(storage: Storage, config: TableConfig, index: str, options: HudiOptions, schema: pa.Schema,
+                view: FileSystemView,
                 slices: dict[tuple[str, int], FileSlice]) -> KeyLookup:
     by_partition: dict[str, list[FileSlice]] = {}
     for (partition, _), sl in sorted(slices.items()):
@@ -144,11 +145,14 @@ def _key_lookup(config: TableConfig, index: str, options: HudiOptions, schema: p
                                  integer_key=schema.field(integer_key) if integer_key else None,
                                  data_timeline=view.timeline, first_value=config.first_value)
     kind = BloomLookup if index in BLOOM_INDEXES else KeyLookup
-    return kind(is_global(index), moves,
-                     {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,
-                     schema.field(ordering) if ordering and ordering in schema.names else None,
-                     virtual_keys=None if config.populate_meta_fields else tuple(config.record_key_fields),
-                     integer_key=schema.field(integer_key) if integer_key else None, first_value=config.first_value)
+    lookup = kind(is_global(index), moves,
+                  {p: tuple(sls) for p, sls in by_partition.items()}, view.visibility,
+                  schema.field(ordering) if ordering and ordering in schema.names else None,
+                  virtual_keys=None if config.populate_meta_fields else tuple(config.record_key_fields),
+                  integer_key=schema.field(integer_key) if integer_key else None, first_value=config.first_value)
+    if isinstance(lookup, BloomLookup) and options.bloom_use_metadata:
+        return replace(lookup, key_ranges=metadata_key_ranges(storage, config, view.timeline))
+    return lookup
 
 
 def _one_field_complex_key(config: TableConfig) -> bool:
@@ -265,12 +269,12 @@ class Coordinator:
         known = sorted(i.requested_time for i in timeline.commits())  # the commits `groups` reflect
         lookup = placement = None
         if index != BUCKET:
-            lookup = _key_lookup(self.config, index, options, schema, view, slices)
+            lookup = _key_lookup(self.storage, self.config, index, options, schema, view, slices)
             placement = _insert_placement(options, timeline, slices, groups)
         policy = options.duplicate_policy() if operation == "insert" and self.config.record_key_fields else "none"
         existing = None
         if policy != "none":  # the keys a bucket table holds, read partition by partition as a simple index would
-            existing = lookup or _key_lookup(self.config, "SIMPLE", options, schema, view, slices)
+            existing = lookup or _key_lookup(self.storage, self.config, "SIMPLE", options, schema, view, slices)
         return WritePlan(
             storage=self.storage, instant=instant, operation=operation, config=config, schema=schema,
             groups=groups, known_commits=tuple(known), lookup=lookup, placement=placement,
