@@ -11,7 +11,9 @@ A table whose record keys are the decimal digits of an integer column (hudi_ds.k
 looked up by that column: reading and matching integers costs a fraction of decoding and hashing key strings.
 
 File groups are numbered per partition by their position in `KeyLookup.slices` (the "slot"), the way bucket
-tables number them by bucket: the write path keys its buffers, claims and targets by (partition, slot).
+tables number them by bucket: the write path keys its buffers, claims and targets by (partition, slot). A task
+numbers the new file groups it makes from the partition's slot count, but each is its own (hudi_ds.write.task):
+two tasks' new groups of one slot are two groups, with two random ids.
 """
 
 from __future__ import annotations

@@ -364,9 +364,14 @@ class TaskWriter:
             return
         if target is None and data.num_rows == 0:
             return  # deletes of keys in a bucket that does not exist yet: nothing to delete
-        new_id = new_bucket_file_id(bucket) if plan.lookup is None else new_file_id()
-        file_id, owner = claim_group(self.storage, plan.instant, partition, bucket,
-                                     target.file_id if target else new_id, self.task_id)
+        if plan.lookup is not None and target is None:
+            # a lookup index's new file group is this task's alone, under a random id (Apache Hudi's tasks name
+            # theirs by random UUID prefixes): another task's new groups of the partition, numbered from the same
+            # slot, are other groups, so no task writes its new keys into logs of a group another one created
+            file_id, owner = new_file_id(), True
+        else:
+            file_id, owner = claim_group(self.storage, plan.instant, partition, bucket,
+                                         target.file_id if target else new_bucket_file_id(bucket), self.task_id)
         if target is not None and deletes is not None and deletes.num_rows and plan.operation != "delete":
             self._report_deletes(partition, file_id, deletes)  # for the coordinator, should the group be shared
         records = self._records(data, file_id, partition, new_base=owner and target is None)
