@@ -412,6 +412,20 @@ def test_each_task_writes_its_new_keys_into_file_groups_of_its_own(tmp_path, tab
     assert rows(t.to_arrow(), ["id", "v"]) == expected == rows(hudi_rs(str(path)), ["id", "v"])
 
 
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_one_task_fills_a_small_file_the_others_make_new_file_groups(tmp_path, table_type):
+    """Apache Hudi gives a small file to one task: here the first task to claim it; the other task's new keys go
+    to a new file group of its own, not into logs of the rewritten one, nor into rows the coordinator merges."""
+    path = tmp_path / "t"
+    t = create(path, table_type, 6, "SIMPLE")
+    t.write(batch(["a"], 1))
+    write_tasks(t, [batch(["m", "n"], 2), batch(["x", "y"], 2)])
+    assert not list(path.rglob("*.log.*")) and group_count(path) == 2
+    held = file_ids(t)
+    assert held[("d1", "a")] == held[("d1", "m")] == held[("d1", "n")] != held[("d1", "x")] == held[("d1", "y")]
+    expected = [("a", "a@1"), ("m", "m@2"), ("n", "n@2"), ("x", "x@2"), ("y", "y@2")]
+    assert rows(t.to_arrow(), ["id", "v"]) == expected == rows(hudi_rs(str(path)), ["id", "v"])
+
 @pytest.mark.parametrize("version", [6, 9])
 def test_an_update_beside_another_tasks_filling_of_the_small_file_is_kept(tmp_path, version):
     """One task fills the small file holding `a` (it rewrites the base file: a new slice), another updates `a` in a
