@@ -383,6 +383,61 @@ def test_a_new_key_in_two_tasks_of_one_write_is_refused(tmp_path):
     assert rows(t.to_arrow(), ["id", "v"]) == [("a", "a@1")]
 
 
+
+def write_tasks(t: HudiTable, parts: list[pa.Table], operation: str = "upsert") -> None:
+    """One write whose task i gets parts[i] (Spark's partitions of the input, as they come)."""
+    coordinator = Coordinator(t.storage, t.config)
+    plan = coordinator.begin(operation, t.schema if t.timeline() else parts[0].schema)
+    results = []
+    for task_id, part in enumerate(parts):
+        task = TaskWriter(plan, task_id)
+        task.write(part)
+        results.append(task.finish())
+    coordinator.commit(plan, results)
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("operation", ["upsert", "insert", "bulk_insert"])
+def test_each_task_writes_its_new_keys_into_file_groups_of_its_own(tmp_path, table_type, operation):
+    """Tasks number their new file groups from the same slot, but each group is one task's, with its own random id
+    (as Apache Hudi's tasks name theirs): no new key lands in a log of a group another task created."""
+    path = tmp_path / "t"
+    t = create(path, table_type, 6, "SIMPLE", **{"hoodie.parquet.small.file.limit": "0"})
+    parts = [batch([f"t{task}k{i}" for i in range(3)], 1) for task in range(3)]
+    write_tasks(t, parts, operation)
+    assert not list(path.rglob("*.log.*")) and group_count(path) == 3
+    owners = {(file_id, key[:2]) for (_, key), file_id in file_ids(t).items()}
+    assert len(owners) == 3 and len({file_id for file_id, _ in owners}) == 3  # one task's keys per group
+    expected = sorted(((k, f"{k}@1") for part in parts for k in part["id"].to_pylist()), key=repr)
+    assert rows(t.to_arrow(), ["id", "v"]) == expected == rows(hudi_rs(str(path)), ["id", "v"])
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_one_task_fills_a_small_file_the_others_make_new_file_groups(tmp_path, table_type):
+    """Apache Hudi gives a small file to one task: here the first task to claim it; the other task's new keys go
+    to a new file group of its own, not into logs of the rewritten one, nor into rows the coordinator merges."""
+    path = tmp_path / "t"
+    t = create(path, table_type, 6, "SIMPLE")
+    t.write(batch(["a"], 1))
+    write_tasks(t, [batch(["m", "n"], 2), batch(["x", "y"], 2)])
+    assert not list(path.rglob("*.log.*")) and group_count(path) == 2
+    held = file_ids(t)
+    assert held[("d1", "a")] == held[("d1", "m")] == held[("d1", "n")] != held[("d1", "x")] == held[("d1", "y")]
+    expected = [("a", "a@1"), ("m", "m@2"), ("n", "n@2"), ("x", "x@2"), ("y", "y@2")]
+    assert rows(t.to_arrow(), ["id", "v"]) == expected == rows(hudi_rs(str(path)), ["id", "v"])
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_an_update_beside_another_tasks_filling_of_the_small_file_is_kept(tmp_path, version):
+    """One task fills the small file holding `a` (it rewrites the base file: a new slice), another updates `a` in a
+    log file: the log belongs to the new slice, also in version 6, whose log files name their slice's instant."""
+    path = tmp_path / "t"
+    t = create(path, "MERGE_ON_READ", version, "SIMPLE")
+    t.write(batch(["a", "b"], 1))
+    write_tasks(t, [batch(["n"], 2), batch(["a"], 2)])
+    expected = [("a", "a@2"), ("b", "b@1"), ("n", "n@2")]
+    assert rows(t.to_arrow(), ["id", "v"]) == expected == rows(hudi_rs(str(path)), ["id", "v"])
+    assert group_count(path) == 1
+
 # ---- bloom filters -----------------------------------------------------------------------------------------------
 
 def footers(path: Path) -> dict[str, dict[bytes, bytes]]:

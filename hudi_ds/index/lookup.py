@@ -11,15 +11,18 @@ A table whose record keys are the decimal digits of an integer column (hudi_ds.k
 looked up by that column: reading and matching integers costs a fraction of decoding and hashing key strings.
 
 File groups are numbered per partition by their position in `KeyLookup.slices` (the "slot"), the way bucket
-tables number them by bucket: the write path keys its buffers, claims and targets by (partition, slot).
+tables number them by bucket: the write path keys its buffers, claims and targets by (partition, slot). A task
+numbers the new file groups it makes from the partition's slot count, but each is its own (hudi_ds.write.task):
+two tasks' new groups of one slot are two groups, with two random ids.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -29,6 +32,7 @@ from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.keys.keygen import record_key_strings
 from hudi_ds.merge import merge_slice
+from hudi_ds.read.query import READ_THREADS
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.schema.meta import RECORD_KEY, with_meta
 from hudi_ds.schema.strings import constant_strings
@@ -39,6 +43,7 @@ SLOT = "__slot"
 PARTITION = "__partition"  # the partition of a located key
 LIVE = "__live"  # whether the latest slice holds the located key (not deleted by a log)
 FILTER_BATCH_ROWS = 1 << 20  # held keys gathered before they are filtered down to the keys a write brings
+T = TypeVar("T")
 
 
 def new_file_id() -> str:
@@ -79,9 +84,13 @@ class KeyLookup:
         parts: list[pa.Table] = []
         unfiltered: list[pa.Table] = []
         probe = self._probe(wanted)
-        for partition in sorted(set(partitions)):
-            for slot, sl in self._candidates(storage, partition, probe):
-                rows = self._slice_keys(storage, sl)
+        candidates = [(partition, slot, sl) for partition in sorted(set(partitions))
+                      for slot, sl in self._candidates(storage, partition, probe)]
+        with ThreadPoolExecutor(min(READ_THREADS, max(1, len(candidates)))) as pool:
+            # several slices' keys decode at once (a file of one or two columns keeps one thread busy); the
+            # window of 2 x READ_THREADS slices bounds what memory holds ahead of the filter
+            reads = _windowed(pool, lambda c: self._slice_keys(storage, c[2]), candidates, 2 * READ_THREADS)
+            for (partition, slot, _), rows in zip(candidates, reads, strict=True):
                 n = rows.num_rows
                 unfiltered.append(rows.append_column(PARTITION, constant_strings(partition, n))
                                   .append_column(SLOT, pa.array(np.full(n, slot, dtype=np.int32))))
@@ -111,8 +120,11 @@ class KeyLookup:
         return located.filter(pc.is_in(located[self.match_column], value_set=wanted))
 
     def _key_columns(self) -> pa.Schema:
+        """The key and, for a global index (whose tagging weighs a held row against a new one in another
+        partition), the ordering value: a non-global index reads the key alone."""
         fields = [self.integer_key if self.integer_key is not None else pa.field(RECORD_KEY, pa.string())]
-        return pa.schema(fields + ([self.ordering] if self.ordering is not None else []))
+        compared = self.ordering is not None and self.global_index
+        return pa.schema(fields + ([self.ordering] if compared and self.ordering is not None else []))
 
     def _schema(self) -> pa.Schema:
         return pa.schema(list(self._key_columns()) + [pa.field(LIVE, pa.bool_()), pa.field(PARTITION, pa.string()),
@@ -140,8 +152,9 @@ class KeyLookup:
             keys = table.select(columns.names).cast(columns)
             return keys.append_column(LIVE, pa.array(np.ones(keys.num_rows, dtype=bool)))
         ordering = self.ordering.name if self.ordering is not None else None
-        schema = with_meta(pa.schema(list(columns)[1:]))
-        columns = pa.schema([pa.field(RECORD_KEY, pa.string()), *list(columns)[1:]])
+        ordered = [self.ordering] if self.ordering is not None else []  # the logs' merge weighs versions by it
+        schema = with_meta(pa.schema(ordered))
+        columns = pa.schema([pa.field(RECORD_KEY, pa.string()), *ordered])
         reader = SliceReader(storage, schema, ordering, self.visibility, self.virtual_keys is not None,
                              key_fields=self.virtual_keys or ())
         base = reader.read_base(sl)
@@ -152,7 +165,7 @@ class KeyLookup:
         if self.integer_key is not None:  # integers group several times faster than key strings
             key = self.integer_key.name
             versions = versions.set_column(0, self.integer_key, pc.cast(versions[RECORD_KEY], self.integer_key.type))
-        if self.ordering is None:
+        if self.ordering is None or self.ordering.name not in self._key_columns().names:
             keys = versions.group_by(key).aggregate([]).select([key])
         else:
             top = versions.group_by(key).aggregate([(self.ordering.name, "max")])
@@ -162,6 +175,18 @@ class KeyLookup:
         merged = merge_slice(base, data, deletes, ordering, schema)
         held = merged[RECORD_KEY] if self.integer_key is None else pc.cast(merged[RECORD_KEY], self.integer_key.type)
         return keys.append_column(LIVE, pc.is_in(keys[key], value_set=held))
+
+
+def _windowed(pool: ThreadPoolExecutor, fn: Callable[[T], pa.Table], items: Sequence[T],
+              window: int) -> Iterator[pa.Table]:
+    """`fn` of each item, in order, computed on `pool` at most `window` items ahead of the one consumed."""
+    pending: list[Future[pa.Table]] = []
+    for item in items:
+        pending.append(pool.submit(fn, item))
+        if len(pending) >= window:
+            yield pending.pop(0).result()
+    for fut in pending:
+        yield fut.result()
 
 
 def holds_prefixed_keys(storage: Storage, slices: Iterable[FileSlice], field: str) -> bool:

@@ -68,6 +68,7 @@ from hudi_ds.write.plan import (
     check_operation,
     write_action,
 )
+from hudi_ds.write.rebased_logs import rebase_logs
 from hudi_ds.write.shared_groups import merge_shared_groups
 from hudi_ds.write.tagging import keys_new_in_several_tasks
 
@@ -313,6 +314,7 @@ class Coordinator:
         remove_unreported_files(self.storage, plan, results)
         shared = {(d.partition, d.file_id) for r in results for d in r.deferred}
         results = merge_shared_groups(self.storage, plan, list(results))
+        results = rebase_logs(self.storage, plan, results)
         results = settle_cross_task_deletes(self.storage, plan, results)
         token = max((r.task_id for r in results), default=0) + 1
         change_data = write_change_data(self.storage, plan, results, timeline, f"{token}-0-0", shared)

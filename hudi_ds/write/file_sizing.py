@@ -12,7 +12,7 @@ commit that wrote more than `hoodie.record.size.estimation.threshold` x the smal
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hudi_ds.config.options import HudiOptions
@@ -46,9 +46,10 @@ def average_record_size(timeline: Timeline, options: HudiOptions) -> int:
 
 
 def place_inserts(count: int, small_files: Sequence[tuple[int, int]], first_new_slot: int,
-                  sizing: InsertSizing) -> list[tuple[int, int]]:
+                  sizing: InsertSizing, claim: Callable[[int], bool] = lambda slot: True) -> list[tuple[int, int]]:
     """(slot, records) for `count` inserts of one partition: into the small files ((slot, bytes), in order) while
-    they have room, then into new file groups numbered from `first_new_slot`."""
+    they have room, then into new file groups numbered from `first_new_slot`. A small file with room is filled only
+    if `claim(slot)`: one task of a write fills it, as Apache Hudi gives each small file to one task."""
     placed: list[tuple[int, int]] = []
     left = count
     if sizing.small_file_limit > 0:
@@ -56,7 +57,7 @@ def place_inserts(count: int, small_files: Sequence[tuple[int, int]], first_new_
             if left == 0:
                 break
             room = min((sizing.max_file_size - size) // sizing.record_size, left)
-            if room > 0:
+            if room > 0 and claim(slot):
                 placed.append((slot, room))
                 left -= room
     if left:
@@ -73,8 +74,9 @@ class InsertPlacement:
     sizing: InsertSizing
     small_files: dict[str, tuple[tuple[int, int], ...]]  # partition -> (slot, base file bytes) of its small files
 
-    def place(self, partition: str, count: int, first_new_slot: int, fill: bool = True) -> list[tuple[int, int]]:
+    def place(self, partition: str, count: int, first_new_slot: int, fill: bool = True,
+              claim: Callable[[int], bool] = lambda slot: True) -> list[tuple[int, int]]:
         """(slot, records) for `count` inserts of `partition`; `fill` False leaves the small files alone (an
-        overwrite replaces them)."""
+        overwrite replaces them); `claim` as for place_inserts."""
         small = self.small_files.get(partition, ()) if fill else ()
-        return place_inserts(count, small, first_new_slot, self.sizing)
+        return place_inserts(count, small, first_new_slot, self.sizing, claim)

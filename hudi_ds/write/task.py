@@ -7,6 +7,7 @@ so memory holds the input (or the buffers) plus two file groups' rows.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import tempfile
 import threading
@@ -205,14 +206,14 @@ class TaskWriter:
         (key strings, hashing and the split release the GIL); a group's rows stay in input order."""
         config = self.plan.config
         key_column = config.populate_meta_fields or self.plan.lookup is not None  # virtual keys: _write_group's
-        if (self.auto_keys is not None or table.num_rows < _PARALLEL_ROUTE_ROWS  # generated keys are sequential
-                or self.plan.lookup is not None):  # then routing is the cheap part: tagging comes at finish()
-            return list(select_by_group(route(table, config, self.auto_keys, self.plan.prefixed_keys,
-                                              key_column)).items())
+        prefixed = self.plan.prefixed_keys
+        if self.auto_keys is not None or table.num_rows < _PARALLEL_ROUTE_ROWS:  # generated keys are sequential
+            return list(select_by_group(route(table, config, self.auto_keys, prefixed, key_column)).items())
         step = -(-table.num_rows // _WRITER_THREADS)
         chunks = [table.slice(s, step) for s in range(0, table.num_rows, step)]
         with ThreadPoolExecutor(_WRITER_THREADS) as pool:
-            parts = list(pool.map(lambda chunk: select_by_group(route(chunk, config, key_column=key_column)), chunks))
+            parts = list(pool.map(lambda chunk: select_by_group(route(chunk, config, None, prefixed, key_column)),
+                                  chunks))
         return [item for groups in parts for item in groups.items()]
 
     def finish(self) -> TaskResult:
@@ -277,13 +278,28 @@ class TaskWriter:
         assert lookup is not None
         partitions = [p for p, _ in self.buffers.keys()]
         batches = [[p] for p in partitions] if not lookup.global_index else [partitions] if partitions else []
-        for batch in batches:
+        held_back: list[tuple[tuple[str, int], pa.Table]] = []
+        for n, batch in enumerate(batches):
             rows = pa.concat_tables([self._partition_rows(p) for p in batch])
             if _ARRIVAL in rows.column_names:
                 rows = rows.take(pc.sort_indices(rows[_ARRIVAL])).drop_columns([_ARRIVAL])
             self._heartbeat()
-            for key, placed in self._placed(rows, batch):
-                yield key, _ready(placed)
+            placed = list(self._placed(rows, batch))
+            # the log files of a batch wait for the base files of the next one: the write then ends on short log
+            # writes beside the last base file, not on a base file alone (the first batch's feed both threads
+            # while the next batch is tagged)
+            logs = [(key, group) for key, group in placed if n and self._appends_log(key)]
+            bases = [(key, group) for key, group in placed if not n or not self._appends_log(key)]
+            for key, group in bases + held_back:
+                yield key, _ready(group)
+            held_back = logs
+        for key, group in held_back:
+            yield key, _ready(group)
+
+    def _appends_log(self, key: tuple[str, int]) -> bool:
+        """Whether the group's rows go to a new log file of an existing file group (not a base file)."""
+        plan = self.plan
+        return (plan.config.is_mor and not plan.is_overwrite and key in plan.groups and key not in self.filled)
 
     def _partition_rows(self, partition: str) -> pa.Table:
         rows = self.buffers.take((partition, PENDING))
@@ -317,7 +333,8 @@ class TaskWriter:
                 self.inserted.append(GroupKeys(partition, "", inserts.select([RECORD_KEY]).combine_chunks()))
             existing = lookup.slot_count(partition)
             offset = 0
-            for target, count in placement.place(partition, inserts.num_rows, existing, not plan.is_overwrite):
+            claim = functools.partial(self._claims_small_file, partition)
+            for target, count in placement.place(partition, inserts.num_rows, existing, not plan.is_overwrite, claim):
                 part = inserts.slice(offset, count)
                 offset += count
                 if target < existing:
@@ -325,6 +342,13 @@ class TaskWriter:
                 held = groups.get((partition, target))
                 groups[(partition, target)] = part if held is None else pa.concat_tables([held, part])
         yield from sorted(groups.items())
+
+    def _claims_small_file(self, partition: str, slot: int) -> bool:
+        """Whether this task rewrites the small file at `slot` with new keys: the first task of the write to claim it
+        does (the claim _write_group then finds); the others put their new keys elsewhere, not into logs of the
+        group's new slice (merge-on-read) nor into rows the coordinator merges (copy-on-write)."""
+        target = self.plan.groups[(partition, slot)]
+        return claim_group(self.storage, self.plan.instant, partition, slot, target.file_id, self.task_id)[1]
 
     def _heartbeat(self, every_s: float = 10.0) -> None:
         """Tell other writers this instant is alive (at most every `every_s` seconds)."""
@@ -364,9 +388,14 @@ class TaskWriter:
             return
         if target is None and data.num_rows == 0:
             return  # deletes of keys in a bucket that does not exist yet: nothing to delete
-        new_id = new_bucket_file_id(bucket) if plan.lookup is None else new_file_id()
-        file_id, owner = claim_group(self.storage, plan.instant, partition, bucket,
-                                     target.file_id if target else new_id, self.task_id)
+        if plan.lookup is not None and target is None:
+            # a lookup index's new file group is this task's alone, under a random id (Apache Hudi's tasks name
+            # theirs by random UUID prefixes): another task's new groups of the partition, numbered from the same
+            # slot, are other groups, so no task writes its new keys into logs of a group another one created
+            file_id, owner = new_file_id(), True
+        else:
+            file_id, owner = claim_group(self.storage, plan.instant, partition, bucket,
+                                         target.file_id if target else new_bucket_file_id(bucket), self.task_id)
         if target is not None and deletes is not None and deletes.num_rows and plan.operation != "delete":
             self._report_deletes(partition, file_id, deletes)  # for the coordinator, should the group be shared
         records = self._records(data, file_id, partition, new_base=owner and target is None)

@@ -80,6 +80,24 @@ def test_cluster_by_bucket_sends_each_partition_of_a_new_lookup_index_table_to_o
     assert rows(HudiTable(path).to_arrow(), ["id", "v"]) == sorted(((k, v) for k, _, _, v in data), key=repr)
 
 
+
+@pytest.mark.parametrize("operation", ["bulk_insert", "insert"])
+def test_unclustered_tasks_write_their_new_keys_into_file_groups_of_their_own(spark, tmp_path, operation):
+    """Three tasks, each with new keys of both partitions: each makes its own file groups (no key lands in a log
+    of a group another task created in the same commit), and the table reads back as written."""
+    path = str(tmp_path / "t")
+    opts = {"hoodie.index.type": "SIMPLE", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            "hoodie.datasource.write.operation": operation, "hoodie.parquet.small.file.limit": "0"}
+    first = [(f"k{i}", 1, f"d{i % 2}", "a") for i in range(30)]
+    second = [(f"k{i}", 2, f"d{i % 2}", "b") for i in range(30, 60)]
+    write(spark, path, first, 3, **opts)
+    write(spark, path, second, 3, **opts)
+    assert not list((tmp_path / "t").rglob("*.log.*"))
+    groups = {p.name.split("_")[0] for p in (tmp_path / "t").rglob("*.parquet") if ".hoodie" not in p.parts}
+    assert len(groups) == 2 * 2 * 3  # two commits, two partitions, three tasks
+    expected = sorted(((k, v) for k, _, _, v in first + second), key=repr)
+    assert rows(HudiTable(path).to_arrow(), ["id", "v"]) == expected == rows(hudi_rs(path), ["id", "v"])
+
 def test_spark_creates_and_writes_a_timestamp_keyed_table(spark, tmp_path):
     """TimestampBasedKeyGenerator options on a first Spark write: the tasks put rows in the paths Hudi's generator
     makes, the update of a key stays in its partition."""
