@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from hudi_ds.errors import CleanedInstantsError, CorruptTableError
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.keys.keygen import record_key_strings
+from hudi_ds.keys.matching import is_in
 from hudi_ds.log import cdc_block as cdc
 from hudi_ds.log.format import BlockType, LogBlock, read_blocks
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
@@ -128,17 +129,17 @@ def compare_states(before: pa.Table, after: pa.Table, commit: str, out: pa.Schem
     now = pc.equal(after[COMMIT_TIME], commit)
     changed = after.filter(now)
     changed_id, b_id = _ident(changed, key), _ident(before, key)
-    pre = before.filter(pc.is_in(b_id, value_set=changed_id))
-    is_update = pc.is_in(changed_id, value_set=_ident(pre, key))
+    pre = before.filter(is_in(b_id, changed_id))
+    is_update = is_in(changed_id, _ident(pre, key))
     post = changed.filter(is_update)
-    new_here = pc.invert(pc.or_(now, pc.is_in(_ident(after, key), value_set=b_id)))
+    new_here = pc.invert(pc.or_(now, is_in(_ident(after, key), b_id)))
     reappeared = after.filter(new_here)
     inserts = pa.concat_tables([changed.filter(pc.invert(is_update)), reappeared])
     kept = after.num_rows - changed.num_rows
     if before.num_rows - pre.num_rows == kept - reappeared.num_rows:
         deletes = before.schema.empty_table()
     else:
-        deletes = before.filter(pc.invert(pc.is_in(b_id, value_set=_ident(after, key))))
+        deletes = before.filter(pc.invert(is_in(b_id, _ident(after, key))))
     parts = [_tag(pre, "update_preimage", commit, out), _tag(post, "update_postimage", commit, out),
              _tag(inserts, "insert", commit, out), _tag(deletes, "delete", commit, out)]
     return pa.concat_tables(parts)
@@ -440,7 +441,7 @@ def _versions(data: LogVersions | None, key_field: str, keys: pa.ChunkedArray, r
     """The log rows of `keys` up to the commit of `rank` (before it, with `before`)."""
     if data is None:
         return None
-    mask = pc.and_(pc.is_in(data.table[key_field], value_set=keys),
+    mask = pc.and_(is_in(data.table[key_field], keys),
                    pa.array(data.rank < rank if before else data.rank <= rank))
     picked = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
     absent = None if data.absent is None else {c: rows[picked] for c, rows in data.absent.items()}
@@ -450,7 +451,7 @@ def _versions(data: LogVersions | None, key_field: str, keys: pa.ChunkedArray, r
 def _deletes(deletes: LogDeletes | None, keys: pa.ChunkedArray, rank: int, before: bool) -> LogDeletes | None:
     if deletes is None:
         return None
-    mask = pc.and_(pc.is_in(deletes.keys, value_set=keys),
+    mask = pc.and_(is_in(deletes.keys, keys),
                    pa.array(deletes.rank < rank if before else deletes.rank <= rank))
     picked = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
     return LogDeletes(pc.filter(deletes.keys, mask), pc.filter(deletes.ordering, mask), deletes.natural[picked],
