@@ -41,7 +41,7 @@ def prefiltered_rows(storage: Storage, path: str, file_schema: pa.Schema, column
 
     try:
         frame = (pl.scan_parquet(io.BytesIO(storage.read_bytes(path)), parallel="prefiltered").select(wanted)
-                 .filter(pl.col(key_field).is_in(pl.from_arrow(keys).implode())).collect())
+                 .filter(pl.col(key_field).is_in(pl.Series(key_field, keys).implode())).collect())
     except pl.exceptions.PolarsError as exc:
         raise CorruptTableError(f"base file {path} is unreadable (damaged or truncated: {exc}); restore it, or "
                                 "roll back the commit that wrote it") from exc
