@@ -127,8 +127,8 @@ def test_changes_of_a_cleaned_commit_name_the_retention_option(tmp_path):
                                    pa.decimal128(10, 2), pa.date32()])
 @pytest.mark.parametrize("key", [pa.int64(), pa.string()])
 def test_inferred_pre_images_of_every_column_type(tmp_path, extra, key):
-    """The pre-images of a merge-on-read update come from the base rows of the keys it wrote: polars decodes them
-    where the columns' types round-trip, pyarrow where not (timestamps, decimals, dates); both give the rows."""
+    """The pre-images of a merge-on-read update come from the base rows of the keys it wrote (found by the key
+    column, then the other columns filtered): every column type comes back as written, with either kind of key."""
     import datetime
     import decimal
 

@@ -25,7 +25,6 @@ from hudi_ds.log.format import BlockType, HeaderKey, LogBlock, read_blocks
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.merge.partial import PartialUpdate
 from hudi_ds.read.conform import conform
-from hudi_ds.read.prefiltered import prefiltered_rows
 from hudi_ds.read.splits import SlicePart
 from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
@@ -75,9 +74,8 @@ class SliceReader:
 
     def read_base_keys(self, sl: FileSlice, keys: pa.Array | pa.ChunkedArray) -> pa.Table | None:
         """The base rows whose merge key is one of `keys` only: the key column is decoded first and the other
-        columns for those rows only (hudi_ds.read.prefiltered), or whole when the file holds one of them where
-        that path does not apply (the change of a commit needs the previous version of the keys it wrote). A
-        record key that an integer merge key spells is written from it, not decoded."""
+        columns only when the file holds one of them (the change of a commit needs the previous version of the
+        keys it wrote). A record key that an integer merge key spells is written from it, not decoded."""
         if sl.base_file is None:
             return None
         path, key_field = sl.base_file.path, self.merge_key
@@ -86,20 +84,17 @@ class SliceReader:
             if self.synthesize_meta or key_field not in names:
                 table = None
             else:
+                key = pf.read(columns=[key_field])[key_field]
+                mask = is_in(key, keys if keys.type == key.type else keys.cast(key.type))
+                if not pc.any(mask).as_py():
+                    return self.schema.empty_table()
                 spelled = key_field != RECORD_KEY and RECORD_KEY in self.schema.names
                 others = [c for c in self._projection(names) or names
                           if c != key_field and not (spelled and c == RECORD_KEY)]
-                file_type = pf.schema_arrow.field(key_field).type
-                keys = keys if keys.type == file_type else keys.cast(file_type)
-                table = prefiltered_rows(self.storage, path, pf.schema_arrow, others, key_field, keys)
-                if table is None:
-                    key = pf.read(columns=[key_field])[key_field]
-                    mask = is_in(key, keys)
-                    if not pc.any(mask).as_py():
-                        return self.schema.empty_table()
-                    table = pf.read(columns=others).filter(mask).append_column(key_field, key.filter(mask))
+                key = key.filter(mask)
+                table = pf.read(columns=others).filter(mask).append_column(key_field, key)
                 if spelled:
-                    table = table.append_column(RECORD_KEY, pc.cast(table[key_field], pa.string()))
+                    table = table.append_column(RECORD_KEY, pc.cast(key, pa.string()))
         if table is None:
             whole = self.read_base(sl)
             assert whole is not None
