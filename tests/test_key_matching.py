@@ -1,11 +1,12 @@
-"""hudi_ds.keys.matching.index_in finds what pyarrow.compute.index_in finds, integer keys by sorting."""
+"""hudi_ds.keys.matching.index_in and is_in find what pyarrow.compute.index_in and is_in find, integer keys by
+sorting and by a byte table."""
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hudi_ds.keys.matching import index_in
+from hudi_ds.keys.matching import index_in, is_in
 
 _INTS = st.lists(st.integers(min_value=-(2**63), max_value=2**63 - 1) | st.integers(min_value=-5, max_value=5),
                  max_size=40)
@@ -23,3 +24,19 @@ def test_integer_keys_are_found_at_their_first_occurrence(keys, held):
 def test_string_keys_are_found_as_arrow_finds_them(keys, held):
     got = index_in(pa.array(keys, pa.string()), pa.array(held, pa.string()))
     assert got.to_pylist() == pc.index_in(pa.array(keys, pa.string()), value_set=pa.array(held, pa.string())).to_pylist()
+
+
+_NEAR = st.lists(st.integers(min_value=-3, max_value=3) | st.none(), max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_NEAR, _NEAR, st.sampled_from([0, 2**62, -(2**63) + 3, 1 << 22, 1 << 23]), st.booleans(),
+       st.sampled_from([pa.int64(), pa.int32()]))
+def test_membership_is_what_arrow_finds(keys, held, offset, spread, typ):
+    """Keys near each other (the byte table) and far apart (Arrow's hash set), with nulls, any integer width."""
+    if typ == pa.int32():
+        offset = offset % (1 << 24)
+    far = 1 << 24 if spread else 0
+    keys = pa.array([None if k is None else k + offset + far * (i % 2) for i, k in enumerate(keys)], typ)
+    held = pa.array([None if k is None else k + offset for k in held], typ)
+    assert is_in(pa.chunked_array([keys], typ), held).to_pylist() == pc.is_in(keys, value_set=held).to_pylist()

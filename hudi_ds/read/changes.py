@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from hudi_ds.errors import CleanedInstantsError, CorruptTableError
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.keys.keygen import record_key_strings
+from hudi_ds.keys.matching import is_in
 from hudi_ds.log import cdc_block as cdc
 from hudi_ds.log.format import BlockType, LogBlock, read_blocks
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
@@ -35,7 +36,7 @@ from hudi_ds.schema.meta import (
     RECORD_KEY,
     fit_table,
 )
-from hudi_ds.schema.strings import constant_strings
+from hudi_ds.schema.strings import constant_strings, decoded
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Instant
 from hudi_ds.timeline.commit_metadata import CommitMetadata
@@ -105,11 +106,18 @@ def _ident(t: pa.Table, key: str) -> pa.Array:
 
 
 def _tag(t: pa.Table, kind: str, commit: str, out: pa.Schema) -> pa.Table:
+    """Change rows of `kind` in the feed's columns (a column a rewrite kept dictionary-encoded decoded)."""
     n = t.num_rows
-    cols = [t[f.name] if f.name in t.column_names else pa.nulls(n, f.type) for f in out
+    cols = [_plain(t[f.name], f.type) if f.name in t.column_names else pa.nulls(n, f.type) for f in out
             if f.name not in (CHANGE_TYPE, CHANGE_COMMIT_TIME)]
     cols += [constant_strings(kind, n), constant_strings(commit, n)]
     return pa.Table.from_arrays(cols, schema=out)
+
+
+def _plain(column: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
+    if pa.types.is_dictionary(column.type) and not pa.types.is_dictionary(target):
+        return decoded(column, target)
+    return column
 
 
 def compare_states(before: pa.Table, after: pa.Table, commit: str, out: pa.Schema, key: str = RECORD_KEY) -> pa.Table:
@@ -117,19 +125,21 @@ def compare_states(before: pa.Table, after: pa.Table, commit: str, out: pa.Schem
     not write can still appear (a base version that outranks a re-insert after a delete: an insert) or
     vanish (a delete); the whole states are compared for deletes only when the row counts say so. `key`: the
     column records are matched by, the record key or a column equal to it (the merge key both states were
-    merged by)."""
+    merged by). The rows the commit did not write are never copied: only masks over `after` are built."""
     now = pc.equal(after[COMMIT_TIME], commit)
-    changed, kept = after.filter(now), after.filter(pc.invert(now))
+    changed = after.filter(now)
     changed_id, b_id = _ident(changed, key), _ident(before, key)
-    pre = before.filter(pc.is_in(b_id, value_set=changed_id))
-    is_update = pc.is_in(changed_id, value_set=_ident(pre, key))
+    pre = before.filter(is_in(b_id, changed_id))
+    is_update = is_in(changed_id, _ident(pre, key))
     post = changed.filter(is_update)
-    reappeared = kept.filter(pc.invert(pc.is_in(_ident(kept, key), value_set=b_id)))
+    new_here = pc.invert(pc.or_(now, is_in(_ident(after, key), b_id)))
+    reappeared = after.filter(new_here)
     inserts = pa.concat_tables([changed.filter(pc.invert(is_update)), reappeared])
-    if before.num_rows - pre.num_rows == kept.num_rows - reappeared.num_rows:
+    kept = after.num_rows - changed.num_rows
+    if before.num_rows - pre.num_rows == kept - reappeared.num_rows:
         deletes = before.schema.empty_table()
     else:
-        deletes = before.filter(pc.invert(pc.is_in(b_id, value_set=_ident(after, key))))
+        deletes = before.filter(pc.invert(is_in(b_id, _ident(after, key))))
     parts = [_tag(pre, "update_preimage", commit, out), _tag(post, "update_postimage", commit, out),
              _tag(inserts, "insert", commit, out), _tag(deletes, "delete", commit, out)]
     return pa.concat_tables(parts)
@@ -431,7 +441,7 @@ def _versions(data: LogVersions | None, key_field: str, keys: pa.ChunkedArray, r
     """The log rows of `keys` up to the commit of `rank` (before it, with `before`)."""
     if data is None:
         return None
-    mask = pc.and_(pc.is_in(data.table[key_field], value_set=keys),
+    mask = pc.and_(is_in(data.table[key_field], keys),
                    pa.array(data.rank < rank if before else data.rank <= rank))
     picked = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
     absent = None if data.absent is None else {c: rows[picked] for c, rows in data.absent.items()}
@@ -441,7 +451,7 @@ def _versions(data: LogVersions | None, key_field: str, keys: pa.ChunkedArray, r
 def _deletes(deletes: LogDeletes | None, keys: pa.ChunkedArray, rank: int, before: bool) -> LogDeletes | None:
     if deletes is None:
         return None
-    mask = pc.and_(pc.is_in(deletes.keys, value_set=keys),
+    mask = pc.and_(is_in(deletes.keys, keys),
                    pa.array(deletes.rank < rank if before else deletes.rank <= rank))
     picked = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
     return LogDeletes(pc.filter(deletes.keys, mask), pc.filter(deletes.ordering, mask), deletes.natural[picked],

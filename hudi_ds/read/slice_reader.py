@@ -13,6 +13,7 @@ from hudi_ds.errors import CorruptTableError, HudiDsError, MissingFileError
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.keys.keygen import integer_keys
+from hudi_ds.keys.matching import is_in
 from hudi_ds.keys.virtual_keys import computed_meta
 from hudi_ds.log.blocks import (
     DeleteRecords,
@@ -84,7 +85,7 @@ class SliceReader:
                 table = None
             else:
                 key = pf.read(columns=[key_field])[key_field]
-                mask = pc.is_in(key, value_set=keys if keys.type == key.type else keys.cast(key.type))
+                mask = is_in(key, keys if keys.type == key.type else keys.cast(key.type))
                 if not pc.any(mask).as_py():
                     return self.schema.empty_table()
                 spelled = key_field != RECORD_KEY and RECORD_KEY in self.schema.names

@@ -46,9 +46,10 @@ def writes_change_data(plan: WritePlan) -> bool:
 
 
 def task_change_data(storage: Storage, plan: WritePlan, group: tuple[str, str], before: pa.Table,
-                     after: pa.Table, write_token: str) -> ChangeDataFile | None:
-    """The change data of a file group a task rewrote, from its old and new base rows (meta columns included)."""
-    changes = compare_states(before, after, plan.instant, feed_schema(plan.schema))
+                     after: pa.Table, write_token: str, key: str) -> ChangeDataFile | None:
+    """The change data of a file group a task rewrote, from its old and new base rows (meta columns included;
+    columns of one value per file may be dictionaries), matched by `key`, the column the rewrite merged by."""
+    changes = compare_states(before, after, plan.instant, feed_schema(plan.schema), key)
     if changes.num_rows == 0:
         return None
     rel, size = _write_group(storage, plan, group, plan.instant, write_token, changes)

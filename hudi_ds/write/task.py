@@ -484,8 +484,8 @@ class TaskWriter:
         key = self._match_key(records, deletes)
         change_data = writes_change_data(self.plan)
         # columns of one value per file (commit time, partition...) stay dictionaries from read to write; not the
-        # keys and ordering values the merge compares, nor for change data, computed meta columns or partial updates
-        plain = change_data or self.ctx.virtual_keys is not None or self.plan.partial is not None
+        # keys and ordering values the merge compares, nor for computed meta columns or partial updates
+        plain = self.ctx.virtual_keys is not None or self.plan.partial is not None
         kept = frozenset() if plain else frozenset(full.names) - {key, RECORD_KEY, self.plan.ordering_field}
         base = read_base(self.storage, target.base_file, full, self.ctx.virtual_keys, kept) \
             if target.base_file else None
@@ -524,7 +524,7 @@ class TaskWriter:
                                  updates, is_merge=True, grown_filter=grown)
         if base is not None and change_data:
             written = task_change_data(self.storage, self.plan, (partition, target.file_id), base, merged,
-                                       self.ctx.write_token)
+                                       self.ctx.write_token, key)
             if written is not None:
                 with self._lock:
                     self.change_data.append(written)
