@@ -284,6 +284,23 @@ def test_the_simple_index_keeps_a_key_per_partition(tmp_path):
     assert rows(t.to_arrow(), ["id", "dt"]) == [("a", "d1"), ("a", "d2")]
 
 
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("index", ["SIMPLE", "GLOBAL_BLOOM"])
+def test_versions_of_a_key_in_one_write_combine_by_the_partial_update_payload(tmp_path, table_type, index):
+    """Hudi combines a write's versions of a key by the payload before tagging: under PartialUpdateAvroPayload a
+    newer version's null cell keeps the older version's value, for a key already stored and for a new one."""
+    t = create(tmp_path / "t", table_type, 6, index,
+               **{"hoodie.datasource.write.payload.class": "org.apache.hudi.common.model.PartialUpdateAvroPayload"})
+    schema = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("x", pa.int64()), ("y", pa.int64()),
+                        ("dt", pa.string())])
+    t.write(pa.Table.from_pylist([{"id": "a", "ts": 1, "x": 1, "y": 1, "dt": "d1"}], schema=schema))
+    t.write(pa.Table.from_pylist([{"id": k, "ts": ts, "x": x, "y": y, "dt": "d1"}
+                                  for k in ("a", "b") for ts, x, y in ((3, None, 3), (2, 2, None))], schema=schema))
+    expected = [("a", 3, 2, 3), ("b", 3, 2, 3)]
+    assert rows(t.to_arrow(), ["id", "ts", "x", "y"]) == expected
+    assert rows(hudi_rs(str(tmp_path / "t")), ["id", "ts", "x", "y"]) == expected
+
+
 def test_a_delete_of_keys_the_table_does_not_hold_writes_nothing(tmp_path):
     t = create(tmp_path / "t", "MERGE_ON_READ", 6, "SIMPLE")
     t.write(batch(["a"], 1))

@@ -306,14 +306,14 @@ class TaskWriter:
         return rows.append_column(PARTITION_PATH, constant_strings(partition, rows.num_rows))
 
     def _placed(self, rows: pa.Table, partitions: list[str]) -> Iterator[tuple[tuple[str, int], pa.Table]]:
-        """The rows of `partitions` by file group (partition, slot): each key's latest row tagged, then the
-        inserts of each partition placed into its small files and new file groups (hudi_ds.write.file_sizing)."""
+        """The rows of `partitions` by file group (partition, slot): each key's versions combined as _write_group
+        combines them (a partial update keeps the cells of every version), then tagged, the inserts of each partition
+        placed into its small files and new file groups (hudi_ds.write.file_sizing)."""
         plan, lookup, placement = self.plan, self.plan.lookup, self.plan.placement
         assert lookup is not None and placement is not None
         keys = plan.config.record_key_fields
         if keys and not plan.is_overwrite:  # an overwrite replaces the file groups; generated keys are all new
-            ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
-            rows = latest_per_key(rows, ordering, lookup.match_column, plan.first_value)  # one version of a key
+            rows = self._combine(rows, lookup.match_column)  # one version of a key, as _write_group folds them
             if lookup.global_index:  # every key of the table is read: keep those of this write only
                 located = lookup.located(self.storage, lookup.slices, rows[lookup.match_column])
             else:
