@@ -81,7 +81,38 @@ class RowSelection:
         return self.source.nbytes * len(self.indices) // self.source.num_rows
 
     def gather(self) -> pa.Table:
-        return self.source if self.indices is None else self.source.take(self.indices)
+        if self.indices is None:
+            return self.source
+        rows = self.indices.to_numpy()
+        columns = [_take_rising(column, rows) for column in self.source.columns]
+        return pa.Table.from_arrays(columns, schema=self.source.schema)
+
+
+def _take_rising(column: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
+    """The column's values at `rows` (ascending, as select_by_group makes them), taken chunk by chunk: Arrow's
+    take of a chunked string column concatenates every chunk first, once per file group. A dictionary chunk
+    whose rows hold one value keeps that value only (a file group's partition column: its dictionary page then
+    holds the one value the file has)."""
+    if column.num_chunks == 1:
+        parts = [(column.chunk(0), rows)]
+    else:
+        ends = np.cumsum([len(c) for c in column.chunks])
+        cuts = np.searchsorted(rows, ends[:-1])
+        parts = [(chunk, part - (ends[i] - len(chunk))) for i, (chunk, part)
+                 in enumerate(zip(column.chunks, np.split(rows, cuts), strict=True)) if len(part)]
+    taken = [_one_valued(pc.take(chunk, pa.array(part))) for chunk, part in parts]
+    return pa.chunked_array(taken, type=column.type)
+
+
+def _one_valued(values: pa.Array) -> pa.Array:
+    if not isinstance(values, pa.DictionaryArray) or not len(values) or values.null_count:
+        return values
+    codes = values.indices.to_numpy()
+    first = int(codes[0])
+    if len(values.dictionary) == 1 or not (codes == first).all():
+        return values
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(values), dtype=codes.dtype)),
+                                          values.dictionary.slice(first, 1))
 
 
 def select_by_group(table: pa.Table) -> dict[tuple[str, int], RowSelection]:

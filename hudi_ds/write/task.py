@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from hudi_ds.errors import InvalidDataError
 from hudi_ds.files.base_file import GrownFilter, footer
+from hudi_ds.files.encoding import few_valued_as_dictionaries
 from hudi_ds.index.bucket import new_bucket_file_id
 from hudi_ds.index.lookup import PENDING, SLOT, new_file_id
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
@@ -30,7 +31,7 @@ from hudi_ds.log.blocks import natural_deletes
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.recovery.heartbeat import touch_heartbeat
 from hudi_ds.schema.meta import META_COLUMNS, PARTITION_PATH, RECORD_KEY
-from hudi_ds.schema.strings import constant_strings
+from hudi_ds.schema.strings import constant_strings, expand_dictionaries
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import claim_path
 from hudi_ds.write.change_data import task_change_data, writes_change_data
@@ -204,16 +205,31 @@ class TaskWriter:
         """The rows routed and split by file group. A big chunk is routed in parts on the writer threads
         (key strings, hashing and the split release the GIL); a group's rows stay in input order."""
         config = self.plan.config
-        key_column = config.populate_meta_fields or self.plan.lookup is not None  # virtual keys: _write_group's
+        # the keys are gathered through the split only where they cannot be built again from the group's rows
+        # (generated keys) or tagging needs them: _write_group builds them, cheaper than gathering strings
+        key_column = self.auto_keys is not None or self.plan.lookup is not None
         if (self.auto_keys is not None or table.num_rows < _PARALLEL_ROUTE_ROWS  # generated keys are sequential
                 or self.plan.lookup is not None):  # then routing is the cheap part: tagging comes at finish()
-            return list(select_by_group(route(table, config, self.auto_keys, self.plan.prefixed_keys,
-                                              key_column)).items())
+            return list(self._split(route(table, config, self.auto_keys, self.plan.prefixed_keys,
+                                          key_column)).items())
         step = -(-table.num_rows // _WRITER_THREADS)
         chunks = [table.slice(s, step) for s in range(0, table.num_rows, step)]
         with ThreadPoolExecutor(_WRITER_THREADS) as pool:
-            parts = list(pool.map(lambda chunk: select_by_group(route(chunk, config, key_column=key_column)), chunks))
+            parts = list(pool.map(lambda chunk: self._split(route(chunk, config, key_column=key_column)), chunks))
         return [item for groups in parts for item in groups.items()]
+
+    def _split(self, routed: pa.Table) -> dict[tuple[str, int], RowSelection]:
+        """Routed rows by file group; where every group becomes a new base file, few-valued string columns
+        dictionary-encoded first (files/encoding.py: the groups gather integers, parquet writes them as given)."""
+        return select_by_group(few_valued_as_dictionaries(routed) if self.new_files_only else routed)
+
+    @property
+    def new_files_only(self) -> bool:
+        """Whether every file group this write fills is new (a load into an empty bucket-index table, or an
+        overwrite), written whole as one base file by this task unless another task claimed it first."""
+        plan = self.plan
+        return (plan.lookup is None and plan.partial is None and plan.operation != "delete"
+                and (plan.is_overwrite or not plan.groups))
 
     def finish(self) -> TaskResult:
         """Write every buffered file group: two at a time (parquet encoding releases the GIL), taking
@@ -370,6 +386,8 @@ class TaskWriter:
         if target is not None and deletes is not None and deletes.num_rows and plan.operation != "delete":
             self._report_deletes(partition, file_id, deletes)  # for the coordinator, should the group be shared
         records = self._records(data, file_id, partition, new_base=owner and target is None)
+        if not owner:  # logs and staged rows take plain strings (few-valued columns may come encoded: _split)
+            records = expand_dictionaries(records, self.ctx.schema)
         if owner and target is not None:
             self._rewrite_base(partition, bucket, target, records, deletes)
         elif owner:
