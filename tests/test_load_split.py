@@ -13,9 +13,9 @@ import pytest
 from tables import hudi_rs, rows
 
 from hudi_ds import HudiTable
+from hudi_ds.write import task
 from hudi_ds.write.commit import Coordinator
 from hudi_ds.write.input import evolve
-from hudi_ds.write import task
 from hudi_ds.write.task import TaskWriter
 
 pytestmark = pytest.mark.interop
@@ -79,8 +79,8 @@ def test_bucket_another_task_claimed_gets_plain_strings_in_its_log(tmp_path: Pat
     coordinator = Coordinator(t.storage, t.config)
     plan = coordinator.begin("bulk_insert", evolve(None, parts[0].schema))
     results = []
-    for task, part in enumerate(parts):
-        writer = TaskWriter(plan, task_id=task)
+    for task_id, part in enumerate(parts):
+        writer = TaskWriter(plan, task_id=task_id)
         writer.write(part)
         results.append(writer.finish())
     assert results[1].files and all(f.is_log for f in results[1].files)
