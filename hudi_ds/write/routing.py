@@ -131,6 +131,8 @@ def select_by_group(table: pa.Table) -> dict[tuple[str, int], RowSelection]:
     # a stable sort of small integers is a radix sort in numpy: far cheaper than a comparison sort
     narrow = np.int16 if group.max() < 2**15 else np.int32 if group.max() < 2**31 else np.int64
     order = np.argsort(group.astype(narrow), kind="stable")
+    if len(order) < 2**31:  # each group's row numbers are held until it is written: half the bytes
+        order = order.astype(np.int32)
     bounds = np.flatnonzero(np.diff(group[order])) + 1
     out = {}
     for rows in np.split(order, bounds):
@@ -154,7 +156,7 @@ def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str =
     n = table.num_rows
     if n <= 1 or _strictly_increasing(table[key_field]) or pc.count_distinct(table[key_field]).as_py() == n:
         return table
-    order, sorted_keys = _ranked(table, ordering_field, first_value)
+    order, sorted_keys = _ranked(table, ordering_field, first_value, key_field)
     last = pc.not_equal(sorted_keys.slice(0, n - 1), sorted_keys.slice(1))
     if isinstance(last, pa.ChunkedArray):
         last = last.combine_chunks()
@@ -162,10 +164,11 @@ def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str =
     return table.take(pa.array(np.sort(chosen.to_numpy())))
 
 
-def _ranked(table: pa.Table, ordering_field: str | None, first_value: bool = False) -> tuple[pa.Array, pa.Array]:
-    """Row indices sorted by record key, then rank (ordering value, ties to the later row, or under `first_value`
-    to the earlier), and the keys in that order."""
-    cols = {"k": table[RECORD_KEY], "p": pa.array(np.arange(table.num_rows, dtype=np.int64))}
+def _ranked(table: pa.Table, ordering_field: str | None, first_value: bool = False,
+            key_field: str = RECORD_KEY) -> tuple[pa.Array, pa.Array]:
+    """Row indices sorted by record key (`key_field`: a column equal to it), then rank (ordering value, ties to the
+    later row, or under `first_value` to the earlier), and the keys in that order."""
+    cols = {"k": table[key_field], "p": pa.array(np.arange(table.num_rows, dtype=np.int64))}
     sort = [("k", "ascending", "at_start")]
     if ordering_field:
         cols["o"] = table[ordering_field]

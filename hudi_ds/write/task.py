@@ -280,7 +280,7 @@ class TaskWriter:
         """The group's rows, once gathered, without those whose keys `held` holds (write.insert_duplicates)."""
         def gather() -> pa.Table:
             table = rows()
-            if key_field not in table.column_names:  # virtual keys: routed without the key column
+            if key_field not in table.column_names:  # routed without the key column (_by_group)
                 table = table.append_column(RECORD_KEY, record_key_strings(table, self.plan.config.record_key_fields))
             return without_held_keys(table, held, key_field, self.plan.duplicate_policy)
 
@@ -358,7 +358,12 @@ class TaskWriter:
         if new_partition:
             ensure_partition_metadata(self.storage, partition, plan.instant)
         keys = plan.config.record_key_fields
-        if RECORD_KEY not in rows.column_names:  # virtual keys, routed without the key column (_by_group)
+        target = None if plan.is_overwrite else plan.groups.get(key)
+        # routed without the key column (_by_group): built here, but not for a new virtual-key base file, which
+        # holds no keys (a one-field key combines by its own column)
+        keyless = (self.ctx.virtual_keys is not None and len(keys) == 1 and target is None
+                   and DELETE not in rows.column_names)
+        if RECORD_KEY not in rows.column_names and not keyless:
             rows = rows.append_column(RECORD_KEY, record_key_strings(rows, keys))
         if keys:  # generated keys are unique: nothing to combine
             rows = self._combine(rows, keys[0] if len(keys) == 1 else RECORD_KEY)
@@ -368,7 +373,6 @@ class TaskWriter:
             data = rows.filter(pc.invert(is_del)).drop_columns([DELETE])
         else:
             deletes, data = None, rows
-        target = None if plan.is_overwrite else plan.groups.get(key)
         if target is not None and plan.config.is_mor and key not in self.filled:
             if deletes is not None and deletes.num_rows and plan.operation != "delete":
                 self._report_deletes(partition, target.file_id, deletes)
@@ -385,6 +389,9 @@ class TaskWriter:
                                      target.file_id if target else new_id, self.task_id)
         if target is not None and deletes is not None and deletes.num_rows and plan.operation != "delete":
             self._report_deletes(partition, file_id, deletes)  # for the coordinator, should the group be shared
+        if RECORD_KEY not in data.column_names:  # keyless: null in the new base file, staged rows need them
+            data = data.append_column(RECORD_KEY, pa.nulls(data.num_rows, pa.string()) if owner
+                                      else record_key_strings(data, keys))
         records = self._records(data, file_id, partition, new_base=owner and target is None)
         if not owner:  # logs and staged rows take plain strings (few-valued columns may come encoded: _split)
             records = expand_dictionaries(records, self.ctx.schema)
