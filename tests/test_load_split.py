@@ -34,24 +34,23 @@ def load_rows(first: int, n: int) -> pa.Table:
     })
 
 
-def chunked(n: int) -> pa.Table:
-    """n rows in chunks of different sizes, each column chunked (as a table built from record batches is)."""
-    half = n // 3
-    return pa.concat_tables([load_rows(0, half), load_rows(half, n - half)])
-
-
 @pytest.mark.parametrize("table_type,options", [
     ("MERGE_ON_READ", {}),
     ("COPY_ON_WRITE", {"hoodie.populate.meta.fields": "false"}),
 ])
+@pytest.mark.parametrize("pieces", ["one chunked table", "two tables"])
 def test_chunked_load_reads_back_with_one_valued_partition_columns(tmp_path: Path, table_type: str,
-                                                                  options: dict[str, str],
+                                                                  options: dict[str, str], pieces: str,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The input as one table whose columns come in chunks of different sizes, or as two tables (each routed and
+    encoded on its own, as the first was judged: a file group gets rows of both)."""
     monkeypatch.setattr(task, "_PARALLEL_ROUTE_ROWS", 1000)  # routed in parts on the writer threads
-    data = chunked(3000)
+    parts = [load_rows(0, 1000), load_rows(1000, 2000)]  # `kind`: few values in the first, all distinct after
+    parts[1] = parts[1].set_column(3, "kind", pa.array([f"kind-{i}" for i in range(2000)]))
+    data = pa.concat_tables(parts)
     t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field="ts",
                          partition_by="dt", buckets=3, table_type=table_type, options=options)
-    t.write(data, operation="bulk_insert")
+    t.write(data if pieces == "one chunked table" else parts, operation="bulk_insert")
     expected = rows(data, COLS)
     assert rows(t.to_arrow(), COLS) == expected == rows(hudi_rs(t.path), COLS)
     if options:

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from hudi_ds.errors import InvalidDataError
 from hudi_ds.files.base_file import GrownFilter, footer
-from hudi_ds.files.encoding import few_valued_as_dictionaries
+from hudi_ds.files.encoding import few_valued_as_dictionaries, few_valued_strings
 from hudi_ds.index.bucket import new_bucket_file_id
 from hudi_ds.index.lookup import PENDING, SLOT, new_file_id
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
@@ -170,6 +170,9 @@ class TaskWriter:
         self.arrived = 0  # rows written so far
         self.filled: set[tuple[str, int]] = set()  # merge-on-read small files taking inserts: rewritten as base files
         self.seq = 0
+        # new_files_only: string columns encoded before the split (_split), chosen on the first rows and kept, so
+        # every chunk's rows of a file group share their columns' types
+        self.few_valued: list[str] | None = None
         self._lock = threading.Lock()
         self._last_beat = time.monotonic()  # begin() wrote the first heartbeat
 
@@ -221,7 +224,12 @@ class TaskWriter:
     def _split(self, routed: pa.Table) -> dict[tuple[str, int], RowSelection]:
         """Routed rows by file group; where every group becomes a new base file, few-valued string columns
         dictionary-encoded first (files/encoding.py: the groups gather integers, parquet writes them as given)."""
-        return select_by_group(few_valued_as_dictionaries(routed) if self.new_files_only else routed)
+        if not self.new_files_only:
+            return select_by_group(routed)
+        with self._lock:
+            if self.few_valued is None:
+                self.few_valued = few_valued_strings(routed)
+        return select_by_group(few_valued_as_dictionaries(routed, self.few_valued))
 
     @property
     def new_files_only(self) -> bool:
