@@ -36,3 +36,18 @@ def dictionary_columns(table: pa.Table, sample: int = 8192) -> list[str]:
         if head.num_rows == 0 or pc.count_distinct(head[field.name]).as_py() <= head.num_rows // 4:
             out.append(field.name)
     return out
+
+
+def few_valued_strings(table: pa.Table) -> list[str]:
+    """The string columns dictionary_columns chooses (judged on a sample of `table`)."""
+    return [c for c in dictionary_columns(table) if c in table.column_names and pa.types.is_string(table.schema.field(c).type)]
+
+
+def few_valued_as_dictionaries(table: pa.Table, columns: list[str]) -> pa.Table:
+    """`table` with the string `columns` (few_valued_strings) dictionary-encoded: done before a write splits its
+    input by file group, each group then gathers small integers instead of strings, and parquet writes the
+    dictionary as given instead of hashing every string again (the files are the same)."""
+    chosen = set(columns)
+    encoded = [pc.dictionary_encode(table[f.name]) if f.name in chosen and pa.types.is_string(f.type)
+               else table[f.name] for f in table.schema]
+    return pa.Table.from_arrays(encoded, names=table.column_names)

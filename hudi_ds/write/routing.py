@@ -81,7 +81,38 @@ class RowSelection:
         return self.source.nbytes * len(self.indices) // self.source.num_rows
 
     def gather(self) -> pa.Table:
-        return self.source if self.indices is None else self.source.take(self.indices)
+        if self.indices is None:
+            return self.source
+        rows = self.indices.to_numpy()
+        columns = [_take_rising(column, rows) for column in self.source.columns]
+        return pa.Table.from_arrays(columns, schema=self.source.schema)
+
+
+def _take_rising(column: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
+    """The column's values at `rows` (ascending, as select_by_group makes them), taken chunk by chunk: Arrow's
+    take of a chunked string column concatenates every chunk first, once per file group. A dictionary chunk
+    whose rows hold one value keeps that value only (a file group's partition column: its dictionary page then
+    holds the one value the file has)."""
+    if column.num_chunks == 1:
+        parts = [(column.chunk(0), rows)]
+    else:
+        ends = np.cumsum([len(c) for c in column.chunks])
+        cuts = np.searchsorted(rows, ends[:-1])
+        parts = [(chunk, part - (ends[i] - len(chunk))) for i, (chunk, part)
+                 in enumerate(zip(column.chunks, np.split(rows, cuts), strict=True)) if len(part)]
+    taken = [_one_valued(pc.take(chunk, pa.array(part))) for chunk, part in parts]
+    return pa.chunked_array(taken, type=column.type)
+
+
+def _one_valued(values: pa.Array) -> pa.Array:
+    if not isinstance(values, pa.DictionaryArray) or not len(values) or values.null_count:
+        return values
+    codes = values.indices.to_numpy()
+    first = int(codes[0])
+    if len(values.dictionary) == 1 or not (codes == first).all():
+        return values
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(values), dtype=codes.dtype)),
+                                          values.dictionary.slice(first, 1))
 
 
 def select_by_group(table: pa.Table) -> dict[tuple[str, int], RowSelection]:
@@ -100,6 +131,8 @@ def select_by_group(table: pa.Table) -> dict[tuple[str, int], RowSelection]:
     # a stable sort of small integers is a radix sort in numpy: far cheaper than a comparison sort
     narrow = np.int16 if group.max() < 2**15 else np.int32 if group.max() < 2**31 else np.int64
     order = np.argsort(group.astype(narrow), kind="stable")
+    if len(order) < 2**31:  # each group's row numbers are held until it is written: half the bytes
+        order = order.astype(np.int32)
     bounds = np.flatnonzero(np.diff(group[order])) + 1
     out = {}
     for rows in np.split(order, bounds):
@@ -123,7 +156,7 @@ def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str =
     n = table.num_rows
     if n <= 1 or _strictly_increasing(table[key_field]) or pc.count_distinct(table[key_field]).as_py() == n:
         return table
-    order, sorted_keys = _ranked(table, ordering_field, first_value)
+    order, sorted_keys = _ranked(table, ordering_field, first_value, key_field)
     last = pc.not_equal(sorted_keys.slice(0, n - 1), sorted_keys.slice(1))
     if isinstance(last, pa.ChunkedArray):
         last = last.combine_chunks()
@@ -131,10 +164,11 @@ def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str =
     return table.take(pa.array(np.sort(chosen.to_numpy())))
 
 
-def _ranked(table: pa.Table, ordering_field: str | None, first_value: bool = False) -> tuple[pa.Array, pa.Array]:
-    """Row indices sorted by record key, then rank (ordering value, ties to the later row, or under `first_value`
-    to the earlier), and the keys in that order."""
-    cols = {"k": table[RECORD_KEY], "p": pa.array(np.arange(table.num_rows, dtype=np.int64))}
+def _ranked(table: pa.Table, ordering_field: str | None, first_value: bool = False,
+            key_field: str = RECORD_KEY) -> tuple[pa.Array, pa.Array]:
+    """Row indices sorted by record key (`key_field`: a column equal to it), then rank (ordering value, ties to the
+    later row, or under `first_value` to the earlier), and the keys in that order."""
+    cols = {"k": table[key_field], "p": pa.array(np.arange(table.num_rows, dtype=np.int64))}
     sort = [("k", "ascending", "at_start")]
     if ordering_field:
         cols["o"] = table[ordering_field]

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from hudi_ds.errors import InvalidDataError
 from hudi_ds.files.base_file import GrownFilter, footer
+from hudi_ds.files.encoding import few_valued_as_dictionaries, few_valued_strings
 from hudi_ds.index.bucket import new_bucket_file_id
 from hudi_ds.index.lookup import PENDING, SLOT, new_file_id
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
@@ -31,7 +32,7 @@ from hudi_ds.log.blocks import natural_deletes
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.recovery.heartbeat import touch_heartbeat
 from hudi_ds.schema.meta import META_COLUMNS, PARTITION_PATH, RECORD_KEY
-from hudi_ds.schema.strings import constant_strings
+from hudi_ds.schema.strings import constant_strings, expand_dictionaries
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import claim_path
 from hudi_ds.write.change_data import task_change_data, writes_change_data
@@ -170,6 +171,9 @@ class TaskWriter:
         self.arrived = 0  # rows written so far
         self.filled: set[tuple[str, int]] = set()  # merge-on-read small files taking inserts: rewritten as base files
         self.seq = 0
+        # new_files_only: string columns encoded before the split (_split), chosen on the first rows and kept, so
+        # every chunk's rows of a file group share their columns' types
+        self.few_valued: list[str] | None = None
         self._lock = threading.Lock()
         self._last_beat = time.monotonic()  # begin() wrote the first heartbeat
 
@@ -205,16 +209,36 @@ class TaskWriter:
         """The rows routed and split by file group. A big chunk is routed in parts on the writer threads
         (key strings, hashing and the split release the GIL); a group's rows stay in input order."""
         config = self.plan.config
-        key_column = config.populate_meta_fields or self.plan.lookup is not None  # virtual keys: _write_group's
+        # the keys are gathered through the split only where they cannot be built again from the group's rows
+        # (generated keys) or tagging needs them: _write_group builds them, cheaper than gathering strings
+        key_column = self.auto_keys is not None or self.plan.lookup is not None
         prefixed = self.plan.prefixed_keys
         if self.auto_keys is not None or table.num_rows < _PARALLEL_ROUTE_ROWS:  # generated keys are sequential
-            return list(select_by_group(route(table, config, self.auto_keys, prefixed, key_column)).items())
+            return list(self._split(route(table, config, self.auto_keys, prefixed, key_column)).items())
         step = -(-table.num_rows // _WRITER_THREADS)
         chunks = [table.slice(s, step) for s in range(0, table.num_rows, step)]
         with ThreadPoolExecutor(_WRITER_THREADS) as pool:
-            parts = list(pool.map(lambda chunk: select_by_group(route(chunk, config, None, prefixed, key_column)),
+            parts = list(pool.map(lambda chunk: self._split(route(chunk, config, None, prefixed, key_column)),
                                   chunks))
         return [item for groups in parts for item in groups.items()]
+
+    def _split(self, routed: pa.Table) -> dict[tuple[str, int], RowSelection]:
+        """Routed rows by file group; where every group becomes a new base file, few-valued string columns
+        dictionary-encoded first (files/encoding.py: the groups gather integers, parquet writes them as given)."""
+        if not self.new_files_only:
+            return select_by_group(routed)
+        with self._lock:
+            if self.few_valued is None:
+                self.few_valued = few_valued_strings(routed)
+        return select_by_group(few_valued_as_dictionaries(routed, self.few_valued))
+
+    @property
+    def new_files_only(self) -> bool:
+        """Whether every file group this write fills is new (a load into an empty bucket-index table, or an
+        overwrite), written whole as one base file by this task unless another task claimed it first."""
+        plan = self.plan
+        return (plan.lookup is None and plan.partial is None and plan.operation != "delete"
+                and (plan.is_overwrite or not plan.groups))
 
     def finish(self) -> TaskResult:
         """Write every buffered file group: two at a time (parquet encoding releases the GIL), taking
@@ -265,7 +289,7 @@ class TaskWriter:
         """The group's rows, once gathered, without those whose keys `held` holds (write.insert_duplicates)."""
         def gather() -> pa.Table:
             table = rows()
-            if key_field not in table.column_names:  # virtual keys: routed without the key column
+            if key_field not in table.column_names:  # routed without the key column (_by_group)
                 table = table.append_column(RECORD_KEY, record_key_strings(table, self.plan.config.record_key_fields))
             return without_held_keys(table, held, key_field, self.plan.duplicate_policy)
 
@@ -366,7 +390,12 @@ class TaskWriter:
         if new_partition:
             ensure_partition_metadata(self.storage, partition, plan.instant)
         keys = plan.config.record_key_fields
-        if RECORD_KEY not in rows.column_names:  # virtual keys, routed without the key column (_by_group)
+        target = None if plan.is_overwrite else plan.groups.get(key)
+        # routed without the key column (_by_group): built here, but not for a new virtual-key base file, which
+        # holds no keys (a one-field key combines by its own column)
+        keyless = (self.ctx.virtual_keys is not None and len(keys) == 1 and target is None
+                   and DELETE not in rows.column_names)
+        if RECORD_KEY not in rows.column_names and not keyless:
             rows = rows.append_column(RECORD_KEY, record_key_strings(rows, keys))
         if keys:  # generated keys are unique: nothing to combine
             rows = self._combine(rows, keys[0] if len(keys) == 1 else RECORD_KEY)
@@ -376,7 +405,6 @@ class TaskWriter:
             data = rows.filter(pc.invert(is_del)).drop_columns([DELETE])
         else:
             deletes, data = None, rows
-        target = None if plan.is_overwrite else plan.groups.get(key)
         if target is not None and plan.config.is_mor and key not in self.filled:
             if deletes is not None and deletes.num_rows and plan.operation != "delete":
                 self._report_deletes(partition, target.file_id, deletes)
@@ -398,7 +426,12 @@ class TaskWriter:
                                          target.file_id if target else new_bucket_file_id(bucket), self.task_id)
         if target is not None and deletes is not None and deletes.num_rows and plan.operation != "delete":
             self._report_deletes(partition, file_id, deletes)  # for the coordinator, should the group be shared
+        if RECORD_KEY not in data.column_names:  # keyless: null in the new base file, staged rows need them
+            data = data.append_column(RECORD_KEY, pa.nulls(data.num_rows, pa.string()) if owner
+                                      else record_key_strings(data, keys))
         records = self._records(data, file_id, partition, new_base=owner and target is None)
+        if not owner:  # logs and staged rows take plain strings (few-valued columns may come encoded: _split)
+            records = expand_dictionaries(records, self.ctx.schema)
         if owner and target is not None:
             self._rewrite_base(partition, bucket, target, records, deletes)
         elif owner:
