@@ -46,7 +46,7 @@ from hudi_ds.schema.avro import (
     to_wire_types,
     wire_schema,
 )
-from hudi_ds.schema.avro_binary import zigzag
+from hudi_ds.schema.avro_binary import read_zigzag, zigzag
 from hudi_ds.schema.avro_encode import encode_framed
 from hudi_ds.schema.meta import fit_table, with_meta_avro
 
@@ -474,7 +474,7 @@ def _delete_count(body: bytes) -> int:
     """The number of records of the delete list's first Avro array block (0 when unreadable: the decoder
     names the damage)."""
     try:
-        return abs(_varint(body, 0)[0])
+        return abs(read_zigzag(body, 0)[0])
     except IndexError:
         return 0
 
@@ -483,31 +483,19 @@ def _first_ordering_branch(body: bytes) -> int | None:
     """The orderingVal union branch of the list's first record (None: an empty or unexpected list)."""
     try:
         pos = 0
-        count, pos = _varint(body, pos)
+        count, pos = read_zigzag(body, pos)
         if count < 0:
-            _, pos = _varint(body, pos)  # a negative count is followed by the block's byte size
+            _, pos = read_zigzag(body, pos)  # a negative count is followed by the block's byte size
         if count == 0:
             return None
         for _ in range(2):  # recordKey, partitionPath: ["null", "string"]
-            present, pos = _varint(body, pos)
+            present, pos = read_zigzag(body, pos)
             if present:
-                size, pos = _varint(body, pos)
+                size, pos = read_zigzag(body, pos)
                 pos += size
-        return _varint(body, pos)[0]
+        return read_zigzag(body, pos)[0]
     except IndexError:
         return None
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """An Avro zigzag varint at `pos`: (value, position after it)."""
-    shift = result = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
 
 
 def _delete_records_fastavro(body: bytes, path: str, block: LogBlock) -> DeleteRecords:

@@ -14,10 +14,13 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from hudi_ds.schema.avro_binary import read_zigzag
+
 _STRING = 2  # the zigzag-encoded index of the string branch of ["null", "string"]
 _BRANCH_TYPES = {0: pa.null(), 1: pa.int32(), 2: pa.int64()}  # orderingVal union branch -> Arrow type
 _MAX_VARINT_BYTES = 10
 _MAX_STRING_BYTES = 2**31 - 1  # a `string` array's int32 offsets
+
 
 def scan_delete_list(body: bytes) -> tuple[pa.Array, pa.Array, pa.Array] | None:
     """The record keys, partition paths and ordering values of a delete list, or None (see the module)."""
@@ -49,12 +52,12 @@ def _field_positions(body: bytes) -> list[int] | None:
     add = out.extend
     pos = 0
     while True:
-        count, pos = _varint(body, pos)
+        count, pos = read_zigzag(body, pos)
         if count == 0:
             return out
         if count < 0:
             count = -count
-            _, pos = _varint(body, pos)
+            _, pos = read_zigzag(body, pos)
         for _ in range(count):
             if body[pos] != _STRING:
                 return None  # a null record key: the reference decoder reports it
@@ -87,22 +90,10 @@ def _string_at(body: bytes, pos: int) -> tuple[int, int]:
     size = body[pos]
     if size < 0x80 and not size & 1:
         return pos + 1, size >> 1
-    size, pos = _varint(body, pos)
+    size, pos = read_zigzag(body, pos)
     if size < 0:
         raise IndexError("negative string length")
     return pos, size
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """An Avro zigzag varint at `pos`: (value, position after it)."""
-    shift = result = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
 
 
 def _strings(data: np.ndarray, at: np.ndarray, length: np.ndarray) -> pa.Array | None:

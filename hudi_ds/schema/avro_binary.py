@@ -1,4 +1,5 @@
-"""Avro binary encoding primitives shared by the log-block and timeline-file writers."""
+"""Avro binary encoding primitives shared by the log-block and timeline-file writers, and the varint the
+log-block scanners read."""
 
 from __future__ import annotations
 
@@ -25,3 +26,15 @@ def zigzag(n: int) -> bytes:
 def avro_bytes(b: bytes) -> bytes:
     """An Avro bytes/string value: length, then the bytes."""
     return zigzag(len(b)) + b
+
+
+def read_zigzag(data: bytes, pos: int) -> tuple[int, int]:
+    """The Avro int/long at `pos`: (value, position after it); IndexError when the bytes end inside it."""
+    shift = result = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (result >> 1) ^ -(result & 1), pos
+        shift += 7
