@@ -86,3 +86,24 @@ def test_bucket_another_task_claimed_gets_plain_strings_in_its_log(tmp_path: Pat
     coordinator.commit(plan, results)
     expected = rows(pa.concat_tables(parts), COLS)
     assert rows(t.to_arrow(), COLS) == expected == rows(hudi_rs(t.path), COLS)
+
+
+@pytest.mark.parametrize("ordering", ["ts", "tag"])
+def test_a_load_of_few_valued_string_keys_keeps_each_keys_latest_version(tmp_path: Path, ordering: str) -> None:
+    """Key and ordering columns with few distinct strings stay plain strings through the split: a load's versions
+    of a key are ranked by them (a dictionary-encoded key could not be counted nor ranked)."""
+    n = 3000
+    keys = [("k1", "k2", "k3")[i % 3] for i in range(n)]
+    load = pa.table({"id": keys, "ts": np.arange(n, dtype=np.int64), "tag": [f"t{i % 7}" for i in range(n)],
+                     "dt": ["2024-01-01"] * n})
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field=ordering,
+                         partition_by="dt", buckets=2)
+    t.write(load, operation="bulk_insert")
+    latest: dict[str, tuple] = {}
+    for r in load.to_pylist():
+        held = latest.get(r["id"])
+        if held is None or r[ordering] >= held[1 if ordering == "ts" else 2]:
+            latest[r["id"]] = (r["id"], r["ts"], r["tag"])
+    expected = sorted(latest.values())
+    assert rows(t.to_arrow(), ["id", "ts", "tag"]) == expected
+    assert rows(hudi_rs(str(tmp_path / "t")), ["id", "ts", "tag"]) == expected

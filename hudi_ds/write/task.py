@@ -229,7 +229,9 @@ class TaskWriter:
             return select_by_group(routed)
         with self._lock:
             if self.few_valued is None:
-                self.few_valued = few_valued_strings(routed)
+                # the key and ordering columns stay plain: a write's versions of a key are ranked by them
+                kept = {*self.plan.config.record_key_fields, self.plan.ordering_field}
+                self.few_valued = [c for c in few_valued_strings(routed) if c not in kept]
         return select_by_group(few_valued_as_dictionaries(routed, self.few_valued))
 
     @property
