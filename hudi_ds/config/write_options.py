@@ -21,8 +21,8 @@ class WriteOptions(OptionGroup):
         "hoodie.bloom.index.update.partition.path", True, "The same for GLOBAL_BLOOM.")
     bloom_use_metadata: bool = opt(
         "hoodie.bloom.index.use.metadata", False, "BLOOM / GLOBAL_BLOOM: take the base files' key ranges from the "
-        "metadata table's column_stats of _hoodie_record_key where it has them, so only files whose range holds "
-        "a key being written open their footer (for the bloom filter); else every footer is read for its range.")
+        "metadata table's column_stats of the record key meta column where it has them, so only files whose range "
+        "holds a key being written open their footer (for the bloom filter); else every footer is read for its range.")
     record_index_update_partition_path: bool = opt(
         "hoodie.record.index.update.partition.path", False, "The same for RECORD_INDEX (false by default, as in "
         "Apache Hudi).")

@@ -8,8 +8,8 @@ filter costs a read, never a wrong tag. With time-ordered keys, new keys lie abo
 hold older ones, and updates of recent keys meet only the recent files.
 
 Key ranges come from each base file's footer (its key-value metadata, read once per tagging), or, with
-`hoodie.bloom.index.use.metadata` on a table whose metadata table has column_stats of `_hoodie_record_key`, from
-those statistics, read once by the driver (as Apache Hudi's HoodieBloomIndex.loadColumnRangesFromMetaIndex; Hudi
+`hoodie.bloom.index.use.metadata` on a table whose metadata table has column_stats of the record key meta column,
+from those statistics, read once by the driver (as Apache Hudi's HoodieBloomIndex.loadColumnRangesFromMetaIndex; Hudi
 reads the statistics of the record key field, which are the key's only where the field is a string): then only
 the files whose range holds an incoming key open their footer, for the filter. A file the statistics leave out
 is judged by its footer. A file's range is first compared with the incoming keys' lowest and highest.
@@ -103,7 +103,7 @@ class BloomLookup(KeyLookup):
 
 
 def metadata_key_ranges(storage: Storage, config: TableConfig, timeline: Timeline) -> dict[str, KeyRange] | None:
-    """Base file name -> key range, from the column_stats of `_hoodie_record_key` in the metadata table; None
+    """Base file name -> key range, from the column_stats of the record key meta column in the metadata table; None
     when the table has no column_stats partition (or it was dropped since the table's properties were read)."""
     if config.layout_version < 2 or COLUMN_STATS not in config.metadata_partitions:
         return None
