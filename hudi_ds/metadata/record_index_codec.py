@@ -13,7 +13,7 @@ import functools
 from typing import Any
 
 from hudi_ds.metadata import records as md
-from hudi_ds.schema.avro_binary import zigzag
+from hudi_ds.schema.avro_binary import read_zigzag, zigzag
 from hudi_ds.schema.meta import META_COLUMNS
 
 # five null meta fields, the key blanked (Hudi stores it in the HFile key), type 5, three null payload unions,
@@ -58,19 +58,6 @@ def _location_bytes(*values: Any) -> bytes:
                               for name, v in zip(_NULLABLE, values, strict=False))
 
 
-def _readzigzag(data: bytes, pos: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
-
-
 def decode(data: bytes, key: str) -> dict[str, Any] | None:
     """The record index record of `key` these bytes encode (as fastavro would decode it, the key restored); None
     when they hold another shape of metadata record (or are damaged: fastavro then says how)."""
@@ -87,23 +74,23 @@ def decode(data: bytes, key: str) -> dict[str, Any] | None:
             elif branch != 2:
                 return None
             elif name in _STRINGS:
-                length, pos = _readzigzag(data, pos)
+                length, pos = read_zigzag(data, pos)
                 if length < 0 or pos + length > len(data):
                     return None
                 info[name] = data[pos:pos + length].decode("utf-8")
                 pos += length
             else:
-                info[name], pos = _readzigzag(data, pos)
-        info["fileIdEncoding"], pos = _readzigzag(data, pos)
+                info[name], pos = read_zigzag(data, pos)
+        info["fileIdEncoding"], pos = read_zigzag(data, pos)
         branch = data[pos]
         pos += 1
         if branch == 0:
             info["position"] = None
         elif branch == 2:
-            info["position"], pos = _readzigzag(data, pos)
+            info["position"], pos = read_zigzag(data, pos)
         else:
             return None
-    except (IndexError, ValueError, UnicodeDecodeError):
+    except (IndexError, UnicodeDecodeError):
         return None
     if data[pos:] != _SUFFIX:
         return None

@@ -29,7 +29,8 @@ def avro_bytes(b: bytes) -> bytes:
 
 
 def read_zigzag(data: bytes, pos: int) -> tuple[int, int]:
-    """The Avro int/long at `pos`: (value, position after it); IndexError when the bytes end inside it."""
+    """The Avro int/long at `pos`: (value, position after it). IndexError when the bytes are no varint there: they
+    end inside it, or it runs past the ten bytes of a long (damaged bytes, which every caller reads as such)."""
     shift = result = 0
     while True:
         b = data[pos]
@@ -38,3 +39,5 @@ def read_zigzag(data: bytes, pos: int) -> tuple[int, int]:
         if b < 0x80:
             return (result >> 1) ^ -(result & 1), pos
         shift += 7
+        if shift > 63:
+            raise IndexError("varint longer than ten bytes")
