@@ -20,6 +20,21 @@ if _C1_ONLY not in os.environ.get("JAVA_TOOL_OPTIONS", ""):
     os.environ["JAVA_TOOL_OPTIONS"] = f"{os.environ.get('JAVA_TOOL_OPTIONS', '')} {_C1_ONLY}".strip()
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """When Spark tests are to run, their drivers map their classes from one archive (tests/spark_class_archive):
+    made by the first process to get here (the other xdist worker waits for it), used by every Spark driver of
+    this process and its children."""
+    if os.environ.get("HUDI_DS_TEST_CLASS_ARCHIVE") == "0":
+        return
+    if not any("spark" in item.path.parts or item.get_closest_marker("spark") for item in session.items):
+        return
+    import spark_class_archive
+
+    path = spark_class_archive.ensure_archive()
+    if path is not None:
+        spark_class_archive.use_archive(path)
+
+
 @pytest.fixture(scope="session")
 def reference_dir() -> Path:
     if not REFERENCE_DIR.is_dir():

@@ -147,7 +147,9 @@ def _race_snapshot_reads(proc: subprocess.Popen, tmp: Path) -> tuple[list[dict],
     thread = threading.Thread(target=reader)
     thread.start()
     try:
-        _finish(proc, tmp)
+        # the restarted job streams what the killed ones left, one ~1 s micro-batch a file (several on a loaded
+        # machine: the full run's 160 files outlasted a flat 300 s at a load average of 15)
+        _finish(proc, tmp, timeout=120 + 4 * N_FILES)
     finally:
         thread.join()
     return seen, errors
