@@ -14,7 +14,7 @@ from hudi_ds.index.bucket import bucket_ids_for_table
 from hudi_ds.index.lookup import PENDING
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.keys.keygen import record_key_strings
-from hudi_ds.keys.partition_path import partition_path_strings
+from hudi_ds.keys.partition_path import partition_paths
 from hudi_ds.keys.partition_scheme import timestamp_partitions
 from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY
 
@@ -39,14 +39,14 @@ def require_columns(table: pa.Table, config: TableConfig, operation: str, orderi
 
 def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | None = None,
           prefixed_key: bool = False, key_column: bool = True) -> pa.Table:
-    """The table with record key, partition path and bucket columns appended; a table without a record key
-    takes its keys (and their bucket) from the task's `auto_keys`. Without a bucket index the bucket column
+    """The table with record key, partition path (a dictionary of distinct paths) and bucket columns appended; a
+    table without a record key takes its keys (and their bucket) from the task's `auto_keys`. Without a bucket index the bucket column
     says PENDING: tagging (hudi_ds.write.tagging) finds each row's file group later. `prefixed_key`: a one-field
     key is written `field:value` (hudi_ds.keys.keygen.record_key_strings). Without `key_column` the keys only
     place the rows (virtual keys: each file group's writer builds them again if it needs them, cheaper than
     gathering a column of strings through the split)."""
-    partitions = partition_path_strings(table, config.partition_fields, config.hive_style, config.url_encode,
-                                        timestamp_partitions(config))
+    partitions = partition_paths(table, config.partition_fields, config.hive_style, config.url_encode,
+                                 timestamp_partitions(config))
     keys = (auto_keys.take(table.num_rows) if auto_keys is not None
             else record_key_strings(table, config.record_key_fields, single_field_prefixed=prefixed_key))
     if not config.num_buckets:
