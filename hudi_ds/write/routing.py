@@ -124,7 +124,8 @@ def select_by_group(table: pa.Table) -> dict[tuple[str, int], RowSelection]:
     codes = parts.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     buckets = table[BUCKET].to_numpy().astype(np.int64)
     lowest = int(buckets.min())  # PENDING (-1) when tagging is still to place rows
-    group = codes * (int(buckets.max()) - lowest + 1) + buckets - lowest
+    width = int(buckets.max()) - lowest + 1
+    group = codes * width + buckets - lowest
     source = table.drop_columns([PARTITION_PATH, BUCKET])
     if group.min() == group.max():
         return {(parts.dictionary[int(codes[0])].as_py(), int(buckets[0])): RowSelection(source)}
@@ -133,12 +134,16 @@ def select_by_group(table: pa.Table) -> dict[tuple[str, int], RowSelection]:
     order = np.argsort(group.astype(narrow), kind="stable")
     if len(order) < 2**31:  # each group's row numbers are held until it is written: half the bytes
         order = order.astype(np.int32)
-    bounds = np.flatnonzero(np.diff(group[order])) + 1
-    out = {}
-    for rows in np.split(order, bounds):
-        first = rows[0]
-        out[(parts.dictionary[int(codes[first])].as_py(), int(buckets[first]))] = RowSelection(source, pa.array(rows))
-    return out
+    if group.max() <= 4 * len(group):  # the groups present in sorted order, and where each one's rows end
+        counts = np.bincount(group)
+        present = np.flatnonzero(counts)
+        counts = counts[present]
+    else:
+        present, counts = np.unique(group, return_counts=True)
+    ends = np.cumsum(counts).tolist()
+    paths = parts.dictionary.to_pylist()
+    return {(paths[g // width], g % width + lowest): RowSelection(source, pa.array(order[start:end]))
+            for g, start, end in zip(present.tolist(), [0, *ends[:-1]], ends, strict=True)}
 
 
 def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
