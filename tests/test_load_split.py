@@ -107,3 +107,21 @@ def test_a_load_of_few_valued_string_keys_keeps_each_keys_latest_version(tmp_pat
     expected = sorted(latest.values())
     assert rows(t.to_arrow(), ["id", "ts", "tag"]) == expected
     assert rows(hudi_rs(str(tmp_path / "t")), ["id", "ts", "tag"]) == expected
+
+
+@pytest.mark.parametrize("pieces", ["one table", "two tables"])
+def test_partition_values_making_one_path_fill_one_file_group_per_bucket(tmp_path: Path, pieces: str) -> None:
+    """A null partition value and the literal default partition name make the same partition path: the split
+    groups rows by path (hudi_ds.keys.partition_path.partition_paths keeps its paths distinct), so each bucket of
+    that partition gets one file group holding both kinds of rows, not two groups claiming one bucket."""
+    n = 600
+    load = load_rows(0, n).set_column(2, "dt", pa.array(
+        [(None, "__HIVE_DEFAULT_PARTITION__", "2024-01-01")[i % 3] for i in range(n)], pa.string()))
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field="ts",
+                         partition_by="dt", buckets=2)
+    t.write(load if pieces == "one table" else [load.slice(0, 200), load.slice(200)], operation="bulk_insert")
+    default = sorted((tmp_path / "t" / "__HIVE_DEFAULT_PARTITION__").glob("*.parquet"))
+    assert len(default) == 2 and len({p.name[:8] for p in default}) == 2  # one base file per bucket
+    assert sum(pq.read_metadata(p).num_rows for p in default) == 2 * n // 3
+    got = rows(t.to_arrow(), ["id", "name"])
+    assert got == rows(load, ["id", "name"]) == rows(hudi_rs(t.path), ["id", "name"])

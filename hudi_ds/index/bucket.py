@@ -343,7 +343,8 @@ def _bucket_ids_one(arr: pa.Array, num_buckets: int, parse: bool, fields: list[s
             f"{arr.null_count} record key(s) are null; every row needs a record key before bucketing"
         )
     both = np.zeros(len(arr), dtype=bool)
-    if parse and len(arr):
+    # a key is parsed only if it holds both ',' and ':': one scan of the bytes finds most inputs without a ','
+    if parse and len(arr) and bool(np.any(_string_buffers(arr)[0] == ord(","))):
         both = np.asarray(
             pc.and_(pc.match_substring(arr, ","), pc.match_substring(arr, ":")).to_numpy(
                 zero_copy_only=False

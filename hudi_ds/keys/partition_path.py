@@ -153,10 +153,19 @@ def partition_path_strings(
 ) -> pa.Array:
     """``_hoodie_partition_path`` for every row (pa.string()); string forms are built once per distinct value.
     `timestamps`: the fields whose values a timestamp-based key generator formats (hudi_ds.keys.partition_scheme)."""
+    return partition_paths(table, partition_fields, hive_style, url_encode, timestamps).dictionary_decode()
+
+
+def partition_paths(
+    table: pa.Table, partition_fields: Sequence[str], hive_style: bool, url_encode: bool,
+    timestamps: Mapping[str, TimestampPartition] | None = None,
+) -> pa.DictionaryArray:
+    """partition_path_strings as a dictionary of distinct paths: a write groups its rows by the codes, without
+    building (and hashing again) a string per row."""
     timestamps = timestamps or {}
     n = table.num_rows
     if not partition_fields:
-        return pa.repeat(pa.scalar("", pa.string()), n)
+        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([""], pa.string()))
     missing = [f for f in partition_fields if f not in table.column_names]
     if missing:
         raise SchemaError(
@@ -179,7 +188,9 @@ def partition_path_strings(
             for k in enc.dictionary.to_numpy().tolist()
         ]
         codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    return pc.take(pa.array(paths, pa.string()), pa.array(codes))
+    distinct = pc.dictionary_encode(pa.array(paths, pa.string()))  # two values may make one path
+    remap = distinct.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+    return pa.DictionaryArray.from_arrays(pa.array(remap[codes]), distinct.dictionary)
 
 
 def parse_partition_path(

@@ -14,7 +14,7 @@ from hudi_ds.index.bucket import bucket_ids_for_table
 from hudi_ds.index.lookup import PENDING
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.keys.keygen import record_key_strings
-from hudi_ds.keys.partition_path import partition_path_strings
+from hudi_ds.keys.partition_path import partition_paths
 from hudi_ds.keys.partition_scheme import timestamp_partitions
 from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY
 
@@ -39,14 +39,14 @@ def require_columns(table: pa.Table, config: TableConfig, operation: str, orderi
 
 def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | None = None,
           prefixed_key: bool = False, key_column: bool = True) -> pa.Table:
-    """The table with record key, partition path and bucket columns appended; a table without a record key
-    takes its keys (and their bucket) from the task's `auto_keys`. Without a bucket index the bucket column
+    """The table with record key, partition path (a dictionary of distinct paths) and bucket columns appended; a
+    table without a record key takes its keys (and their bucket) from the task's `auto_keys`. Without a bucket index the bucket column
     says PENDING: tagging (hudi_ds.write.tagging) finds each row's file group later. `prefixed_key`: a one-field
     key is written `field:value` (hudi_ds.keys.keygen.record_key_strings). Without `key_column` the keys only
     place the rows (virtual keys: each file group's writer builds them again if it needs them, cheaper than
     gathering a column of strings through the split)."""
-    partitions = partition_path_strings(table, config.partition_fields, config.hive_style, config.url_encode,
-                                        timestamp_partitions(config))
+    partitions = partition_paths(table, config.partition_fields, config.hive_style, config.url_encode,
+                                 timestamp_partitions(config))
     keys = (auto_keys.take(table.num_rows) if auto_keys is not None
             else record_key_strings(table, config.record_key_fields, single_field_prefixed=prefixed_key))
     if not config.num_buckets:
@@ -124,7 +124,8 @@ def select_by_group(table: pa.Table) -> dict[tuple[str, int], RowSelection]:
     codes = parts.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     buckets = table[BUCKET].to_numpy().astype(np.int64)
     lowest = int(buckets.min())  # PENDING (-1) when tagging is still to place rows
-    group = codes * (int(buckets.max()) - lowest + 1) + buckets - lowest
+    width = int(buckets.max()) - lowest + 1
+    group = codes * width + buckets - lowest
     source = table.drop_columns([PARTITION_PATH, BUCKET])
     if group.min() == group.max():
         return {(parts.dictionary[int(codes[0])].as_py(), int(buckets[0])): RowSelection(source)}
@@ -133,12 +134,16 @@ def select_by_group(table: pa.Table) -> dict[tuple[str, int], RowSelection]:
     order = np.argsort(group.astype(narrow), kind="stable")
     if len(order) < 2**31:  # each group's row numbers are held until it is written: half the bytes
         order = order.astype(np.int32)
-    bounds = np.flatnonzero(np.diff(group[order])) + 1
-    out = {}
-    for rows in np.split(order, bounds):
-        first = rows[0]
-        out[(parts.dictionary[int(codes[first])].as_py(), int(buckets[first]))] = RowSelection(source, pa.array(rows))
-    return out
+    if group.max() <= 4 * len(group):  # the groups present in sorted order, and where each one's rows end
+        counts = np.bincount(group)
+        present = np.flatnonzero(counts)
+        counts = counts[present]
+    else:
+        present, counts = np.unique(group, return_counts=True)
+    ends = np.cumsum(counts).tolist()
+    paths = parts.dictionary.to_pylist()
+    return {(paths[g // width], g % width + lowest): RowSelection(source, pa.array(order[start:end]))
+            for g, start, end in zip(present.tolist(), [0, *ends[:-1]], ends, strict=True)}
 
 
 def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:

@@ -28,6 +28,7 @@ from hudi_ds.index.lookup import PENDING, SLOT, new_file_id
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.keys.keygen import integer_key_column, record_key_strings
 from hudi_ds.keys.matching import index_in
+from hudi_ds.keys.partition_scheme import timestamp_partitions
 from hudi_ds.log.blocks import natural_deletes
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
 from hudi_ds.recovery.heartbeat import touch_heartbeat
@@ -208,31 +209,31 @@ class TaskWriter:
     def _by_group(self, table: pa.Table) -> list[tuple[tuple[str, int], RowSelection]]:
         """The rows routed and split by file group. A big chunk is routed in parts on the writer threads
         (key strings, hashing and the split release the GIL); a group's rows stay in input order."""
-        config = self.plan.config
         # the keys are gathered through the split only where they cannot be built again from the group's rows
         # (generated keys) or tagging needs them: _write_group builds them, cheaper than gathering strings
         key_column = self.auto_keys is not None or self.plan.lookup is not None
-        prefixed = self.plan.prefixed_keys
         if self.auto_keys is not None or table.num_rows < _PARALLEL_ROUTE_ROWS:  # generated keys are sequential
-            return list(self._split(route(table, config, self.auto_keys, prefixed, key_column)).items())
+            return list(self._split(table, key_column).items())
         step = -(-table.num_rows // _WRITER_THREADS)
         chunks = [table.slice(s, step) for s in range(0, table.num_rows, step)]
         with ThreadPoolExecutor(_WRITER_THREADS) as pool:
-            parts = list(pool.map(lambda chunk: self._split(route(chunk, config, None, prefixed, key_column)),
-                                  chunks))
+            parts = list(pool.map(lambda chunk: self._split(chunk, key_column), chunks))
         return [item for groups in parts for item in groups.items()]
 
-    def _split(self, routed: pa.Table) -> dict[tuple[str, int], RowSelection]:
-        """Routed rows by file group; where every group becomes a new base file, few-valued string columns
-        dictionary-encoded first (files/encoding.py: the groups gather integers, parquet writes them as given)."""
-        if not self.new_files_only:
-            return select_by_group(routed)
-        with self._lock:
-            if self.few_valued is None:
-                # the key and ordering columns stay plain: a write's versions of a key are ranked by them
-                kept = {*self.plan.config.record_key_fields, self.plan.ordering_field}
-                self.few_valued = [c for c in few_valued_strings(routed) if c not in kept]
-        return select_by_group(few_valued_as_dictionaries(routed, self.few_valued))
+    def _split(self, table: pa.Table, key_column: bool) -> dict[tuple[str, int], RowSelection]:
+        """Rows routed and split by file group; where every group becomes a new base file, few-valued string
+        columns dictionary-encoded before routing (files/encoding.py: partition paths are then built per dictionary
+        value, the groups gather integers, and parquet writes them as given)."""
+        config = self.plan.config
+        if self.new_files_only:
+            with self._lock:
+                if self.few_valued is None:
+                    # the key and ordering columns stay plain: a write's versions of a key are ranked by them; so do
+                    # the fields a timestamp key generator formats
+                    kept = {*config.record_key_fields, self.plan.ordering_field, *timestamp_partitions(config)}
+                    self.few_valued = [c for c in few_valued_strings(table) if c not in kept]
+            table = few_valued_as_dictionaries(table, self.few_valued)
+        return select_by_group(route(table, config, self.auto_keys, self.plan.prefixed_keys, key_column))
 
     @property
     def new_files_only(self) -> bool:
