@@ -138,19 +138,29 @@ def _compared(before: pa.Table, after: pa.Table, commit: str, key: str) -> tuple
     """compare_states' rows by kind, untagged: pre-images, post-images, the inserts the commit wrote, rows that
     reappeared, deletes (each in the order of its state's rows)."""
     now = pc.equal(after[COMMIT_TIME], commit)
-    changed = after.filter(now)
+    changed = _where(after, now)
     changed_id, b_id = _ident(changed, key), _ident(before, key)
-    pre = before.filter(is_in(b_id, changed_id))
+    pre = _where(before, is_in(b_id, changed_id))
     is_update = is_in(changed_id, _ident(pre, key))
-    post = changed.filter(is_update)
+    post = _where(changed, is_update)
     new_here = pc.invert(pc.or_(now, is_in(_ident(after, key), b_id)))
-    reappeared = after.filter(new_here)
+    reappeared = _where(after, new_here)
     kept = after.num_rows - changed.num_rows
     if before.num_rows - pre.num_rows == kept - reappeared.num_rows:
         deletes = before.schema.empty_table()
     else:
         deletes = before.filter(pc.invert(is_in(b_id, _ident(after, key))))
-    return pre, post, changed.filter(pc.invert(is_update)), reappeared, deletes
+    return pre, post, _where(changed, pc.invert(is_update)), reappeared, deletes
+
+
+def _where(table: pa.Table, mask: pa.Array | pa.ChunkedArray) -> pa.Table:
+    """`table.filter(mask)`, without copying a row when the mask keeps all rows or none (a commit's states mostly
+    hold only rows it wrote)."""
+    chunks = mask.chunks if isinstance(mask, pa.ChunkedArray) else [mask]
+    kept = sum(c.true_count for c in chunks)
+    if kept == table.num_rows:
+        return table
+    return table.slice(0, 0) if kept == 0 else table.filter(mask)
 
 
 _GROUP = "__group"
