@@ -505,6 +505,7 @@ def _settled(found: dict[tuple[str, str], pa.Table | _Written | None], ts: str, 
 
 
 def _disjoint(keys: list[pa.Array | pa.ChunkedArray]) -> bool:
+    """Whether no key is in two of the lists (then the groups' states can be compared together)."""
     distinct = [pc.unique(k) for k in keys]
     return len(pc.unique(pa.chunked_array(distinct))) == sum(len(d) for d in distinct)
 
