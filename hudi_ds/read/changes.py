@@ -495,12 +495,16 @@ def _settled(found: dict[tuple[str, str], pa.Table | _Written | None], ts: str, 
             logged.setdefault(unit[0], []).append((unit, found_rows))
         else:
             rows[unit] = out.empty_table() if found_rows is None else found_rows
-    for units in logged.values():
+
+    def compared(units: list[tuple[tuple[str, str], _Written]]) -> list[tuple[tuple[str, str], pa.Table]]:
         if per_group or len(units) == 1 or not _disjoint([w.keys for _, w in units]):
-            rows.update((unit, compare_states(w.before, w.after, ts, out, w.key)) for unit, w in units)
-            continue
-        rows[units[0][0]] = _compare_groups([(w.before, w.after) for _, w in units], ts, out, units[0][1].key)
-        rows.update((unit, out.empty_table()) for unit, _ in units[1:])
+            return [(unit, compare_states(w.before, w.after, ts, out, w.key)) for unit, w in units]
+        together = _compare_groups([(w.before, w.after) for _, w in units], ts, out, units[0][1].key)
+        return [(units[0][0], together)] + [(unit, out.empty_table()) for unit, _ in units[1:]]
+
+    with ThreadPoolExecutor(min(READ_THREADS, max(1, len(logged)))) as pool:
+        for pairs in pool.map(compared, logged.values()):
+            rows.update(pairs)
     return {unit: rows[unit] for unit in sorted(rows)}
 
 
