@@ -150,3 +150,35 @@ def test_inferred_pre_images_of_every_column_type(tmp_path, extra, key):
     assert got == sorted([(kind, i, ts, x) for i in ids[3:6]
                           for kind, ts, x in (("update_preimage", 1, old), ("update_postimage", 2, new))])
     assert feed.schema.field("x").type == extra
+
+
+def test_groups_compared_together_give_the_rows_of_comparing_them_one_by_one():
+    """The slices a commit only logged into are compared a partition at a time; the rows (kinds, images, order)
+    must be those of comparing each group's states alone: updates, inserts, a delete, a row that reappeared."""
+    from hudi_ds.read.changes import _compare_groups, compare_states, feed_schema
+
+    def state(rows: list[tuple[str, int, str]]) -> pa.Table:
+        return pa.table({"_hoodie_commit_time": [c for c, _, _ in rows],
+                         "_hoodie_record_key": [str(k) for _, k, _ in rows],
+                         "_hoodie_partition_path": ["p"] * len(rows), "id": [k for _, k, _ in rows],
+                         "v": [v for _, _, v in rows]}, schema=schema)
+
+    schema = pa.schema([("_hoodie_commit_time", pa.string()), ("_hoodie_record_key", pa.string()),
+                        ("_hoodie_partition_path", pa.string()), ("id", pa.int64()), ("v", pa.string())])
+
+    c = "002"
+    groups = [
+        (state([("001", 1, "a"), ("001", 2, "b"), ("001", 3, "c")]),
+         state([("001", 2, "b"), (c, 1, "a2"), (c, 4, "d")])),
+        (state([("001", 10, "x"), ("001", 11, "y")]),
+         state([(c, 10, "x2"), ("001", 11, "y"), (c, 12, "z"), ("000", 13, "old")])),
+        (state([]), state([(c, 20, "n")])),
+    ]
+    out = feed_schema(pa.schema([("id", pa.int64()), ("v", pa.string())]))
+    one_by_one = pa.concat_tables([compare_states(b, a, c, out, "id") for b, a in groups])
+    together = _compare_groups(groups, c, out, "id")
+    assert together.equals(one_by_one)
+    kinds = sorted(zip(together["_change_type"].to_pylist(), together["id"].to_pylist(), strict=True))
+    assert kinds == [("delete", 3), ("insert", 4), ("insert", 12), ("insert", 13), ("insert", 20),
+                     ("update_postimage", 1), ("update_postimage", 10), ("update_preimage", 1),
+                     ("update_preimage", 10)]

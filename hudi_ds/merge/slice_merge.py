@@ -234,7 +234,9 @@ def merge_slice_counted(
         out.append(base.filter(pa.array(base_keep)))
     if data is not None:
         rows = pc.filter(winners["row"], keep_log)
-        if len(rows):
+        if len(rows) == data.table.num_rows:
+            out.append(data.table)  # every log row won: `rows` keep log order, so they are all rows in order
+        elif len(rows):
             out.append(data.table.take(rows))
     counts = MergeCounts(met_count, deleted, winners.num_rows)
     if len(out) > 1 and keep_dictionaries:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -126,23 +127,60 @@ def compare_states(before: pa.Table, after: pa.Table, commit: str, out: pa.Schem
     vanish (a delete); the whole states are compared for deletes only when the row counts say so. `key`: the
     column records are matched by, the record key or a column equal to it (the merge key both states were
     merged by). The rows the commit did not write are never copied: only masks over `after` are built."""
+    parts = _compared(before, after, commit, key)
+    return pa.concat_tables([_tag(rows, kind, commit, out) for rows, kind in zip(parts, _KINDS, strict=True)])
+
+
+_KINDS = ("update_preimage", "update_postimage", "insert", "insert", "delete")
+
+
+def _compared(before: pa.Table, after: pa.Table, commit: str, key: str) -> tuple[pa.Table, ...]:
+    """compare_states' rows by kind, untagged: pre-images, post-images, the inserts the commit wrote, rows that
+    reappeared, deletes (each in the order of its state's rows)."""
     now = pc.equal(after[COMMIT_TIME], commit)
-    changed = after.filter(now)
+    changed = _where(after, now)
     changed_id, b_id = _ident(changed, key), _ident(before, key)
-    pre = before.filter(is_in(b_id, changed_id))
+    pre = _where(before, is_in(b_id, changed_id))
     is_update = is_in(changed_id, _ident(pre, key))
-    post = changed.filter(is_update)
+    post = _where(changed, is_update)
     new_here = pc.invert(pc.or_(now, is_in(_ident(after, key), b_id)))
-    reappeared = after.filter(new_here)
-    inserts = pa.concat_tables([changed.filter(pc.invert(is_update)), reappeared])
+    reappeared = _where(after, new_here)
     kept = after.num_rows - changed.num_rows
     if before.num_rows - pre.num_rows == kept - reappeared.num_rows:
         deletes = before.schema.empty_table()
     else:
         deletes = before.filter(pc.invert(is_in(b_id, _ident(after, key))))
-    parts = [_tag(pre, "update_preimage", commit, out), _tag(post, "update_postimage", commit, out),
-             _tag(inserts, "insert", commit, out), _tag(deletes, "delete", commit, out)]
-    return pa.concat_tables(parts)
+    return pre, post, _where(changed, pc.invert(is_update)), reappeared, deletes
+
+
+def _where(table: pa.Table, mask: pa.Array | pa.ChunkedArray) -> pa.Table:
+    """`table.filter(mask)`, without copying a row when the mask keeps all rows or none (a commit's states mostly
+    hold only rows it wrote)."""
+    chunks = mask.chunks if isinstance(mask, pa.ChunkedArray) else [mask]
+    kept = sum(c.true_count for c in chunks)
+    if kept == table.num_rows:
+        return table
+    return table.slice(0, 0) if kept == 0 else table.filter(mask)
+
+
+_GROUP = "__group"
+
+
+def _compare_groups(states: list[tuple[pa.Table, pa.Table]], commit: str, out: pa.Schema, key: str) -> pa.Table:
+    """compare_states of several file groups' states at once, whose keys no two groups share: one comparison
+    instead of one per group (a commit's few thousand rows per group cost more in calls than in rows), its rows
+    in the order the groups compared one by one would give (each kind's rows come in group order: they are
+    sliced back per group)."""
+    def numbered(tables: list[pa.Table]) -> pa.Table:
+        return pa.concat_tables([t.append_column(_GROUP, pa.array(np.full(t.num_rows, i, dtype=np.int32)))
+                                 for i, t in enumerate(tables)])
+
+    parts = _compared(numbered([b for b, _ in states]), numbered([a for _, a in states]), commit, key)
+    groups = np.arange(len(states) + 1, dtype=np.int32)
+    bounds = [np.searchsorted(np.asarray(rows[_GROUP].to_numpy()), groups) for rows in parts]
+    tagged = [_tag(rows, kind, commit, out) for rows, kind in zip(parts, _KINDS, strict=True)]
+    return pa.concat_tables([t.slice(at[g], at[g + 1] - at[g]) for g in range(len(states))
+                             for t, at in zip(tagged, bounds, strict=True)])
 
 
 def touched_groups(snap: TableSnapshot, commits: list[str]) -> set[tuple[str, str]]:
@@ -250,15 +288,15 @@ def _inferred(snap: TableSnapshot, before: _State, after: _State, ts: str, group
     for g in groups:
         units.setdefault(g if per_group or g in in_place else (g[0], ""), set()).add(g)
 
-    def unit_changes(unit: tuple[str, str]) -> pa.Table:
+    def unit_changes(unit: tuple[str, str]) -> pa.Table | _Written | None:
         if unit in in_place:
-            return _log_commit_changes(after, after.by_group[unit], ts, out)
+            return _log_commit_states(after, after.by_group[unit], ts)
         members = units[unit]
         return compare_states(before.rows(unit[0], members), after.rows(unit[0], members), ts, out)
 
     ordered = sorted(units)
     with ThreadPoolExecutor(min(READ_THREADS, max(1, len(ordered)))) as pool:
-        return dict(zip(ordered, pool.map(unit_changes, ordered), strict=True))
+        return _settled(dict(zip(ordered, pool.map(unit_changes, ordered), strict=True)), ts, out, per_group)
 
 
 def recorded_change_files(meta: CommitMetadata, groups: set[tuple[str, str]]) -> dict[tuple[str, str], dict[str, int]]:
@@ -410,10 +448,20 @@ def _same_base(a: FileSlice, b: FileSlice) -> bool:
     return (a.base_file.path if a.base_file else None) == (b.base_file.path if b.base_file else None)
 
 
-def _log_commit_changes(state: _State, sl: FileSlice, ts: str, out: pa.Schema) -> pa.Table:
-    """The changes of commit `ts` to a slice whose base it left alone: the slice is read once, and the states
-    before and after the commit are merged for the keys its log blocks name only (matched by the reader's merge
-    key, an integer column where the key generator allows)."""
+@dataclass(frozen=True)
+class _Written:
+    """The states of the records a commit wrote into a slice's logs, before and after it, merged by `key`."""
+
+    keys: pa.Array | pa.ChunkedArray
+    before: pa.Table
+    after: pa.Table
+    key: str
+
+
+def _log_commit_states(state: _State, sl: FileSlice, ts: str) -> _Written | None:
+    """The states around commit `ts` of a slice whose base it left alone (None: it wrote no record there): the
+    slice is read once, and the states before and after the commit are merged for the keys its log blocks name
+    only (matched by the reader's merge key, an integer column where the key generator allows)."""
     reader = state.reader
     key_field = reader.merge_key
     data, deletes = reader.read_logs(sl)
@@ -424,7 +472,7 @@ def _log_commit_changes(state: _State, sl: FileSlice, ts: str, out: pa.Schema) -
         written.append(pc.filter(deletes.keys, pa.array(deletes.rank == rank)))
     keys = joined(written, reader.schema.field(key_field).type)
     if len(keys) == 0:
-        return out.empty_table()
+        return None
     base = reader.read_base_keys(sl, keys)
     ordering, schema = reader.ordering_field, reader.schema
 
@@ -433,7 +481,37 @@ def _log_commit_changes(state: _State, sl: FileSlice, ts: str, out: pa.Schema) -
                            _deletes(deletes, keys, rank, before), ordering, schema, key_field=key_field,
                            partial=reader.partial, first_value=reader.first_value)
 
-    return compare_states(merged(True), merged(False), ts, out, key_field)
+    return _Written(keys, merged(True), merged(False), key_field)
+
+
+def _settled(found: dict[tuple[str, str], pa.Table | _Written | None], ts: str, out: pa.Schema,
+             per_group: bool) -> dict[tuple[str, str], pa.Table]:
+    """The change rows of every unit, in unit order: the states of slices a commit only logged into are compared
+    a partition at a time (one by one with `per_group`, or where two groups share a written key)."""
+    rows: dict[tuple[str, str], pa.Table] = {}
+    logged: dict[str, list[tuple[tuple[str, str], _Written]]] = {}
+    for unit, found_rows in found.items():
+        if isinstance(found_rows, _Written):
+            logged.setdefault(unit[0], []).append((unit, found_rows))
+        else:
+            rows[unit] = out.empty_table() if found_rows is None else found_rows
+
+    def compared(units: list[tuple[tuple[str, str], _Written]]) -> list[tuple[tuple[str, str], pa.Table]]:
+        if per_group or len(units) == 1 or not _disjoint([w.keys for _, w in units]):
+            return [(unit, compare_states(w.before, w.after, ts, out, w.key)) for unit, w in units]
+        together = _compare_groups([(w.before, w.after) for _, w in units], ts, out, units[0][1].key)
+        return [(units[0][0], together)] + [(unit, out.empty_table()) for unit, _ in units[1:]]
+
+    with ThreadPoolExecutor(min(READ_THREADS, max(1, len(logged)))) as pool:
+        for pairs in pool.map(compared, logged.values()):
+            rows.update(pairs)
+    return {unit: rows[unit] for unit in sorted(rows)}
+
+
+def _disjoint(keys: list[pa.Array | pa.ChunkedArray]) -> bool:
+    """Whether no key is in two of the lists (then the groups' states can be compared together)."""
+    distinct = [pc.unique(k) for k in keys]
+    return len(pc.unique(pa.chunked_array(distinct))) == sum(len(d) for d in distinct)
 
 
 def _versions(data: LogVersions | None, key_field: str, keys: pa.ChunkedArray, rank: int,
@@ -441,21 +519,35 @@ def _versions(data: LogVersions | None, key_field: str, keys: pa.ChunkedArray, r
     """The log rows of `keys` up to the commit of `rank` (before it, with `before`)."""
     if data is None:
         return None
-    mask = pc.and_(is_in(data.table[key_field], keys),
-                   pa.array(data.rank < rank if before else data.rank <= rank))
-    picked = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+    picked = _picked(data.table[key_field], keys, data.rank, rank, before)
+    if picked is None or not picked.any():
+        return data if picked is None else None
     absent = None if data.absent is None else {c: rows[picked] for c, rows in data.absent.items()}
-    return LogVersions(data.table.filter(mask), data.rank[picked], data.position[picked], absent)
+    return LogVersions(data.table.filter(pa.array(picked)), data.rank[picked], data.position[picked], absent)
 
 
 def _deletes(deletes: LogDeletes | None, keys: pa.ChunkedArray, rank: int, before: bool) -> LogDeletes | None:
     if deletes is None:
         return None
-    mask = pc.and_(is_in(deletes.keys, keys),
-                   pa.array(deletes.rank < rank if before else deletes.rank <= rank))
-    picked = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+    picked = _picked(deletes.keys, keys, deletes.rank, rank, before)
+    if picked is None or not picked.any():
+        return deletes if picked is None else None
+    mask = pa.array(picked)
     return LogDeletes(pc.filter(deletes.keys, mask), pc.filter(deletes.ordering, mask), deletes.natural[picked],
                       deletes.rank[picked], deletes.position[picked])
+
+
+def _picked(column: pa.Array | pa.ChunkedArray, keys: pa.ChunkedArray, ranks: np.ndarray, rank: int,
+            before: bool) -> np.ndarray | None:
+    """Which log rows are versions of `keys` up to the commit of `rank` (before it, with `before`); None: all.
+    The commit's own rows are versions of `keys` (they are made of them): only earlier rows are looked up."""
+    earlier = ranks < rank
+    picked = np.zeros(len(ranks), dtype=bool) if before else ranks == rank
+    if earlier.any():
+        rows = np.flatnonzero(earlier)
+        found = is_in(pc.take(column, pa.array(rows)), keys)
+        picked[rows[np.asarray(found.to_numpy(zero_copy_only=False), dtype=bool)]] = True
+    return None if picked.all() else picked
 
 
 def iter_changes(snap: TableSnapshot, start: str, end: str | None = None) -> Iterator[pa.Table]:
