@@ -203,8 +203,10 @@ def batch(ids: list[str], ts: int, dt: str = "d1") -> pa.Table:
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_new_keys_fill_small_files_before_new_file_groups(tmp_path, table_type):
     # records of ~1 KB (the estimate: no commit is large enough to measure), 5 KB files: 5 records each
+    # merge-on-read fills as many small files as copy-on-write only with a candidates limit to match
     t = create(tmp_path / "t", table_type, 6, "SIMPLE", **{"hoodie.parquet.max.file.size": "5120",
-                                                           "hoodie.record.size.estimation.threshold": "1e9"})
+                                                           "hoodie.record.size.estimation.threshold": "1e9",
+                                                           "hoodie.merge.small.file.group.candidates.limit": "3"})
     t.write(batch([f"a{i}" for i in range(12)], 1))
     assert group_count(tmp_path / "t") == 3  # 12 records: three file groups of 4 each (spread evenly)
     t.write(batch(["b1", "b2", "b3"], 2))  # the first small file has room for 5 - (its bytes / 1 KB) records
@@ -212,6 +214,33 @@ def test_new_keys_fill_small_files_before_new_file_groups(tmp_path, table_type):
     t.write(batch([f"c{i}" for i in range(40)], 3))
     assert group_count(tmp_path / "t") > 3
     assert t.to_arrow().num_rows == 55 and hudi_rs(str(tmp_path / "t")).num_rows == 55
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_merge_on_read_fills_only_its_smallest_small_file(tmp_path, table_type):
+    """Hudi's SparkUpsertDeltaCommitPartitioner: hoodie.merge.small.file.group.candidates.limit (1) small files of a
+    partition, the smallest first, take new keys; copy-on-write's UpsertPartitioner fills them in the file view's
+    order, with no limit."""
+    path = tmp_path / "t"
+    sizing = {"hoodie.parquet.max.file.size": "5120", "hoodie.record.size.estimation.threshold": "1e9"}
+    t = create(path, table_type, 6, "SIMPLE", **sizing)
+    long_first = [f"{i}@1" * (400 if i < 4 else 1) for i in range(12)]  # the first group's file is the largest
+    t.write(pa.table({"id": [f"a{i:02}" for i in range(12)], "ts": [1] * 12, "dt": ["d1"] * 12, "v": long_first}))
+    groups = file_ids(t)
+    sizes = {p.name.split("_")[0]: p.stat().st_size for p in (path / "d1").glob("*.parquet")}
+    assert len(sizes) == 3
+    roomy = {**sizing, "hoodie.parquet.max.file.size": "10000000"}  # every file has room for all new keys
+    HudiTable(str(path), options=roomy).write(batch(["b1", "b2", "b3"], 2))
+    filled = {f for (_, k), f in file_ids(HudiTable(str(path))).items() if k.startswith("b")}
+    smallest = min(sizes, key=lambda f: sizes[f])
+    assert groups[("d1", "a00")] != smallest
+    assert len(filled) == 1 and (table_type == "COPY_ON_WRITE" or filled == {smallest})
+    HudiTable(str(path), options={**roomy, "hoodie.merge.small.file.group.candidates.limit": "0"}).write(
+        batch(["c1"], 3))
+    assert group_count(path) == (3 if table_type == "COPY_ON_WRITE" else 4)  # 0: no small file on merge-on-read
+    expected = sorted([(f"a{i:02}", v) for i, v in enumerate(long_first)]
+                      + [("b1", "b1@2"), ("b2", "b2@2"), ("b3", "b3@2"), ("c1", "c1@3")], key=repr)
+    assert rows(HudiTable(str(path)).to_arrow(), ["id", "v"]) == expected == rows(hudi_rs(str(path)), ["id", "v"])
 
 
 def test_compaction_cleaning_and_archiving_keep_a_lookup_index_table(tmp_path):

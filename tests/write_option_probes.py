@@ -383,6 +383,20 @@ def _small_file_limit(write: Write, path: str) -> None:
     assert new_groups_for_five_keys(write, path + "_default", {}) == 0  # they fill the small file
 
 
+@probe("small_file_candidates")
+def _small_file_candidates(write: Write, path: str) -> None:
+    # merge-on-read: the small file takes the new keys unless no small file may (copy-on-write ignores the limit)
+    for limit, new_groups in (("0", 1), ("1", 0)):
+        at = f"{path}_{limit}"
+        HudiTable.create(at, table_name="probe", record_key="id", ordering_field="ts", partition_by="dt",
+                         table_type="MERGE_ON_READ", options={key_of("index_type"): "SIMPLE"})
+        write(at, rows(["a", "b", "c"], 1), {})
+        before = file_groups(at)
+        write(at, rows(["k1", "k2"], 2), {key_of("small_file_candidates"): limit})
+        assert len(file_groups(at) - before) == new_groups
+        assert values(HudiTable(at)) == {"a": "a@1", "b": "b@1", "c": "c@1", "k1": "k1@2", "k2": "k2@2"}
+
+
 @probe("max_file_size")
 def _max_file_size(write: Write, path: str) -> None:
     # 1024-byte records (the estimate: no commit was large enough to measure), two per file group

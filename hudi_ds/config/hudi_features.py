@@ -98,7 +98,7 @@ FEATURES: tuple[HudiFeature, ...] = (
         keys=_keys("hoodie.parquet.block.size",
                    "hoodie.parquet.page.size", "hoodie.parquet.compression.ratio", "hoodie.logfile.max.size",
                    "hoodie.logfile.data.block.max.size", "hoodie.logfile.to.parquet.compression.ratio",
-                   "hoodie.merge.small.file.group.candidates.limit", "write.parquet.max.file.size",
+                   "write.parquet.max.file.size",
                    "write.parquet.block.size", "write.parquet.page.size", "write.log.max.size",
                    "write.log_block.size", "write.task.max.size", "write.batch.size")),
     # when and how a clean is planned does not change which file versions the cleaning policy keeps

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import field_validator
-from pydantic.types import PositiveFloat, PositiveInt
+from pydantic.types import NonNegativeInt, PositiveFloat, PositiveInt
 
 from hudi_ds.config.option_field import OptionGroup, lower_name, opt
 
@@ -29,6 +29,10 @@ class WriteOptions(OptionGroup):
     small_file_limit: int = opt(
         "hoodie.parquet.small.file.limit", 104857600, "Lookup indexes (all but BUCKET): base files under this many "
         "bytes take new keys before new file groups are made (<= 0: none).")
+    small_file_candidates: NonNegativeInt = opt(
+        "hoodie.merge.small.file.group.candidates.limit", 1, "Merge-on-read with a lookup index: at most this many "
+        "small files of a partition, the smallest first, take new keys (each is rewritten with its updates; the "
+        "rest of the new keys make new file groups), as Apache Hudi limits the files a delta commit rewrites.")
     max_file_size: PositiveInt = opt(
         "hoodie.parquet.max.file.size", 125829120, "Lookup indexes: bytes small files fill up to and new ones aim at.")
     insert_split_size: PositiveInt = opt(

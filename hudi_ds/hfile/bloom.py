@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import math
 import struct
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -324,13 +325,15 @@ class KeyPositions:
         self._data, self._offsets = _utf8_buffers(keys)
         self.empty = self._offsets[1:] == self._offsets[:-1]  # an empty key: might be contained (might_contain)
         self._positions: dict[tuple[int, int], np.ndarray] = {}
+        self._lock = threading.Lock()  # files are tested on several threads: the keys hash once
 
     def of(self, hash_count: int, vector_size: int) -> np.ndarray:
-        found = self._positions.get((hash_count, vector_size))
-        if found is None:
-            found = np.zeros((hash_count, len(self.empty)), dtype=np.uint32)
-            if len(self.empty):
-                for indices, positions in _positions(self._data, self._offsets, hash_count, vector_size):
-                    found[:, indices] = positions
-            self._positions[(hash_count, vector_size)] = found
-        return found
+        with self._lock:
+            found = self._positions.get((hash_count, vector_size))
+            if found is None:
+                found = np.zeros((hash_count, len(self.empty)), dtype=np.uint32)
+                if len(self.empty):
+                    for indices, positions in _positions(self._data, self._offsets, hash_count, vector_size):
+                        found[:, indices] = positions
+                self._positions[(hash_count, vector_size)] = found
+            return found

@@ -24,6 +24,7 @@ is not the byte order Arrow compares by (an ASCII bound is on the same side of a
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -39,6 +40,7 @@ from hudi_ds.files.view import FileSlice
 from hudi_ds.hfile.bloom import TYPE_CODE, FilterBits, KeyPositions
 from hudi_ds.index.lookup import KeyLookup
 from hudi_ds.metadata.records import COLUMN_STATS
+from hudi_ds.read.query import READ_THREADS
 from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
@@ -87,8 +89,15 @@ class BloomLookup(KeyLookup):
         slices = self.slices.get(partition, ())
         if not isinstance(probe, IncomingKeys):
             return enumerate(slices)
-        return [(slot, sl) for slot, sl in enumerate(slices)
-                if sl.base_file is None or self._may_hold(storage, sl.base_file.path, sl.base_file.name, probe)]
+
+        def may_hold(sl: FileSlice) -> bool:
+            return sl.base_file is None or self._may_hold(storage, sl.base_file.path, sl.base_file.name, probe)
+
+        # footers parse and their key-value metadata copy out of the GIL's way: two at a time (80 footers of
+        # Hudi's filter size, 2026-11-28: 0.26-0.36 s one by one, 0.16-0.20 s in two threads, a loaded machine)
+        with ThreadPoolExecutor(min(READ_THREADS, max(1, len(slices)))) as pool:
+            held = list(pool.map(may_hold, slices))
+        return [(slot, sl) for (slot, sl), keep in zip(enumerate(slices), held, strict=True) if keep]
 
     def _may_hold(self, storage: Storage, path: str, name: str, incoming: IncomingKeys) -> bool:
         """Whether the base file might hold an incoming key; its footer is not read where the metadata table's

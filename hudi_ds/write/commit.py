@@ -163,9 +163,12 @@ def _one_field_complex_key(config: TableConfig) -> bool:
 
 
 def _insert_placement(options: HudiOptions, timeline: Timeline, slices: dict[tuple[str, int], FileSlice],
-                      groups: dict[tuple[str, int], GroupTarget]) -> InsertPlacement:
+                      groups: dict[tuple[str, int], GroupTarget], is_mor: bool) -> InsertPlacement:
     """Small files: base files below the limit in slices without log files (Hudi's rule for lookup indexes, which
-    cannot find keys in logs; the rewrite merges the base file alone) that no pending compaction moved on."""
+    cannot find keys in logs; the rewrite merges the base file alone) that no pending compaction moved on. On
+    merge-on-read, as Hudi's SparkUpsertDeltaCommitPartitioner, only the smallest
+    `hoodie.merge.small.file.group.candidates.limit` of a partition (ties in slot order); copy-on-write fills
+    every small file (UpsertPartitioner)."""
     sizing = InsertSizing.of(options, timeline)
     small: dict[str, list[tuple[int, int]]] = {}
     for (partition, slot), sl in sorted(slices.items()):
@@ -174,7 +177,9 @@ def _insert_placement(options: HudiOptions, timeline: Timeline, slices: dict[tup
         if (base is not None and not sl.log_files and base.size < sizing.small_file_limit and target is not None
                 and target.base_instant == sl.base_instant):
             small.setdefault(partition, []).append((slot, base.size))
-    return InsertPlacement(sizing, {p: tuple(v) for p, v in small.items()})
+    if is_mor:
+        small = {p: sorted(v, key=lambda f: f[1])[:options.small_file_candidates] for p, v in small.items()}
+    return InsertPlacement(sizing, {p: tuple(v) for p, v in small.items() if v})
 
 
 Group = tuple[str, int | str | None]
@@ -271,7 +276,7 @@ class Coordinator:
         lookup = placement = None
         if index != BUCKET:
             lookup = _key_lookup(self.storage, self.config, index, options, schema, view, slices)
-            placement = _insert_placement(options, timeline, slices, groups)
+            placement = _insert_placement(options, timeline, slices, groups, config.is_mor)
         policy = options.duplicate_policy() if operation == "insert" and self.config.record_key_fields else "none"
         existing = None
         if policy != "none":  # the keys a bucket table holds, read partition by partition as a simple index would

@@ -2,7 +2,8 @@
 groups (Apache Hudi's UpsertPartitioner).
 
 A base file smaller than `hoodie.parquet.small.file.limit` takes as many new records as fit below
-`hoodie.parquet.max.file.size` at the average record size; the rest go to new file groups of
+`hoodie.parquet.max.file.size` at the average record size (on merge-on-read only the smallest
+`hoodie.merge.small.file.group.candidates.limit` of a partition: hudi_ds.write.commit); the rest go to new file groups of
 `hoodie.parquet.max.file.size / record size` records each (`hoodie.copyonwrite.insert.split.size` when
 `hoodie.copyonwrite.insert.auto.split` is false), spread evenly. The average record size is that of the latest
 commit that wrote more than `hoodie.record.size.estimation.threshold` x the small file limit, else

@@ -400,7 +400,8 @@ class TaskWriter:
                    and DELETE not in rows.column_names)
         if RECORD_KEY not in rows.column_names and not keyless:
             rows = rows.append_column(RECORD_KEY, record_key_strings(rows, keys))
-        if keys:  # generated keys are unique: nothing to combine
+        # generated keys are unique, and a lookup index's rows were combined before tagging (_placed)
+        if keys and (plan.lookup is None or plan.is_overwrite):
             rows = self._combine(rows, keys[0] if len(keys) == 1 else RECORD_KEY)
         if DELETE in rows.column_names:
             is_del = pc.fill_null(rows[DELETE], False)
