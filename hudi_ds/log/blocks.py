@@ -307,8 +307,9 @@ def decode_parquet_data_block(block: LogBlock, path: str, arrow_schema: pa.Schem
     kept: dict[str, pa.ChunkedArray] = {}
     for f in table.schema:
         if pa.types.is_dictionary(f.type):
-            if all(s is None or (f.name in s.names and s.field(f.name).type.equals(f.type.value_type))
-                   for s in (natural, arrow_schema)):
+            if f.name in dictionaries and all(
+                    s is None or (f.name in s.names and s.field(f.name).type.equals(f.type.value_type))
+                    for s in (natural, arrow_schema)):
                 kept[f.name] = table[f.name]  # fitted as a null column below, then put back
             else:
                 table = table.set_column(table.schema.get_field_index(f.name), f.name,
