@@ -16,6 +16,7 @@ from tables import commit_metadata, hudi_rs, instant_file, rows
 from hudi_ds import HudiTable, faults
 from hudi_ds.cli.validate import validate
 from hudi_ds.errors import CommitConflictError, ConfigError
+from hudi_ds.files.base_file import few_valued_strings
 from hudi_ds.files.naming import parse_base_file, parse_log_file
 from hudi_ds.services.archive import archive, read_archived
 from hudi_ds.services.clean import clean
@@ -109,6 +110,10 @@ def test_compaction_writes_few_valued_columns_as_read(tmp_path):
     for rel in (p for p in data_files(t) if p.endswith(f"_{c}.parquet")):
         table = pq.read_table(Path(t.path) / rel)
         assert table.schema.field("flag").type == pa.string() and table.schema.field("dt").type == pa.string()
+        # written as dictionaries throughout: parquet falls back to PLAIN when a column's dictionary changes
+        # between chunks (base rows, then log rows)
+        few = few_valued_strings(pq.read_metadata(Path(t.path) / rel))
+        assert {"_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name", "dt", "flag"} <= set(few), few
         assert set(table["_hoodie_file_name"].to_pylist()) == {rel.split("/")[-1]}
         assert set(table["_hoodie_partition_path"].to_pylist()) == {rel.split("/")[0]}
 

@@ -47,6 +47,9 @@ def write_base_file(storage: Storage, instant: str, partition: str, name: str, r
     write_marker(storage, instant, join(partition, name), "MERGE" if merge else "CREATE")
     n = records.num_rows
     records = records.set_column(META_COLUMNS.index(FILE_NAME), FILE_NAME, constant_dictionary(name, n))
+    # one dictionary per column: parquet's writer falls back to PLAIN for the rest of a column chunk when the
+    # dictionary changes between chunks (a compaction's base rows and log rows), hashing every value again
+    records = records.unify_dictionaries()
     kv = {"parquet.avro.schema": json.dumps(avro_schema), "writer.model.name": "avro"}
     if n and key_footer:
         mm = pc.min_max(records[RECORD_KEY])

@@ -274,27 +274,53 @@ def encode_parquet_data_block(table: pa.Table, avro_schema: dict[str, Any], inst
                         sink.getvalue().to_pybytes())
 
 
-def decode_parquet_data_block(block: LogBlock, path: str, arrow_schema: pa.Schema | None = None) -> pa.Table:
+def decode_parquet_data_block(block: LogBlock, path: str, arrow_schema: pa.Schema | None = None,
+                              dictionaries: frozenset[str] = frozenset()) -> pa.Table:
     """Rows of a PARQUET_DATA block, typed like its SCHEMA header (so they match Avro blocks) and shaped to
-    `arrow_schema` when given."""
+    `arrow_schema` when given. The string columns among `dictionaries` that the block stores as small
+    dictionaries (meta columns of one value per commit, partition columns) stay dictionary-encoded: a compaction
+    keeps them so, where decoding them took a third of a block's read."""
     import pyarrow.parquet as pq
+
+    from hudi_ds.files.base_file import few_valued_strings
 
     require_type(block, BlockType.PARQUET_DATA, path)
     try:
-        source = pq.ParquetFile(pa.BufferReader(pa.py_buffer(block.content)))
+        buffer = pa.BufferReader(pa.py_buffer(block.content))
+        metadata = pq.read_metadata(buffer) if dictionaries else None
+        few = [c for c in few_valued_strings(metadata) if c in dictionaries] if metadata is not None else None
+        source = pq.ParquetFile(buffer, metadata=metadata, read_dictionary=few)
         wanted = None if arrow_schema is None else set(arrow_schema.names)
         table = source.read(columns=None if wanted is None or wanted.issuperset(source.schema_arrow.names)
                             else [c for c in source.schema_arrow.names if c in wanted])
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise _corrupt(path, block, f"unreadable parquet content ({exc})") from exc
     table = table.replace_schema_metadata(None)
+    natural = None
     if block.schema_json:
         try:
             natural = _natural_schema(block.schema_json)
         except Exception as exc:  # invalid JSON, unknown Avro types
             raise _corrupt(path, block, f"unusable SCHEMA header ({type(exc).__name__}: {exc})") from exc
+    if natural is None and arrow_schema is None:
+        return table
+    kept: dict[str, pa.ChunkedArray] = {}
+    for f in table.schema:
+        if pa.types.is_dictionary(f.type):
+            if f.name in dictionaries and all(
+                    s is None or (f.name in s.names and s.field(f.name).type.equals(f.type.value_type))
+                    for s in (natural, arrow_schema)):
+                kept[f.name] = table[f.name]  # fitted as a null column below, then put back
+            else:
+                table = table.set_column(table.schema.get_field_index(f.name), f.name,
+                                         table[f.name].cast(f.type.value_type))
+    table = table.drop_columns(list(kept))
+    if natural is not None:
         table = fit_table(table, natural, path)
-    return fit_table(table, arrow_schema, path) if arrow_schema is not None else table
+    table = fit_table(table, arrow_schema, path) if arrow_schema is not None else table
+    for name, column in kept.items():
+        table = table.set_column(table.schema.get_field_index(name), name, column)
+    return table
 
 
 # ------------------------------------------------------------------------------------------------- deletes

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from hudi_ds.merge.partial import PartialUpdate, fold_partial
 from hudi_ds.schema.meta import META_COLUMNS, RECORD_KEY
-from hudi_ds.schema.strings import encode_dictionaries, expand_dictionaries
+from hudi_ds.schema.strings import alike_dictionaries, expand_dictionaries
 
 
 @dataclass(frozen=True)
@@ -234,18 +234,26 @@ def merge_slice_counted(
         out.append(base.filter(pa.array(base_keep)))
     if data is not None:
         rows = pc.filter(winners["row"], keep_log)
-        if len(rows) == data.table.num_rows:
-            out.append(data.table)  # every log row won: `rows` keep log order, so they are all rows in order
-        elif len(rows):
-            out.append(data.table.take(rows))
+        if len(rows):
+            out.append(_log_rows(data.table, rows))
     counts = MergeCounts(met_count, deleted, winners.num_rows)
     if len(out) > 1 and keep_dictionaries:
-        out[1] = encode_dictionaries(out[1], out[0].schema)
+        out = alike_dictionaries(out)
     elif len(out) > 1:
         out[0] = expand_dictionaries(out[0], out[1].schema)  # base columns read as dictionaries
     if not out:
         return schema.empty_table(), counts
     return (pa.concat_tables(out) if len(out) > 1 else out[0]), counts
+
+
+def _log_rows(table: pa.Table, rows: pa.Array) -> pa.Table:
+    """The rows `rows` (rising: the winners keep log order) of the log versions, by a mask: a filter works chunk
+    by chunk, where a take of a chunked string column first concatenates every log block's chunk."""
+    if len(rows) == table.num_rows:
+        return table
+    mask = np.zeros(table.num_rows, dtype=bool)
+    mask[np.asarray(rows)] = True
+    return table.filter(pa.array(mask))
 
 
 def _merge_partial(base: pa.Table | None, data: LogVersions, versions: pa.Table, ordering_field: str | None,

@@ -27,6 +27,7 @@ from hudi_ds.merge.partial import PartialUpdate
 from hudi_ds.read.conform import conform
 from hudi_ds.read.splits import SlicePart
 from hudi_ds.schema.meta import RECORD_KEY
+from hudi_ds.schema.strings import alike_dictionaries
 from hudi_ds.storage import Storage
 
 
@@ -69,8 +70,7 @@ class SliceReader:
                 table = pf.read_row_groups(list(row_groups), columns=columns)
         if self.synthesize_meta:
             table = computed_meta(table, self.key_fields, sl.partition, sl.base_file.instant, sl.base_file.name)
-        kept = frozenset(self.schema.names) - {self.merge_key, self.ordering_field} if keep_dictionaries else frozenset()
-        return conform(table, self.schema, path, kept)
+        return conform(table, self.schema, path, self._kept_dictionaries() if keep_dictionaries else frozenset())
 
     def read_base_keys(self, sl: FileSlice, keys: pa.Array | pa.ChunkedArray) -> pa.Table | None:
         """The base rows whose merge key is one of `keys` only: the key column is decoded first and the other
@@ -119,8 +119,11 @@ class SliceReader:
             blocks.extend((lf.path, b) for b in read_blocks(data, lf.path))
         return blocks
 
-    def read_logs(self, sl: FileSlice) -> tuple[LogVersions | None, LogDeletes | None]:
+    def read_logs(self, sl: FileSlice, keep_dictionaries: bool = False) -> tuple[LogVersions | None, LogDeletes | None]:
+        """The slice's committed log versions and deletes; with `keep_dictionaries`, few-valued string columns of
+        parquet blocks stay dictionary-encoded (merge columns aside), as read_base keeps them."""
         vis = self.visibility
+        kept = self._kept_dictionaries() if keep_dictionaries else frozenset()
         blocks = self._blocks(sl)
         rolled_back = {
             b.target_instant_time for _, b in blocks if b.block_type == BlockType.COMMAND and vis.sees(b.instant_time)
@@ -143,15 +146,19 @@ class SliceReader:
             if vis.as_of is not None and instant > vis.as_of and instant not in vis.committed:
                 continue
             rank = vis.order_key(instant)
-            position = self._add_block(content, path, block, rank, position)
+            position = self._add_block(content, path, block, rank, position, kept)
         return self._finish(content)
 
-    def _add_block(self, content: _LogContent, path: str, block: LogBlock, rank: int, position: int) -> int:
+    def _kept_dictionaries(self) -> frozenset[str]:
+        return frozenset(self.schema.names) - {self.merge_key, self.ordering_field}
+
+    def _add_block(self, content: _LogContent, path: str, block: LogBlock, rank: int, position: int,
+                   kept: frozenset[str]) -> int:
         try:
             if block.block_type == BlockType.AVRO_DATA:
                 table = decode_avro_data_block(block, path, self.schema)
             elif block.block_type == BlockType.PARQUET_DATA:
-                table = decode_parquet_data_block(block, path, self.schema)
+                table = decode_parquet_data_block(block, path, self.schema, kept)
             elif block.block_type == BlockType.DELETE:
                 dels = decode_delete_block(block, path)
                 content.deletes.append((dels, rank, position))
@@ -189,8 +196,8 @@ class SliceReader:
                 absent = {name: np.concatenate([np.full(len(t), name in gone) for t, gone in zip(c.data, c.absent,
                                                                                                 strict=True)])
                           for name in set().union(*c.absent)}
-            data = LogVersions(pa.concat_tables(c.data), np.concatenate(c.data_rank), np.concatenate(c.data_pos),
-                               absent)
+            data = LogVersions(pa.concat_tables(alike_dictionaries(c.data)), np.concatenate(c.data_rank),
+                               np.concatenate(c.data_pos), absent)
         deletes = None
         if c.deletes:
             ord_type = self.schema.field(self.ordering_field).type if self.ordering_field else pa.int64()

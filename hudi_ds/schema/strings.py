@@ -79,16 +79,24 @@ def decoded(column: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array
 
 
 
-def encode_dictionaries(table: pa.Table, like: pa.Schema) -> pa.Table:
-    """`table` with the columns `like` holds as dictionaries dictionary-encoded too: the few rows of a slice's
-    logs joining its base file's rows, which stay encoded (a compaction writes them so, without decoding them
-    and hashing the strings again)."""
-    if table.schema.equals(like, check_metadata=False):
-        return table
-    columns = [pc.dictionary_encode(table[f.name]).cast(f.type)
-               if pa.types.is_dictionary(f.type) and not pa.types.is_dictionary(table.schema.field(f.name).type)
-               else table[f.name] for f in like]
-    return pa.Table.from_arrays(columns, schema=like)
+def alike_dictionaries(tables: list[pa.Table]) -> list[pa.Table]:
+    """`tables` with one schema: a column any of them holds dictionary-encoded is dictionary-encoded in all (a
+    slice's log rows joining its base rows, few-valued columns read as dictionaries in some files and not in
+    others). A compaction then writes them encoded, without decoding them and hashing the strings again."""
+    encoded: dict[str, pa.DataType] = {}
+    for table in tables:
+        for f in table.schema:
+            if pa.types.is_dictionary(f.type):
+                encoded.setdefault(f.name, f.type)
+    out = []
+    for table in tables:
+        plain = [f for f in table.schema if f.name in encoded and not pa.types.is_dictionary(f.type)]
+        if plain:
+            columns = [pc.dictionary_encode(table[f.name]).cast(encoded[f.name]) if f in plain else table[f.name]
+                       for f in table.schema]
+            table = pa.Table.from_arrays(columns, names=table.column_names)
+        out.append(table)
+    return out
 
 
 def expand_dictionaries(table: pa.Table, like: pa.Schema) -> pa.Table:

@@ -100,7 +100,8 @@ def compact_slice(storage: Storage, reader: SliceReader, op: CompactionOperation
     started = time.monotonic()
     blocks, rollbacks, corrupt, unseen = _block_stats(storage, sl, reader.visibility)
     base = reader.read_base(sl, keep_dictionaries=True)  # written as read: no decoding, no re-hashing
-    data, deletes = reader.read_logs(sl) if sl.log_files else (None, None)
+    # the log rows' few-valued columns too, unless cells of partial versions are picked one by one
+    data, deletes = reader.read_logs(sl, keep_dictionaries=reader.partial is None) if sl.log_files else (None, None)
     scanned = time.monotonic()
     n_log_rows = (data.table.num_rows if data is not None else 0) + (
         len(deletes.keys) if deletes is not None else 0)
