@@ -96,7 +96,10 @@ class HudiTable:
         The keyword arguments are the friendly spelling of the table options (`table_type` MERGE_ON_READ by
         default, `buckets` 4, both partitioning flags off); `options` takes any registry key besides, and a
         table setting given both ways must agree. Without `record_key` the table is key-less (append-only):
-        every row gets a generated key, as in Apache Hudi 0.14+, and writes insert, bulk_insert or overwrite."""
+        every row gets a generated key, as in Apache Hudi 0.14+, and writes insert, bulk_insert or overwrite.
+        Table settings are recorded in hoodie.properties; writer settings among `options` (compaction scheduling,
+        file sizes, ...) act on the writes of the returned object only, as Hudi's writer configs are per write:
+        pass them again to a table opened later (`HudiTable(path, options)`)."""
         declared = {
             "table_name": table_name, "record_key": None if record_key is None else _names(record_key),
             "ordering_field": ordering_field, "partition_fields": _names(partition_by) or None,
