@@ -216,14 +216,15 @@ def test_new_keys_fill_small_files_before_new_file_groups(tmp_path, table_type):
     assert t.to_arrow().num_rows == 55 and hudi_rs(str(tmp_path / "t")).num_rows == 55
 
 
+@pytest.mark.parametrize("version", [6, 9])
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_merge_on_read_fills_only_its_smallest_small_file(tmp_path, table_type):
+def test_merge_on_read_fills_only_its_smallest_small_file(tmp_path, table_type, version):
     """Hudi's SparkUpsertDeltaCommitPartitioner: hoodie.merge.small.file.group.candidates.limit (1) small files of a
     partition, the smallest first, take new keys; copy-on-write's UpsertPartitioner fills them in the file view's
     order, with no limit."""
     path = tmp_path / "t"
     sizing = {"hoodie.parquet.max.file.size": "5120", "hoodie.record.size.estimation.threshold": "1e9"}
-    t = create(path, table_type, 6, "SIMPLE", **sizing)
+    t = create(path, table_type, version, "SIMPLE", **sizing)
     long_first = [f"{i}@1" * (400 if i < 4 else 1) for i in range(12)]  # the first group's file is the largest
     t.write(pa.table({"id": [f"a{i:02}" for i in range(12)], "ts": [1] * 12, "dt": ["d1"] * 12, "v": long_first}))
     groups = file_ids(t)
