@@ -296,31 +296,13 @@ def decode_parquet_data_block(block: LogBlock, path: str, arrow_schema: pa.Schem
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise _corrupt(path, block, f"unreadable parquet content ({exc})") from exc
     table = table.replace_schema_metadata(None)
-    natural = None
     if block.schema_json:
         try:
             natural = _natural_schema(block.schema_json)
         except Exception as exc:  # invalid JSON, unknown Avro types
             raise _corrupt(path, block, f"unusable SCHEMA header ({type(exc).__name__}: {exc})") from exc
-    if natural is None and arrow_schema is None:
-        return table
-    kept: dict[str, pa.ChunkedArray] = {}
-    for f in table.schema:
-        if pa.types.is_dictionary(f.type):
-            if f.name in dictionaries and all(
-                    s is None or (f.name in s.names and s.field(f.name).type.equals(f.type.value_type))
-                    for s in (natural, arrow_schema)):
-                kept[f.name] = table[f.name]  # fitted as a null column below, then put back
-            else:
-                table = table.set_column(table.schema.get_field_index(f.name), f.name,
-                                         table[f.name].cast(f.type.value_type))
-    table = table.drop_columns(list(kept))
-    if natural is not None:
-        table = fit_table(table, natural, path)
-    table = fit_table(table, arrow_schema, path) if arrow_schema is not None else table
-    for name, column in kept.items():
-        table = table.set_column(table.schema.get_field_index(name), name, column)
-    return table
+        table = fit_table(table, natural, path, dictionaries)
+    return fit_table(table, arrow_schema, path, dictionaries) if arrow_schema is not None else table
 
 
 # ------------------------------------------------------------------------------------------------- deletes

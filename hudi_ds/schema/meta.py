@@ -59,18 +59,26 @@ def strip_meta(schema: pa.Schema) -> pa.Schema:
     return pa.schema([f for f in schema if f.name not in _ALL_META], metadata=schema.metadata)
 
 
-def fit_table(table: pa.Table, schema: pa.Schema, path: str = "<table>") -> pa.Table:
+def fit_table(table: pa.Table, schema: pa.Schema, path: str = "<table>",
+              keep_dictionaries: frozenset[str] = frozenset()) -> pa.Table:
     """`table` reshaped to exactly `schema`: columns by name, missing ones (also nested struct fields) as
-    nulls, extra ones dropped, types cast (temporal types may lose precision, the rest must cast safely)."""
-    cols = []
+    nulls, extra ones dropped, types cast (temporal types may lose precision, the rest must cast safely). Columns
+    named in `keep_dictionaries` that are dictionary-encoded with the field's value type stay so."""
+    cols, fields = [], []
     for f in schema:
         if f.name in table.column_names:
             col = table.column(f.name)
+            if (f.name in keep_dictionaries and pa.types.is_dictionary(col.type)
+                    and col.type.value_type.equals(f.type)):
+                cols.append(col)
+                fields.append(f.with_type(col.type))
+                continue
             chunks = [_fit_array(c, f.type, f.name, path) for c in col.chunks]
             cols.append(pa.chunked_array(chunks, type=f.type))
         else:
             cols.append(pa.chunked_array([pa.nulls(table.num_rows, f.type)], type=f.type))
-    return pa.Table.from_arrays(cols, schema=schema)
+        fields.append(f)
+    return pa.Table.from_arrays(cols, schema=pa.schema(fields, metadata=schema.metadata))
 
 
 def _fit_array(arr: pa.Array, t: pa.DataType, column: str, path: str) -> pa.Array:
