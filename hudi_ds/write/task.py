@@ -469,7 +469,9 @@ class TaskWriter:
         in ordering-value order (ties in arrival order), so each cell ends with the value of the highest-ranked
         row that gives it, whatever order a batch's rows came in."""
         if ordering is not None:
-            rows = rows.take(pc.sort_indices(rows, [(ordering, "ascending")], null_placement="at_start"))
+            values = rows[ordering]  # null ordering values first: a valid flag sorts them ahead on any pyarrow
+            by = pa.table({"valid": pc.is_valid(values), "value": values})
+            rows = rows.take(pc.sort_indices(by, [("valid", "ascending"), ("value", "ascending")]))
         n = rows.num_rows
         return merge_slice(None, LogVersions(rows, np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64)),
                            None, ordering, rows.schema, key_field=key_field, partial=self.plan.partial)
