@@ -448,14 +448,22 @@ def apply_setting(storage: Storage, config: TableConfig, enable: bool | None) ->
     """Make the column_stats partition follow hoodie.metadata.index.column.stats.enable: True builds it from
     the committed files, False drops it, None keeps what the table has. Returns the config afterwards."""
     planned_config(config, enable)
-    if enable is None or enable == is_maintained(storage):
+    return follow_setting(storage, config, enable, is_maintained, _bootstrap, _drop)
+
+
+def follow_setting(storage: Storage, config: TableConfig, enable: bool | None,
+                   maintained: Callable[[Storage], bool], build: Callable[[Storage, TableConfig], None],
+                   drop: Callable[[Storage], None]) -> TableConfig:
+    """Build (True) or drop (False) a metadata-table index partition unless it already is as `enable` says,
+    under the commit lock, checked again once held (another writer may have done it); None keeps it."""
+    if enable is None or enable == maintained(storage):
         return config
     with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
-        if enable != is_maintained(storage):
+        if enable != maintained(storage):
             if enable:
-                _bootstrap(storage, config)
+                build(storage, config)
             else:
-                _drop(storage)
+                drop(storage)
     return load_config(storage)
 
 

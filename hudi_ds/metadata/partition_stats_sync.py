@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_ds.config.table_config import TableConfig, load_config
+from hudi_ds.config.table_config import TableConfig
 from hudi_ds.errors import ConfigError
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.naming import parse_log_file
@@ -34,6 +34,7 @@ from hudi_ds.metadata.column_stats_sync import (
     base_file_ranges,
     bootstrap_index,
     column_range,
+    follow_setting,
     indexed_columns,
     is_indexed_type,
     is_parquet_base,
@@ -44,7 +45,6 @@ from hudi_ds.metadata.column_stats_sync import (
 from hudi_ds.metadata.index_keys import partition_stats_key
 from hudi_ds.metadata.layout import MetadataTable, listed_partitions
 from hudi_ds.storage import Storage
-from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S
 from hudi_ds.timeline import Timeline
 
 INIT_INSTANT = "00000000000000003"  # the partition's initialising deltacommit, as Hudi names it
@@ -185,12 +185,4 @@ def apply_setting(storage: Storage, config: TableConfig, enable: bool | None) ->
     """Make the partition_stats partition follow hoodie.metadata.index.partition.stats.enable: True builds it
     from the committed files, False drops it, None keeps what the table has. Returns the config afterwards."""
     planned_config(config, enable)
-    if enable is None or enable == is_maintained(storage):
-        return config
-    with storage.lock(COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S):
-        if enable != is_maintained(storage):
-            if enable:
-                _bootstrap(storage, config)
-            else:
-                _drop(storage)
-    return load_config(storage)
+    return follow_setting(storage, config, enable, is_maintained, _bootstrap, _drop)
