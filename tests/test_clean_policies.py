@@ -215,3 +215,33 @@ def test_cli_cleans_by_the_policy_options(tmp_path, capsys):
     assert rc == 0 and out["result"]
     assert files(slices(t)) == kept_by_hudi(t, before, "KEEP_LATEST_FILE_VERSIONS", 1, None)
     assert the_clean(t, out["result"])[0]["policy"] == "KEEP_LATEST_FILE_VERSIONS"
+
+
+def test_a_clean_lists_the_table_only_when_something_new_can_go(tmp_path, monkeypatch):
+    """The clean after each log-only deltacommit (merge-on-read, bucket index) plans nothing without listing the
+    table (Apache Hudi's incremental cleaning, narrowed to the commits since the last clean's window), and leaves
+    exactly what a full clean leaves: after every write, a full plan at the same earliest commit deletes nothing."""
+    from hudi_ds.files.view import FileSystemView, Visibility
+    from hudi_ds.services import clean as cleaning
+    from hudi_ds.services.clean import earliest_commit_to_retain, plan_clean
+
+    policy = CleanPolicy("KEEP_LATEST_COMMITS", 2)
+    t = HudiTable.create(str(tmp_path / "t"), table_name="c", record_key="id", ordering_field="ts",
+                         partition_by="dt", table_type="MERGE_ON_READ", buckets=2,
+                         options={"hoodie.clean.commits.retained": 2, "compaction.delta_commits": 3,
+                                  "hoodie.archive.automatic": "false"})
+    decided: list[bool] = []
+    narrowed = cleaning._nothing_new_to_clean
+    monkeypatch.setattr(cleaning, "_nothing_new_to_clean", lambda tl, e: decided.append(narrowed(tl, e)) or decided[-1])
+    deleted = 0
+    for ts in range(1, 15):
+        before = files(slices(t))
+        t.write(data(range(ts % 3, 40, 1 + ts % 4), ts))
+        deleted += len(before - files(slices(t)))
+        timeline = t.load_timeline()
+        earliest = earliest_commit_to_retain(timeline, policy)
+        if earliest is not None:
+            view = FileSystemView(t.storage, t.config, timeline, Visibility.of(timeline, None, timeline.layout))
+            assert plan_clean(t.storage, timeline, view, policy, earliest.requested_time) == {}, ts
+    assert True in decided and False in decided and deleted, decided
+    assert snap(t) == rows(hudi_rs(t.path), COLS)

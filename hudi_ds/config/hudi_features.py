@@ -104,8 +104,9 @@ FEATURES: tuple[HudiFeature, ...] = (
     # when and how a clean is planned does not change which file versions the cleaning policy keeps
     HudiFeature(
         "asynchronous and scheduled cleaning", "warning",
-        "hudi-py cleans inline after every commit (hoodie.clean.automatic), from a full listing; which file "
-        "versions a clean keeps is set by hoodie.clean.policy and its retained count",
+        "hudi-py cleans inline after every commit (hoodie.clean.automatic), from a full listing unless the commits "
+        "since the last clean's window wrote log files only (then nothing new can go); which file versions a clean "
+        "keeps is set by hoodie.clean.policy and its retained count",
         keys=_keys("hoodie.clean.trigger.strategy", "hoodie.clean.trigger.max.commits", "hoodie.clean.max.commits",
                    "hoodie.clean.incremental.enabled", "hoodie.cleaner.incremental.mode",
                    "hoodie.clean.multiple.enabled", "hoodie.clean.allow.multiple"),

@@ -104,9 +104,10 @@ def _check_version(content: bytes | memoryview, path: str, block: LogBlock) -> N
 # ------------------------------------------------------------------------------------------------- writing
 
 
-def _prepare_for_write(table: pa.Table, full_schema: dict[str, Any]) -> pa.Table:
-    """`table` in the Arrow types of the Avro writer schema; columns unknown to the schema are an error."""
-    target = avro_to_arrow(full_schema)
+def _prepare_for_write(table: pa.Table, schema_json: str) -> pa.Table:
+    """`table` in the Arrow types of the Avro writer schema (its JSON: converted once per schema, as the blocks
+    of a write share it); columns unknown to the schema are an error."""
+    target = _natural_schema(schema_json)
     extra = [c for c in table.column_names if c not in target.names]
     if extra:
         raise SchemaError(f"columns {extra} are not in the table schema {target.names}")
@@ -137,7 +138,7 @@ def _data_header(instant_time: str, schema_json: str, partial: bool) -> dict[Hea
 def avro_records_content(table: pa.Table, avro_schema: dict[str, Any], schema_json: str) -> bytes:
     """The content of an Avro-encoded block (HoodieAvroDataBlock and the CDC block that extends it): version,
     record count, then each record's length and Avro datum."""
-    prepared = _prepare_for_write(table, avro_schema)
+    prepared = _prepare_for_write(table, schema_json)
     try:
         framed = encode_framed(to_wire_types(prepared), inline_named_references(wire_schema(avro_schema)))
     except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
@@ -262,7 +263,7 @@ def encode_parquet_data_block(table: pa.Table, avro_schema: dict[str, Any], inst
     `partial`: as for encode_avro_data_block."""
     full = with_meta_avro(avro_schema)
     schema_json = json.dumps(full, separators=(",", ":"))
-    data = _prepare_for_write(table, full)
+    data = _prepare_for_write(table, schema_json)
     import pyarrow.parquet as pq
 
     sink = pa.BufferOutputStream()

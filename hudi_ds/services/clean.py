@@ -32,7 +32,7 @@ from hudi_ds.config import TableConfig
 from hudi_ds.config.option_field import CleanPolicyName
 from hudi_ds.config.options import HudiOptions
 from hudi_ds.config.writable import check_writable
-from hudi_ds.errors import ConfigError
+from hudi_ds.errors import ConfigError, HudiDsError
 from hudi_ds.files.compaction_plan import CompactionOperation, pending_operations
 from hudi_ds.files.markers import marked_files
 from hudi_ds.files.naming import parse_base_file, parse_cdc_file, parse_log_file
@@ -198,6 +198,41 @@ def _relative(storage: Storage, path: str) -> str:
     return path[len(base):] if path.startswith(base) else path
 
 
+def _nothing_new_to_clean(timeline: Timeline, earliest: str) -> bool:
+    """Whether a clean at the earliest commit to retain `earliest` would delete nothing, known without listing
+    the table (Apache Hudi's incremental cleaning, narrowed): the last clean, at E0 (none: the timeline's start,
+    while nothing was archived), deleted every file it planned, and each commit from E0 up to `earliest` wrote
+    log files and new file groups only. A slice becomes deletable when E passes the base instant of a newer
+    slice of its file group (a compaction, a base file rewritten) or a replacecommit; any commit of those kinds
+    in the window, or a last clean that left files behind, lets the full clean run. A stream of micro-batches
+    into a merge-on-read bucket table then lists the table about once per compaction."""
+    cleans = [i for i in timeline.completed() if i.action == "clean"]
+    since = ""
+    if cleans:
+        try:
+            last = timeline.read_avro(cleans[-1])
+        except HudiDsError:
+            return False
+        since = last.get("earliestCommitToRetain") or ""
+        if not since or any(m.get("failedDeleteFiles") for m in (last.get("partitionMetadata") or {}).values()):
+            return False
+    known_groups = not timeline.has_archived_instants()  # else a group may have been created by an archived commit
+    if not cleans and not known_groups:
+        return False
+    seen: set[tuple[str, str]] = set()
+    for inst in sorted(timeline.commits(), key=lambda i: i.requested_time):
+        window = since <= inst.requested_time < earliest
+        if window and inst.action not in ("deltacommit", "commit"):
+            return False
+        for stat in timeline.commit_metadata(inst).write_stats():
+            group = (stat.partition_path or "", stat.file_id)
+            base_file = any(parse_log_file("", p.rsplit("/", 1)[-1]) is None for p in stat.all_paths())
+            if window and base_file and (group in seen or not known_groups):
+                return False
+            seen.add(group)
+    return True
+
+
 def _finish_pending(storage: Storage, timeline: Timeline) -> str | None:
     """Complete a clean a previous call planned but did not finish (its plan is the requested file)."""
     last = None
@@ -244,6 +279,8 @@ def _clean(storage: Storage, config: TableConfig, policy: CleanPolicy, sweep_sta
         storage.discard_staged()  # copies killed writers staged (a rollback removes only a minute-old one)
     earliest = earliest_commit_to_retain(timeline, policy, config.timezone, now)
     if earliest is None and policy.name != "KEEP_LATEST_FILE_VERSIONS":
+        return finished
+    if earliest is not None and _nothing_new_to_clean(timeline, earliest.requested_time):
         return finished
     view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, timeline.layout))
     files = plan_clean(storage, timeline, view, policy, earliest.requested_time if earliest else None)

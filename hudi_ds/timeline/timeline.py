@@ -7,6 +7,7 @@ query that reaches past the active timeline reads them through hudi_ds.timeline.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import threading
 from collections import OrderedDict
@@ -48,6 +49,9 @@ from hudi_ds.timeline.instant import (
 _COMPLETED_METADATA: OrderedDict[tuple[str, int, int | None], CommitMetadata] = OrderedDict()
 _COMPLETED_METADATA_MAX = 8192
 _completed_metadata_lock = threading.Lock()
+# the same timeline file names come back on every load of a long-lived writer (a stream loads the timeline about
+# ten times a micro-batch) or reader: each is parsed once per process (an Instant is immutable)
+_parsed_file_name = functools.lru_cache(maxsize=16384)(parse_instant_file_name)
 
 DEFAULT_TIMELINE_PATH = "timeline"  # hoodie.timeline.path (layout 2), relative to .hoodie/
 DEFAULT_HISTORY_PATH = "history"  # hoodie.timeline.history.path, relative to the timeline folder
@@ -108,17 +112,18 @@ class Timeline:
         for entry in storage.list(folder):
             if entry.is_dir:
                 continue
-            inst = parse_instant_file_name(entry.name, layout)
+            name = entry.name
+            inst = _parsed_file_name(name, layout)
             if inst is None:
                 continue
             if inst.completion_time is not None and inst.completion_time < inst.requested_time:
                 raise CorruptTableError(
-                    f"timeline file {posixpath.join(folder, entry.name)} says the instant completed before it was "
+                    f"timeline file {posixpath.join(folder, name)} says the instant completed before it was "
                     "requested (its completion time goes backwards): the file was renamed by hand or damaged; "
                     "restore it, or remove it if the instant never completed")
             key = (inst.requested_time, action_family(inst.action))
-            files.setdefault(key, {})[inst.state] = entry.name
-            stamps[entry.name] = (entry.size, entry.mtime_ns)
+            files.setdefault(key, {})[inst.state] = name
+            stamps[name] = (entry.size, entry.mtime_ns)
             prev = latest.get(key)
             if prev is None or inst.state.rank > prev.state.rank:
                 latest[key] = inst
@@ -285,9 +290,10 @@ class TimelineWriter:
     def _listed(self) -> list[tuple[str, Instant]]:
         out = []
         for entry in self.storage.list(self.folder):
-            inst = None if entry.is_dir else parse_instant_file_name(entry.name, self.layout)
+            name = entry.name
+            inst = None if entry.is_dir else _parsed_file_name(name, self.layout)
             if inst is not None:
-                out.append((entry.name, inst))
+                out.append((name, inst))
         return out
 
     def create_requested(self, instant_time: str, action: str, content: bytes = b"") -> bool:

@@ -79,7 +79,7 @@ def _avro_primitive(avro_schema: dict, field_name: str | None) -> str | None:
     return None
 
 
-# files with fewer rows are judged on their own (their sample says little about the task's other files)
+# files with fewer rows do not judge for the others (their sample says little about the task's sizeable files)
 _JUDGE_ROWS = 1024
 
 
@@ -101,6 +101,7 @@ class GroupWriteContext:
     bloom_filters: bool = False
     virtual_keys: tuple[str, ...] | None = None  # hoodie.populate.meta.fields=false: the record key fields
     _dictionary: dict[tuple[str, ...], list[str]] = field(default_factory=dict, compare=False, repr=False)
+    _small_dictionary: dict[tuple[str, ...], list[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def for_plan(cls, storage: Storage, plan: WritePlan, task_id: int, write_token: str) -> GroupWriteContext:
@@ -150,14 +151,18 @@ class GroupWriteContext:
 
     def dictionary_columns(self, records: pa.Table) -> list[str]:
         """Columns to dictionary-encode, judged on the task's first sizeable file and reused for the rest (its
-        files hold the same kind of rows; judging costs about as much as writing a small log block)."""
+        files hold the same kind of rows; judging costs about as much as writing a small log block). Until a
+        sizeable file comes, small ones reuse the judgement of the first small one (a micro-batch of a few rows
+        writes a small log block to each of its file groups)."""
         key = tuple(records.column_names)
         known = self._dictionary.get(key)
         if known is not None:
             return known
+        small = records.num_rows < _JUDGE_ROWS
+        if small and key in self._small_dictionary:
+            return self._small_dictionary[key]
         chosen = dictionary_columns(records)
-        if records.num_rows >= _JUDGE_ROWS:
-            self._dictionary[key] = chosen
+        (self._small_dictionary if small else self._dictionary)[key] = chosen
         return chosen
 
     def write_base(self, partition: str, file_id: str, bucket: int, records: pa.Table, prev_commit: str,
