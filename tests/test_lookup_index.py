@@ -340,6 +340,20 @@ def test_a_delete_of_keys_the_table_does_not_hold_writes_nothing(tmp_path):
     assert rows(t.to_arrow(), ["id"]) == [("a",)]
 
 
+@pytest.mark.parametrize("index", ["SIMPLE", "GLOBAL_BLOOM"])
+def test_null_integer_keys_are_refused_before_a_file_is_written(tmp_path, index):
+    # tagging matches integer keys by their column, without key strings: the null key is still refused first
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field="ts",
+                         partition_by="dt", table_type="MERGE_ON_READ", options={"hoodie.index.type": index})
+    t.write(pa.table({"id": [1, 2], "ts": [1, 1], "dt": ["d1", "d2"]}))
+    files = {p for p in (tmp_path / "t").rglob("*") if ".hoodie" not in p.parts}
+    with pytest.raises(InvalidDataError, match="'id' is null or empty in 1 row"):
+        t.write(pa.table({"id": [1, None, 3], "ts": [2, 2, 2], "dt": ["d1", "d1", "d2"]}))
+    assert {p for p in (tmp_path / "t").rglob("*") if ".hoodie" not in p.parts} == files
+    assert sorted(t.to_arrow(columns=["id", "ts"]).to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 1, "ts": 1}, {"id": 2, "ts": 1}]
+
+
 def test_creation_records_the_index_and_checks_it(tmp_path):
     create(tmp_path / "t", "COPY_ON_WRITE", 6, "SIMPLE")
     props = (tmp_path / "t" / ".hoodie" / "hoodie.properties").read_text()

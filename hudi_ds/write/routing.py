@@ -48,7 +48,8 @@ def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | No
     partitions = partition_paths(table, config.partition_fields, config.hive_style, config.url_encode,
                                  timestamp_partitions(config))
     keys = (auto_keys.take(table.num_rows) if auto_keys is not None
-            else record_key_strings(table, config.record_key_fields, single_field_prefixed=prefixed_key))
+            else record_key_strings(table, config.record_key_fields, single_field_prefixed=prefixed_key)
+            if key_column or config.num_buckets else None)
     if not config.num_buckets:
         buckets = np.full(table.num_rows, PENDING, dtype=np.int32)
     elif auto_keys is not None:
@@ -56,7 +57,7 @@ def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | No
     else:
         buckets = np.asarray(bucket_ids_for_table(table, config.record_key_fields, config.num_buckets,
                                                   record_keys=keys), dtype=np.int32)
-    out = table.append_column(RECORD_KEY, keys) if key_column else table
+    out = table.append_column(RECORD_KEY, keys) if key_column and keys is not None else table
     out = out.append_column(PARTITION_PATH, partitions)
     return out.append_column(BUCKET, pa.array(buckets))
 
