@@ -30,6 +30,7 @@ from hudi_ds.files.base_file import bloom_footer
 from hudi_ds.hfile.bloom import BloomFilter
 from hudi_ds.index import bloom_lookup, lookup
 from hudi_ds.write.commit import Coordinator
+from hudi_ds.write.routing import latest_per_key
 from hudi_ds.write.task import TaskWriter
 
 KEY, FILE, PART = "_hoodie_record_key", "_hoodie_file_name", "_hoodie_partition_path"
@@ -352,6 +353,25 @@ def test_null_integer_keys_are_refused_before_a_file_is_written(tmp_path, index)
     assert {p for p in (tmp_path / "t").rglob("*") if ".hoodie" not in p.parts} == files
     assert sorted(t.to_arrow(columns=["id", "ts"]).to_pylist(), key=lambda r: r["id"]) == [
         {"id": 1, "ts": 1}, {"id": 2, "ts": 1}]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from([pa.int8(), pa.int32(), pa.int64()]).flatmap(lambda t: st.tuples(st.just(t), st.lists(
+    st.tuples(st.integers(-128, 127) if t == pa.int8() else st.integers(-2**31, 2**31 - 1) if t == pa.int32()
+              else st.one_of(st.integers(-2**63, 2**63 - 1), st.integers(-3, 3)), st.integers(0, 2)),
+    min_size=1, max_size=40))))
+def test_a_writes_versions_of_an_integer_key_combine_to_the_latest(typed_rows):
+    # tagging combines a write's versions by the integer key column (distinct keys are told by a byte table
+    # where the keys lie close together): the highest ordering value wins, ties to the later row
+    key_type, versions = typed_rows
+    table = pa.table({"id": pa.array([k for k, _ in versions], key_type), "ts": [o for _, o in versions],
+                      "at": list(range(len(versions)))})
+    expected: dict[int, tuple[int, int]] = {}
+    for at, (k, o) in enumerate(versions):
+        if k not in expected or o >= expected[k][0]:
+            expected[k] = (o, at)
+    got = latest_per_key(table, "ts", "id").to_pylist()
+    assert sorted((r["id"], r["ts"], r["at"]) for r in got) == sorted((k, o, at) for k, (o, at) in expected.items())
 
 
 def test_creation_records_the_index_and_checks_it(tmp_path):

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.keys.keygen import record_key_strings
+from hudi_ds.keys.matching import is_in
 from hudi_ds.merge import merge_slice
 from hudi_ds.read.query import READ_THREADS
 from hudi_ds.read.slice_reader import SliceReader
@@ -120,7 +121,7 @@ class KeyLookup:
         return enumerate(self.slices.get(partition, ()))
 
     def _among(self, located: pa.Table, wanted: pa.Array | pa.ChunkedArray) -> pa.Table:
-        return located.filter(pc.is_in(located[self.match_column], value_set=wanted))
+        return located.filter(is_in(located[self.match_column], wanted))
 
     def _key_columns(self) -> pa.Schema:
         """The key and, for a global index (whose tagging weighs a held row against a new one in another
