@@ -6,6 +6,7 @@ filters Hudi's bloom index reads."""
 from __future__ import annotations
 
 import shutil
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -372,6 +373,35 @@ def test_a_writes_versions_of_an_integer_key_combine_to_the_latest(typed_rows):
             expected[k] = (o, at)
     got = latest_per_key(table, "ts", "id").to_pylist()
     assert sorted((r["id"], r["ts"], r["at"]) for r in got) == sorted((k, o, at) for k, (o, at) in expected.items())
+
+
+def test_a_failed_write_tags_nothing_after_it_returns(tmp_path, monkeypatch):
+    # partitions are tagged on threads ahead of the file writes: a write that fails stops them before it returns
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field="ts",
+                         partition_by="dt", table_type="MERGE_ON_READ", options={"hoodie.index.type": "SIMPLE"})
+    parts = [f"d{i}" for i in range(12)]
+    t.write(pa.table({"id": list(range(24)), "ts": [1] * 24, "dt": parts * 2}))
+    tagged: list[str] = []
+    tag_batch = TaskWriter._tag_batch
+
+    def counted(self: TaskWriter, batch: list[str], threads: int) -> Any:
+        time.sleep(0.1)  # a slow tagging still runs when the first write fails
+        out = tag_batch(self, batch, threads)
+        tagged.extend(batch)
+        return out
+
+    def failing(self: TaskWriter, key: Any, rows: pa.Table) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(TaskWriter, "_tag_batch", counted)
+    monkeypatch.setattr(TaskWriter, "_write_group", failing)
+    with pytest.raises(OSError, match="disk full"):
+        t.write(pa.table({"id": list(range(24)), "ts": [2] * 24, "dt": parts * 2}))
+    done = list(tagged)
+    time.sleep(0.3)
+    assert tagged == done and len(done) < len(parts)
+    monkeypatch.undo()
+    assert sorted(r["ts"] for r in t.to_arrow(columns=["ts"]).to_pylist()) == [1] * 24
 
 
 def test_creation_records_the_index_and_checks_it(tmp_path):

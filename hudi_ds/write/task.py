@@ -63,8 +63,8 @@ _WRITER_THREADS = 2
 _ARRIVAL = "__arrival"  # global indexes: each row's place in the task's input
 _PARALLEL_ROUTE_ROWS = 200_000
 _TAGGING_THREADS = 2  # lookup indexes: batches tagged at once
-_TAGGED_AHEAD = 2  # lookup indexes: batches being tagged beyond the next one
-_HELD_GROUPS = 4 * _WRITER_THREADS  # lookup indexes: file groups tagged ahead of the writes
+_TAGGED_AHEAD = 1  # lookup indexes: batches being tagged beyond the next one
+_HELD_GROUPS = 2 * _WRITER_THREADS  # lookup indexes: file groups tagged ahead of the writes
 
 
 def claim_group(storage: Storage, instant: str, partition: str, bucket: int, file_id: str,
@@ -271,6 +271,7 @@ class TaskWriter:
                 for fut in wait(pending).done:
                     fut.result()
         finally:
+            groups.close()  # a failed write tags no further partition (nor claims a small file) once it returns
             self.buffers.close()
         files = sorted(self.files, key=lambda f: f.path)
         deferred = sorted(self.deferred, key=lambda d: (d.partition, d.bucket))
