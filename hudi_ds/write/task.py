@@ -13,7 +13,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 
@@ -285,7 +285,7 @@ class TaskWriter:
     def abort(self) -> None:
         self.buffers.close()
 
-    def _buffered(self) -> Iterator[tuple[tuple[str, int], Callable[[], pa.Table]]]:
+    def _buffered(self) -> Generator[tuple[tuple[str, int], Callable[[], pa.Table]], None, None]:
         """Each file group's rows, taken out of the buffers only when its turn comes (an insert-if-absent's rows
         whose keys the partition holds left out)."""
         existing, held, held_in = self.plan.existing_keys, None, None
@@ -308,7 +308,7 @@ class TaskWriter:
 
         return gather
 
-    def _tagged(self) -> Iterator[tuple[tuple[str, int], Callable[[], pa.Table]]]:
+    def _tagged(self) -> Generator[tuple[tuple[str, int], Callable[[], pa.Table]], None, None]:
         """Lookup indexes: the rows of each partition (global ones: of all of them, as a key is one
         record in the table) tagged with the file groups holding their keys, the inserts placed."""
         lookup = self.plan.lookup
