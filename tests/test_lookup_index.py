@@ -6,6 +6,7 @@ filters Hudi's bloom index reads."""
 from __future__ import annotations
 
 import shutil
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from hudi_ds.files.base_file import bloom_footer
 from hudi_ds.hfile.bloom import BloomFilter
 from hudi_ds.index import bloom_lookup, lookup
 from hudi_ds.write.commit import Coordinator
+from hudi_ds.write.routing import latest_per_key
 from hudi_ds.write.task import TaskWriter
 
 KEY, FILE, PART = "_hoodie_record_key", "_hoodie_file_name", "_hoodie_partition_path"
@@ -338,6 +340,68 @@ def test_a_delete_of_keys_the_table_does_not_hold_writes_nothing(tmp_path):
     t.write(batch(["x"], 2), operation="delete")
     assert {p for p in (tmp_path / "t").rglob("*") if ".hoodie" not in p.parts} == files
     assert rows(t.to_arrow(), ["id"]) == [("a",)]
+
+
+@pytest.mark.parametrize("index", ["SIMPLE", "GLOBAL_BLOOM"])
+def test_null_integer_keys_are_refused_before_a_file_is_written(tmp_path, index):
+    # tagging matches integer keys by their column, without key strings: the null key is still refused first
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field="ts",
+                         partition_by="dt", table_type="MERGE_ON_READ", options={"hoodie.index.type": index})
+    t.write(pa.table({"id": [1, 2], "ts": [1, 1], "dt": ["d1", "d2"]}))
+    files = {p for p in (tmp_path / "t").rglob("*") if ".hoodie" not in p.parts}
+    with pytest.raises(InvalidDataError, match="'id' is null or empty in 1 row"):
+        t.write(pa.table({"id": [1, None, 3], "ts": [2, 2, 2], "dt": ["d1", "d1", "d2"]}))
+    assert {p for p in (tmp_path / "t").rglob("*") if ".hoodie" not in p.parts} == files
+    assert sorted(t.to_arrow(columns=["id", "ts"]).to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 1, "ts": 1}, {"id": 2, "ts": 1}]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from([pa.int8(), pa.int32(), pa.int64()]).flatmap(lambda t: st.tuples(st.just(t), st.lists(
+    st.tuples(st.integers(-128, 127) if t == pa.int8() else st.integers(-2**31, 2**31 - 1) if t == pa.int32()
+              else st.one_of(st.integers(-2**63, 2**63 - 1), st.integers(-3, 3)), st.integers(0, 2)),
+    min_size=1, max_size=40))))
+def test_a_writes_versions_of_an_integer_key_combine_to_the_latest(typed_rows):
+    # tagging combines a write's versions by the integer key column (distinct keys are told by a byte table
+    # where the keys lie close together): the highest ordering value wins, ties to the later row
+    key_type, versions = typed_rows
+    table = pa.table({"id": pa.array([k for k, _ in versions], key_type), "ts": [o for _, o in versions],
+                      "at": list(range(len(versions)))})
+    expected: dict[int, tuple[int, int]] = {}
+    for at, (k, o) in enumerate(versions):
+        if k not in expected or o >= expected[k][0]:
+            expected[k] = (o, at)
+    got = latest_per_key(table, "ts", "id").to_pylist()
+    assert sorted((r["id"], r["ts"], r["at"]) for r in got) == sorted((k, o, at) for k, (o, at) in expected.items())
+
+
+def test_a_failed_write_tags_nothing_after_it_returns(tmp_path, monkeypatch):
+    # partitions are tagged on threads ahead of the file writes: a write that fails stops them before it returns
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field="ts",
+                         partition_by="dt", table_type="MERGE_ON_READ", options={"hoodie.index.type": "SIMPLE"})
+    parts = [f"d{i}" for i in range(12)]
+    t.write(pa.table({"id": list(range(24)), "ts": [1] * 24, "dt": parts * 2}))
+    tagged: list[str] = []
+    tag_batch = TaskWriter._tag_batch
+
+    def counted(self: TaskWriter, batch: list[str], threads: int) -> Any:
+        time.sleep(0.1)  # a slow tagging still runs when the first write fails
+        out = tag_batch(self, batch, threads)
+        tagged.extend(batch)
+        return out
+
+    def failing(self: TaskWriter, key: Any, rows: pa.Table) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(TaskWriter, "_tag_batch", counted)
+    monkeypatch.setattr(TaskWriter, "_write_group", failing)
+    with pytest.raises(OSError, match="disk full"):
+        t.write(pa.table({"id": list(range(24)), "ts": [2] * 24, "dt": parts * 2}))
+    done = list(tagged)
+    time.sleep(0.3)
+    assert tagged == done and len(done) < len(parts)
+    monkeypatch.undo()
+    assert sorted(r["ts"] for r in t.to_arrow(columns=["ts"]).to_pylist()) == [1] * 24
 
 
 def test_creation_records_the_index_and_checks_it(tmp_path):

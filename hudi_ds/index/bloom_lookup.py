@@ -38,9 +38,8 @@ from hudi_ds.errors import CorruptTableError
 from hudi_ds.files.base_file import BLOOM_FILTER_KEY, BLOOM_TYPE_KEY, footer
 from hudi_ds.files.view import FileSlice
 from hudi_ds.hfile.bloom import TYPE_CODE, FilterBits, KeyPositions
-from hudi_ds.index.lookup import KeyLookup
+from hudi_ds.index.lookup import KeyLookup, in_order
 from hudi_ds.metadata.records import COLUMN_STATS
-from hudi_ds.read.query import READ_THREADS
 from hudi_ds.schema.meta import RECORD_KEY
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
@@ -85,7 +84,8 @@ class BloomLookup(KeyLookup):
     def _probe(self, wanted: pa.Array | pa.ChunkedArray | None) -> object:
         return None if wanted is None else IncomingKeys(wanted)
 
-    def _candidates(self, storage: Storage, partition: str, probe: object) -> Iterable[tuple[int, FileSlice]]:
+    def _candidates(self, storage: Storage, partition: str, probe: object,
+                    threads: int) -> Iterable[tuple[int, FileSlice]]:
         slices = self.slices.get(partition, ())
         if not isinstance(probe, IncomingKeys):
             return enumerate(slices)
@@ -93,10 +93,11 @@ class BloomLookup(KeyLookup):
         def may_hold(sl: FileSlice) -> bool:
             return sl.base_file is None or self._may_hold(storage, sl.base_file.path, sl.base_file.name, probe)
 
-        # footers parse and their key-value metadata copy out of the GIL's way: two at a time (80 footers of
-        # Hudi's filter size, 2026-11-28: 0.26-0.36 s one by one, 0.16-0.20 s in two threads, a loaded machine)
-        with ThreadPoolExecutor(min(READ_THREADS, max(1, len(slices)))) as pool:
-            held = list(pool.map(may_hold, slices))
+        # footers parse and their key-value metadata copy out of the GIL's way: `threads` at a time (80 footers
+        # of Hudi's filter size, 2026-11-28: 0.26-0.36 s one by one, 0.16-0.20 s in two threads, a loaded machine;
+        # one by one where the write tags partitions beside its file writes, which keep the cores busy)
+        with ThreadPoolExecutor(min(threads, max(1, len(slices)))) as pool:
+            held = list(in_order(pool, threads, may_hold, slices, 2 * threads))
         return [(slot, sl) for (slot, sl), keep in zip(enumerate(slices), held, strict=True) if keep]
 
     def _may_hold(self, storage: Storage, path: str, name: str, incoming: IncomingKeys) -> bool:

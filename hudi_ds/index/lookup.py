@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from hudi_ds.files.base_file import open_base_file
 from hudi_ds.files.view import FileSlice, Visibility
 from hudi_ds.keys.keygen import record_key_strings
+from hudi_ds.keys.matching import is_in
 from hudi_ds.merge import merge_slice
 from hudi_ds.read.query import READ_THREADS
 from hudi_ds.read.slice_reader import SliceReader
@@ -44,6 +45,7 @@ PARTITION = "__partition"  # the partition of a located key
 LIVE = "__live"  # whether the latest slice holds the located key (not deleted by a log)
 FILTER_BATCH_ROWS = 1 << 20  # held keys gathered before they are filtered down to the keys a write brings
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 def new_file_id() -> str:
@@ -74,22 +76,23 @@ class KeyLookup:
         return len(self.slices.get(partition, ()))
 
     def located(self, storage: Storage, partitions: Iterable[str],
-                wanted: pa.Array | pa.ChunkedArray | None = None) -> pa.Table:
+                wanted: pa.Array | pa.ChunkedArray | None = None, threads: int = READ_THREADS) -> pa.Table:
         """The keys the latest slices of `partitions` hold: key, (with an ordering field) the ordering value, LIVE,
         partition and slot; the keys the slices hold live first (a key a log deleted may be live elsewhere).
 
         With `wanted` (the keys being written, in `match_column`'s type) only those are kept, filtered a batch of
         slices at a time: memory holds the matches, not every key of the table a global index reads (a lookup that
-        finds keys instead of reading partitions, RECORD_INDEX, needs them)."""
+        finds keys instead of reading partitions, RECORD_INDEX, needs them). `threads`: files read at once (1: on
+        the calling thread, for a caller whose other threads keep the cores busy)."""
         parts: list[pa.Table] = []
         unfiltered: list[pa.Table] = []
         probe = self._probe(wanted)
         candidates = [(partition, slot, sl) for partition in sorted(set(partitions))
-                      for slot, sl in self._candidates(storage, partition, probe)]
-        with ThreadPoolExecutor(min(READ_THREADS, max(1, len(candidates)))) as pool:
+                      for slot, sl in self._candidates(storage, partition, probe, threads)]
+        with ThreadPoolExecutor(min(threads, max(1, len(candidates)))) as pool:
             # several slices' keys decode at once (a file of one or two columns keeps one thread busy); the
-            # window of 2 x READ_THREADS slices bounds what memory holds ahead of the filter
-            reads = _windowed(pool, lambda c: self._slice_keys(storage, c[2]), candidates, 2 * READ_THREADS)
+            # window of 2 x threads slices bounds what memory holds ahead of the filter
+            reads = in_order(pool, threads, lambda c: self._slice_keys(storage, c[2]), candidates, 2 * threads)
             for (partition, slot, _), rows in zip(candidates, reads, strict=True):
                 n = rows.num_rows
                 unfiltered.append(rows.append_column(PARTITION, constant_strings(partition, n))
@@ -111,13 +114,14 @@ class KeyLookup:
         """What `_candidates` needs of the keys a write brings, prepared once for all partitions."""
         return None
 
-    def _candidates(self, storage: Storage, partition: str, probe: object) -> Iterable[tuple[int, FileSlice]]:
+    def _candidates(self, storage: Storage, partition: str, probe: object,
+                    threads: int) -> Iterable[tuple[int, FileSlice]]:
         """The slots and latest slices of `partition` whose keys are read: all of them (hudi_ds.index.bloom_lookup
         leaves out those that cannot hold a key the write brings)."""
         return enumerate(self.slices.get(partition, ()))
 
     def _among(self, located: pa.Table, wanted: pa.Array | pa.ChunkedArray) -> pa.Table:
-        return located.filter(pc.is_in(located[self.match_column], value_set=wanted))
+        return located.filter(is_in(located[self.match_column], wanted))
 
     def _key_columns(self) -> pa.Schema:
         """The key and, for a global index (whose tagging weighs a held row against a new one in another
@@ -177,10 +181,14 @@ class KeyLookup:
         return keys.append_column(LIVE, pc.is_in(keys[key], value_set=held))
 
 
-def _windowed(pool: ThreadPoolExecutor, fn: Callable[[T], pa.Table], items: Sequence[T],
-              window: int) -> Iterator[pa.Table]:
-    """`fn` of each item, in order, computed on `pool` at most `window` items ahead of the one consumed."""
-    pending: list[Future[pa.Table]] = []
+def in_order(pool: ThreadPoolExecutor, threads: int, fn: Callable[[T], R], items: Sequence[T],
+             window: int) -> Iterator[R]:
+    """`fn` of each item, in order: with `threads` > 1 computed on `pool` at most `window` items ahead of the one
+    consumed, else on the calling thread (no hand-over to another thread and back)."""
+    if threads <= 1:
+        yield from map(fn, items)
+        return
+    pending: list[Future[R]] = []
     for item in items:
         pending.append(pool.submit(fn, item))
         if len(pending) >= window:

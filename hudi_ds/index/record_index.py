@@ -32,7 +32,7 @@ class RecordIndexLookup(KeyLookup):
     data_timeline: Timeline | None = None
 
     def located(self, storage: Storage, partitions: Iterable[str],
-                wanted: pa.Array | pa.ChunkedArray | None = None) -> pa.Table:
+                wanted: pa.Array | pa.ChunkedArray | None = None, threads: int = 1) -> pa.Table:
         assert self.data_timeline is not None
         keys = pa.array([], pa.string()) if wanted is None else wanted
         if isinstance(keys, pa.ChunkedArray):

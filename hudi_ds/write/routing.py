@@ -20,6 +20,8 @@ from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY
 
 BUCKET = "__bucket"
 DELETE = "__delete"
+# _all_distinct's byte table: at most 4 MiB, and at most 64 bytes per key (else Arrow's hash count is cheaper)
+_DISTINCT_TABLE_SPAN, _DISTINCT_TABLE_BYTES_PER_KEY = 1 << 22, 64
 
 
 def require_columns(table: pa.Table, config: TableConfig, operation: str, ordering: bool = True) -> None:
@@ -43,12 +45,13 @@ def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | No
     table without a record key takes its keys (and their bucket) from the task's `auto_keys`. Without a bucket index the bucket column
     says PENDING: tagging (hudi_ds.write.tagging) finds each row's file group later. `prefixed_key`: a one-field
     key is written `field:value` (hudi_ds.keys.keygen.record_key_strings). Without `key_column` the keys only
-    place the rows (virtual keys: each file group's writer builds them again if it needs them, cheaper than
-    gathering a column of strings through the split)."""
+    place the rows in buckets, and are not built without a bucket index (each file group's writer builds them
+    again if it needs them, cheaper than gathering a column of strings through the split)."""
     partitions = partition_paths(table, config.partition_fields, config.hive_style, config.url_encode,
                                  timestamp_partitions(config))
     keys = (auto_keys.take(table.num_rows) if auto_keys is not None
-            else record_key_strings(table, config.record_key_fields, single_field_prefixed=prefixed_key))
+            else record_key_strings(table, config.record_key_fields, single_field_prefixed=prefixed_key)
+            if key_column or config.num_buckets else None)
     if not config.num_buckets:
         buckets = np.full(table.num_rows, PENDING, dtype=np.int32)
     elif auto_keys is not None:
@@ -56,7 +59,7 @@ def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | No
     else:
         buckets = np.asarray(bucket_ids_for_table(table, config.record_key_fields, config.num_buckets,
                                                   record_keys=keys), dtype=np.int32)
-    out = table.append_column(RECORD_KEY, keys) if key_column else table
+    out = table.append_column(RECORD_KEY, keys) if key_column and keys is not None else table
     out = out.append_column(PARTITION_PATH, partitions)
     return out.append_column(BUCKET, pa.array(buckets))
 
@@ -159,7 +162,7 @@ def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str =
     `key_field` may name the raw key column of a single-field key: its values map one-to-one to the
     record key strings, and counting distinct integers is much cheaper than distinct strings."""
     n = table.num_rows
-    if n <= 1 or _strictly_increasing(table[key_field]) or pc.count_distinct(table[key_field]).as_py() == n:
+    if n <= 1 or _strictly_increasing(table[key_field]) or _all_distinct(table[key_field]):
         return table
     order, sorted_keys = _ranked(table, ordering_field, first_value, key_field)
     last = pc.not_equal(sorted_keys.slice(0, n - 1), sorted_keys.slice(1))
@@ -204,6 +207,21 @@ def versions_after_deletes(table: pa.Table, ordering_field: str | None, first_va
     cut = last_delete[group]
     keep = (position > cut) | ((position == cut) & (cut == group_end[group]))
     return table.take(pa.array(np.sort(order[keep])))
+
+
+def _all_distinct(column: pa.ChunkedArray) -> bool:
+    """Whether a key column's values are distinct. Integers within a few million of each other are marked in a
+    table of one byte per value: 25,000 keys of a 2M-row upsert's partition 0.1-0.4 ms, Arrow's count of
+    distinct values 1.6-2.2 ms."""
+    if pa.types.is_signed_integer(column.type) and not column.null_count and len(column):
+        values = column.to_numpy().astype(np.int64, copy=False)
+        low = values.min()
+        span = int(values.max()) - int(low) + 1
+        if span <= min(_DISTINCT_TABLE_SPAN, _DISTINCT_TABLE_BYTES_PER_KEY * len(values)):
+            seen = np.zeros(span, dtype=bool)
+            seen[values - low] = True
+            return int(np.count_nonzero(seen)) == len(values)
+    return bool(pc.count_distinct(column).as_py() == len(column))
 
 
 def _strictly_increasing(column: pa.ChunkedArray) -> bool:

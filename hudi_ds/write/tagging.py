@@ -56,7 +56,9 @@ def tag(rows: pa.Table, located: pa.Table, lookup: KeyLookup) -> pa.Table:
                 slot[moves] = PENDING
             rows = rows.set_column(rows.column_names.index(PARTITION_PATH), PARTITION_PATH, partitions)
     keep = found | ~deleting
-    tagged = rows.append_column(SLOT, pa.array(slot)).filter(pa.array(keep))
+    tagged = rows.append_column(SLOT, pa.array(slot))
+    if not keep.all():  # else no copy of every row
+        tagged = tagged.filter(pa.array(keep))
     if moved_out is None:
         return tagged
     if DELETE not in tagged.column_names:
