@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import SchemaError
-from hudi_ds.index.bucket import bucket_ids_for_table
+from hudi_ds.index.bucket import bucket_ids_for_table, integer_keyed
 from hudi_ds.index.lookup import PENDING
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.keys.keygen import record_key_strings
@@ -47,8 +47,14 @@ def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | No
     gathering a column of strings through the split)."""
     partitions = partition_paths(table, config.partition_fields, config.hive_style, config.url_encode,
                                  timestamp_partitions(config))
-    keys = (auto_keys.take(table.num_rows) if auto_keys is not None
-            else record_key_strings(table, config.record_key_fields, single_field_prefixed=prefixed_key))
+    fields = config.record_key_fields
+    if auto_keys is not None:
+        keys = auto_keys.take(table.num_rows)
+    elif (not key_column and config.num_buckets and len(fields) == 1 and not prefixed_key
+          and fields[0] in table.column_names and integer_keyed(table[fields[0]])):
+        keys = None  # numbers: their buckets come from the numbers (bucket_ids_for_table), no key is kept
+    else:
+        keys = record_key_strings(table, fields, single_field_prefixed=prefixed_key)
     if not config.num_buckets:
         buckets = np.full(table.num_rows, PENDING, dtype=np.int32)
     elif auto_keys is not None:
@@ -56,7 +62,7 @@ def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | No
     else:
         buckets = np.asarray(bucket_ids_for_table(table, config.record_key_fields, config.num_buckets,
                                                   record_keys=keys), dtype=np.int32)
-    out = table.append_column(RECORD_KEY, keys) if key_column else table
+    out = table.append_column(RECORD_KEY, keys) if key_column and keys is not None else table
     out = out.append_column(PARTITION_PATH, partitions)
     return out.append_column(BUCKET, pa.array(buckets))
 
