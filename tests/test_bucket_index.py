@@ -21,6 +21,7 @@ from hudi_ds.index.bucket import (
     bucket_ids_from_columns,
     bucket_of_file_id,
     hash_key_values,
+    java_integer_string_hashes,
     java_list_hash,
     java_string_hash,
     java_string_hashes,
@@ -335,6 +336,22 @@ def test_bucket_ids_for_table_is_exact(
     assert bucket_ids_for_table(table, ["a", "b", "c"], n, hash_fields, record_keys=keys).tolist() == want
     single = [bucket_for_record_key(str(r[2]), n, ["c"]) for r in rows]
     assert bucket_ids_for_table(table, ["c"], n).tolist() == single
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(-(2**63), 2**63 - 1), st.integers(-(10**6), 10**6),
+                          st.sampled_from([0, -1, 9, 10, 9999, 10_000, 2**32 - 1, 2**32, -(2**63), 2**63 - 1])),
+                max_size=40),
+       st.integers(1, 512), st.sampled_from([pa.int64(), pa.int32(), pa.uint32()]))
+def test_integer_keys_hash_as_their_strings(values: list[int], n: int, typ: pa.DataType) -> None:
+    """Buckets of an integer key column come from the numbers, without their strings: the same as the strings'."""
+    lo, hi = (0, 2**32 - 1) if typ == pa.uint32() else (-(2**31), 2**31 - 1) if typ == pa.int32() else (None, None)
+    values = [v for v in values if lo is None or lo <= v <= hi]
+    column = pa.array(values, typ)
+    strings = column.cast(pa.string())
+    assert java_integer_string_hashes(column.to_numpy()).tolist() == java_string_hashes(strings).tolist()
+    assert bucket_ids_for_table(pa.table({"id": column}), ["id"], n).tolist() == [
+        bucket_for_record_key(k, n) for k in strings.to_pylist()]
 
 
 def test_bucket_ids_for_table_single_field_prefixed() -> None:

@@ -240,6 +240,50 @@ def _as_string(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
     return arr
 
 
+# String.hashCode of a decimal number's digits, from its base-10^4 limbs: hash(digits) = sum over the digits,
+# least significant first, of ('0' + d_j) * 31^j (mod 2^32), the '0's summed per length apart
+_LIMB = 10_000
+_POW10 = np.array([10**k for k in range(1, 20)], dtype=np.uint64)
+_P31 = np.array([pow(31, j, 1 << 32) for j in range(21)], dtype=np.uint32)
+_LIMB_HASH = sum(((np.arange(_LIMB, dtype=np.uint32) // np.uint32(10**i)) % np.uint32(10)) * _P31[i]
+                 for i in range(4)).astype(np.uint32)
+_ZERO_DIGITS = np.array([sum(48 * pow(31, j, 1 << 32) for j in range(n)) & _MASK32 for n in range(21)],
+                        dtype=np.uint32)
+
+
+def integer_keyed(column: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether a one-field key column's keys are its numbers as Java prints them (java_integer_string_hashes)."""
+    return pa.types.is_integer(column.type) and column.type != pa.uint64() and not column.null_count
+
+
+def java_integer_string_hashes(values: np.ndarray) -> np.ndarray:
+    """String.hashCode of Long.toString of every value (uint32 bits), without building the strings: a load keyed
+    by an integer column whose keys are not stored (virtual keys) needs only their buckets."""
+    v = np.asarray(values).astype(np.int64, copy=False)
+    negative = v < 0
+    signed = bool(negative.any())
+    magnitude = v.view(np.uint64)
+    if signed:
+        magnitude = magnitude.copy()
+        magnitude[negative] = ~magnitude[negative] + np.uint64(1)  # two's complement: Long.MIN_VALUE too
+    top = int(magnitude.max()) if len(v) else 0
+    # limbs in uint32 once the values fit (the divisions are the cost)
+    rest = magnitude.astype(np.uint32) if top <= _MASK32 else magnitude
+    digits = np.ones(len(v), dtype=np.uint8)
+    for power in _POW10[: len(str(top)) - 1]:
+        digits += rest >= rest.dtype.type(power)
+    out = _ZERO_DIGITS[digits]
+    if signed:
+        out[negative] += np.uint32(45) * _P31[digits[negative]]  # the leading '-'
+    step = 0
+    while True:
+        rest, limb = np.divmod(rest, rest.dtype.type(_LIMB))
+        out += _LIMB_HASH[limb] * _P31[4 * step]
+        step += 1
+        if 4 * step >= len(str(top)):
+            return out
+
+
 def java_string_hashes(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """String.hashCode of every row as uint32 (two's complement bits of Java's int); nulls hash as 0."""
     arr = _as_string(arr)
@@ -430,6 +474,11 @@ def bucket_ids_for_table(
             "hoodie.bucket.index.hash.field must be a subset of the record key fields"
         )
     if len(key_fields) == 1:
+        column = table.column(key_fields[0]) if key_fields[0] in table.column_names else None
+        if column is not None and integer_keyed(column) and not single_field_prefixed:
+            # a bare number: no ',' to parse; List.hashCode([key])
+            lh = java_integer_string_hashes(column.to_numpy()) + np.uint32(31)
+            return ((lh & np.uint32(0x7FFFFFFF)) % np.uint32(num_buckets)).astype(np.int32)
         keys = (
             record_keys
             if record_keys is not None

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 
 from hudi_ds.config import TableConfig
 from hudi_ds.errors import SchemaError
-from hudi_ds.index.bucket import bucket_ids_for_table
+from hudi_ds.index.bucket import bucket_ids_for_table, integer_keyed
 from hudi_ds.index.lookup import PENDING
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.keys.keygen import record_key_strings
@@ -45,13 +45,21 @@ def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | No
     table without a record key takes its keys (and their bucket) from the task's `auto_keys`. Without a bucket index the bucket column
     says PENDING: tagging (hudi_ds.write.tagging) finds each row's file group later. `prefixed_key`: a one-field
     key is written `field:value` (hudi_ds.keys.keygen.record_key_strings). Without `key_column` the keys only
-    place the rows in buckets, and are not built without a bucket index (each file group's writer builds them
-    again if it needs them, cheaper than gathering a column of strings through the split)."""
+    place the rows in buckets, and are not built without a bucket index nor for a key of one integer field (each
+    file group's writer builds them again if it needs them, cheaper than gathering a column of strings through the
+    split)."""
     partitions = partition_paths(table, config.partition_fields, config.hive_style, config.url_encode,
                                  timestamp_partitions(config))
-    keys = (auto_keys.take(table.num_rows) if auto_keys is not None
-            else record_key_strings(table, config.record_key_fields, single_field_prefixed=prefixed_key)
-            if key_column or config.num_buckets else None)
+    fields = config.record_key_fields
+    if auto_keys is not None:
+        keys = auto_keys.take(table.num_rows)
+    elif not key_column and not config.num_buckets:
+        keys = None  # placed later by tagging, which matches by an integer key column
+    elif (not key_column and len(fields) == 1 and not prefixed_key
+          and fields[0] in table.column_names and integer_keyed(table[fields[0]])):
+        keys = None  # numbers: their buckets come from the numbers (bucket_ids_for_table), no key is kept
+    else:
+        keys = record_key_strings(table, fields, single_field_prefixed=prefixed_key)
     if not config.num_buckets:
         buckets = np.full(table.num_rows, PENDING, dtype=np.int32)
     elif auto_keys is not None:
