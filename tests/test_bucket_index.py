@@ -264,6 +264,33 @@ def test_vectorized_complex_equals_scalar(values: list[str], n: int, fields: lis
     assert got == [ref_bucket(hash_key_values(v, fields or [], []), n) for v in values]
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from([0, 1, 3, 7, 19, 64]), st.integers(1, 600)), min_size=1, max_size=5),
+    st.integers(0, 300),
+    st.booleans(),
+)
+def test_runs_of_one_length_equal_scalar(runs: list[tuple[int, int]], skip: int, with_nulls: bool) -> None:
+    """Rows in long runs of one length (sorted integer keys, fixed-width keys) take the run-by-run path."""
+    rng = np.random.default_rng(len(runs) * 1000 + skip)
+    values: list[str | None] = []
+    for length, count in runs:
+        values += ["".join(chr(c) for c in rng.integers(32, 127, length)) for _ in range(count)]
+    if with_nulls:
+        values[:: 97] = [None] * len(values[:: 97])
+    arr = pa.array(values, pa.string()).slice(min(skip, len(values)))
+    want = [0 if v is None else ref_string_hash(v) for v in arr.to_pylist()]
+    assert java_string_hashes(arr).view(np.int32).tolist() == want
+
+
+def test_ascending_integer_keys() -> None:
+    ids = np.concatenate([np.arange(0, 30_000), np.arange(10**12, 10**12 + 500), np.arange(-2_000, 0)])
+    keys = record_key_strings(pa.table({"id": ids}), ["id"])
+    assert bucket_ids(keys, 64).tolist() == [ref_bucket([str(int(v))], 64) for v in ids]
+    long_rows = ["a" * 4097] * 130 + ["b" * 4097 + "c"] * 130  # runs of rows too long for the matrix product
+    assert java_string_hashes(pa.array(long_rows)).view(np.int32).tolist() == [ref_string_hash(v) for v in long_rows]
+
+
 def test_long_rows_and_mixed_lengths() -> None:
     values = ["x" * 70_000, "", "é" * 70_001, "abc", "q" * 131_073 + "😀"]
     arr = pa.array(values)

@@ -203,6 +203,36 @@ def _hash_equal_length(units: np.ndarray, n: int, length: int) -> np.ndarray:
     return out
 
 
+# rows come in runs of one length at least this long on average for the run-by-run path (java_string_hashes)
+_MIN_MEAN_RUN = 256
+
+
+def _hash_ascii(data: np.ndarray, rel: np.ndarray) -> np.ndarray:
+    """String.hashCode of ASCII rows. Runs of rows of one length (fixed-width keys; integer keys in ascending
+    order: all 6-digit ids, then all 7-digit ones) take the matrix product of _hash_equal_length, about twice
+    as fast as the segmented sums of _hash_rows, which the rest take."""
+    n = len(rel) - 1
+    head = np.diff(rel[: 16 * _MIN_MEAN_RUN + 1])  # a look at the first rows spares random lengths the full count
+    if n < _MIN_MEAN_RUN or np.count_nonzero(head[1:] != head[:-1]) >= 16:
+        return _hash_rows(data, rel)
+    lengths = np.diff(rel)
+    changes = lengths[1:] != lengths[:-1]
+    if np.count_nonzero(changes) + 1 > n // _MIN_MEAN_RUN:
+        return _hash_rows(data, rel)
+    starts = np.flatnonzero(changes) + 1
+    out = np.empty(n, dtype=np.uint32)
+    bounds = [0, *starts.tolist(), n]
+    for s, e in zip(bounds[:-1], bounds[1:], strict=True):
+        length, cs, ce = int(lengths[s]), int(rel[s]), int(rel[e])
+        if length == 0:
+            out[s:e] = 0  # "" hashes to 0
+        elif length <= 4096:
+            out[s:e] = _hash_equal_length(data[cs:ce], e - s, length)
+        else:
+            out[s:e] = _hash_rows(data[cs:ce], rel[s : e + 1] - cs)
+    return out
+
+
 def _utf16_units(data: np.ndarray, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Transcode the UTF-8 buffer to UTF-16 code units and map row offsets onto them."""
     try:
@@ -295,11 +325,7 @@ def java_string_hashes(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
         units, rel = _utf16_units(data, rel)
         out = _hash_rows(units, rel)
     else:
-        length = int(rel[1] - rel[0])
-        if 0 < length <= 4096 and int(rel[-1]) == n * length and bool(np.all(np.diff(rel) == length)):
-            out = _hash_equal_length(data, n, length)
-        else:
-            out = _hash_rows(data, rel)
+        out = _hash_ascii(data, rel)
     if arr.null_count:
         out[np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)] = 0
     return out

@@ -141,11 +141,12 @@ def select_by_group(table: pa.Table) -> dict[tuple[str, int], RowSelection]:
     if group.min() == group.max():
         return {(parts.dictionary[int(codes[0])].as_py(), int(buckets[0])): RowSelection(source)}
     # a stable sort of small integers is a radix sort in numpy: far cheaper than a comparison sort
-    narrow = np.int16 if group.max() < 2**15 else np.int32 if group.max() < 2**31 else np.int64
+    top = group.max()  # one byte sorts in one radix pass (a load's partitions x buckets mostly fit), two in two
+    narrow = np.int8 if top < 2**7 else np.int16 if top < 2**15 else np.int32 if top < 2**31 else np.int64
     order = np.argsort(group.astype(narrow), kind="stable")
     if len(order) < 2**31:  # each group's row numbers are held until it is written: half the bytes
         order = order.astype(np.int32)
-    if group.max() <= 4 * len(group):  # the groups present in sorted order, and where each one's rows end
+    if top <= 4 * len(group):  # the groups present in sorted order, and where each one's rows end
         counts = np.bincount(group)
         present = np.flatnonzero(counts)
         counts = counts[present]
