@@ -15,6 +15,7 @@ from tables import hudi_rs, rows
 
 from hudi_ds import HudiTable
 from hudi_ds.cli import main
+from hudi_ds.config.option_parsing import parse_options
 from hudi_ds.files.naming import parse_base_file, parse_cdc_file, parse_log_file
 from hudi_ds.services.clean import CleanPolicy, clean
 from hudi_ds.timeline import instant_to_datetime
@@ -245,3 +246,28 @@ def test_a_clean_lists_the_table_only_when_something_new_can_go(tmp_path, monkey
             assert plan_clean(t.storage, timeline, view, policy, earliest.requested_time) == {}, ts
     assert True in decided and False in decided and deleted, decided
     assert snap(t) == rows(hudi_rs(t.path), COLS)
+
+
+@pytest.mark.parametrize("key", ["hoodie.clean.incremental.enabled", "hoodie.cleaner.incremental.mode"])
+def test_incremental_cleaning_off_lists_the_table_at_every_clean(tmp_path, monkeypatch, key):
+    """hoodie.clean.incremental.enabled=false (Apache Hudi's key; 0.x: hoodie.cleaner.incremental.mode): every
+    clean plans from a full listing, and it deletes what the incremental clean deletes."""
+    from hudi_ds.services import clean as cleaning
+
+    assert CleanPolicy.of(parse_options({key: "false"})).incremental is False
+    assert CleanPolicy.of(parse_options({})).incremental is True
+    listed: list[int] = []
+    full_plan = cleaning.plan_clean
+    monkeypatch.setattr(cleaning, "plan_clean", lambda *a: listed.append(1) or full_plan(*a))
+    kept = {}
+    for incremental in ("false", "true"):
+        t = HudiTable.create(str(tmp_path / incremental), table_name="c", record_key="id", ordering_field="ts",
+                             partition_by="dt", table_type="MERGE_ON_READ", buckets=2,
+                             options={"hoodie.clean.commits.retained": 2, "compaction.delta_commits": 3,
+                                      "hoodie.archive.automatic": "false", key: incremental})
+        listed.clear()
+        for ts in range(1, 10):
+            t.write(data(range(ts % 3, 40, 1 + ts % 4), ts))
+        kept[incremental] = (len(listed), sorted(len(fs) for group in slices(t).values() for fs in group.values()))
+    assert kept["false"][0] > kept["true"][0], kept  # a full plan at every clean with a window, or fewer
+    assert kept["false"][1] == kept["true"][1], kept  # the same slices left, of as many files each

@@ -104,11 +104,10 @@ FEATURES: tuple[HudiFeature, ...] = (
     # when and how a clean is planned does not change which file versions the cleaning policy keeps
     HudiFeature(
         "asynchronous and scheduled cleaning", "warning",
-        "hudi-py cleans inline after every commit (hoodie.clean.automatic), from a full listing unless the commits "
-        "since the last clean's window wrote log files only (then nothing new can go); which file versions a clean "
-        "keeps is set by hoodie.clean.policy and its retained count",
+        "hudi-py cleans inline after every commit (hoodie.clean.automatic; incrementally as "
+        "hoodie.clean.incremental.enabled says); which file versions a clean keeps is set by hoodie.clean.policy "
+        "and its retained count",
         keys=_keys("hoodie.clean.trigger.strategy", "hoodie.clean.trigger.max.commits", "hoodie.clean.max.commits",
-                   "hoodie.clean.incremental.enabled", "hoodie.cleaner.incremental.mode",
                    "hoodie.clean.multiple.enabled", "hoodie.clean.allow.multiple"),
         harmless={"hoodie.clean.async.enabled": _FALSE, "hoodie.clean.async": _FALSE,
                   "hoodie.clean.delete.bootstrap.base.file": _FALSE,

@@ -47,6 +47,11 @@ class ServiceOptions(OptionGroup):
         "KEEP_LATEST_BY_HOURS: keep the file versions queries on the commits of the last N hours read (hours "
         "before the clean, in the table's timeline time zone).", "hoodie.cleaner.hours.retained",
         "clean.retain_hours", scope="service")
+    clean_incremental: bool = opt(
+        "hoodie.clean.incremental.enabled", True,
+        "KEEP_LATEST_COMMITS and KEEP_LATEST_BY_HOURS: skip the listing of a clean when the commits since the last "
+        "clean's window wrote log files and new file groups only (nothing new can go), as Apache Hudi's incremental "
+        "cleaning does; false: every clean lists the table.", "hoodie.cleaner.incremental.mode", scope="service")
     archive_enabled: bool = opt(
         "hoodie.archive.automatic", True, "Archive old instants after each commit.", scope="service")
     archive_min_commits: int = opt(

@@ -62,6 +62,7 @@ class CleanPolicy:
 
     name: CleanPolicyName = "KEEP_LATEST_COMMITS"
     retain: int = 10
+    incremental: bool = True  # hoodie.clean.incremental.enabled: no listing when nothing new can go
 
     def __post_init__(self) -> None:
         if self.name not in get_args(CleanPolicyName):
@@ -77,7 +78,7 @@ class CleanPolicy:
         retain = {"KEEP_LATEST_COMMITS": options.clean_retain_commits,
                   "KEEP_LATEST_FILE_VERSIONS": options.clean_retain_file_versions,
                   "KEEP_LATEST_BY_HOURS": options.clean_retain_hours}[name]
-        return cls(name, retain)
+        return cls(name, retain, options.clean_incremental)
 
 
 def _instant_in(zone: str, moment: datetime) -> str:
@@ -280,7 +281,7 @@ def _clean(storage: Storage, config: TableConfig, policy: CleanPolicy, sweep_sta
     earliest = earliest_commit_to_retain(timeline, policy, config.timezone, now)
     if earliest is None and policy.name != "KEEP_LATEST_FILE_VERSIONS":
         return finished
-    if earliest is not None and _nothing_new_to_clean(timeline, earliest.requested_time):
+    if earliest is not None and policy.incremental and _nothing_new_to_clean(timeline, earliest.requested_time):
         return finished
     view = FileSystemView(storage, config, timeline, Visibility.of(timeline, None, timeline.layout))
     files = plan_clean(storage, timeline, view, policy, earliest.requested_time if earliest else None)
