@@ -1,8 +1,8 @@
 """The executor side of a write: route rows to file groups, buffer with bounded memory, write files.
 
-Rows are buffered per (partition, bucket), as selections of the input until the buffers pass `max_buffer_bytes`,
-then gathered and the largest groups spilled to local Arrow IPC files. `finish()` then writes two groups at a time,
-so memory holds the input (or the buffers) plus two file groups' rows.
+Rows are buffered per (partition, bucket), each chunk's rows gathered on a thread while the next chunk arrives;
+past `max_buffer_bytes` the largest groups are spilled to local Arrow IPC files. `finish()` then writes two groups
+at a time, so memory holds the buffers plus two file groups' rows.
 """
 
 from __future__ import annotations
@@ -77,9 +77,9 @@ def claim_group(storage: Storage, instant: str, partition: str, bucket: int, fil
 
 @dataclass
 class _Buffers:
-    """Each file group's rows until it is written. They stay selections of the input (gathered on a writer
-    thread when the group's turn comes) until the buffers pass `max_bytes`: then every group is gathered (so
-    spilling one frees its rows) and the largest are spilled to local Arrow IPC files."""
+    """Each file group's rows until it is written, added gathered (a selection would keep its whole input chunk
+    alive, and spilling it would free nothing); past `max_bytes` the largest groups are spilled to local Arrow IPC
+    files."""
 
     max_bytes: int
     mem: dict[tuple[str, int], list[RowSelection]] = field(default_factory=dict)
@@ -90,9 +90,6 @@ class _Buffers:
     def add(self, key: tuple[str, int], rows: RowSelection) -> None:
         self.mem.setdefault(key, []).append(rows)
         self.sizes[key] = self.sizes.get(key, 0) + rows.nbytes
-        if sum(self.sizes.values()) > self.max_bytes:
-            for held in self.mem.values():  # a selection keeps its whole source alive: gather before spilling
-                held[:] = [RowSelection(r.gather()) for r in held]
         while sum(self.sizes.values()) > self.max_bytes and self.sizes:
             self._spill(max(self.sizes, key=lambda k: self.sizes[k]))
 
@@ -130,6 +127,10 @@ class _Buffers:
         if self.spill_dir:
             shutil.rmtree(self.spill_dir, ignore_errors=True)
             self.spill_dir = None
+
+
+def _gathered(parts: list[tuple[tuple[str, int], RowSelection]]) -> list[tuple[tuple[str, int], RowSelection]]:
+    return [(key, RowSelection(part.gather())) for key, part in parts]
 
 
 def _ready(rows: pa.Table) -> Callable[[], pa.Table]:
@@ -177,6 +178,8 @@ class TaskWriter:
         self.few_valued: list[str] | None = None
         self._lock = threading.Lock()
         self._last_beat = time.monotonic()  # begin() wrote the first heartbeat
+        self._gatherer: ThreadPoolExecutor | None = None  # gathers each chunk's group rows (_gather_behind)
+        self._gathering: Future[list[tuple[tuple[str, int], RowSelection]]] | None = None
 
     def write(self, table: pa.Table) -> None:
         """Route one chunk of input rows (any number of calls)."""
@@ -203,8 +206,32 @@ class TaskWriter:
             arrival = np.arange(self.arrived, self.arrived + table.num_rows, dtype=np.int64)  # combine them
             self.arrived += table.num_rows  # across partitions as within one (ties to the later row)
             table = table.append_column(_ARRIVAL, pa.array(arrival))
-        for key, part in self._by_group(table):
+        self._gather_behind(self._by_group(table))
+
+    def _gather_behind(self, parts: list[tuple[tuple[str, int], RowSelection]]) -> None:
+        """Gather this chunk's rows of each file group on a thread, and buffer the chunk before's: in a Spark task
+        the copies are made while the JVM converts the next rows to Arrow (Python waits for them otherwise), not
+        all at finish() while the JVM has nothing left to do. Same copies, same order, earlier."""
+        if self._gatherer is None:
+            self._gatherer = ThreadPoolExecutor(1)
+        previous, self._gathering = self._gathering, self._gatherer.submit(_gathered, parts)
+        if previous is not None:
+            self._buffer(previous.result())
+
+    def _buffer(self, parts: list[tuple[tuple[str, int], RowSelection]]) -> None:
+        for key, part in parts:
             self.buffers.add(key, part)
+
+    def _gathered_all(self) -> None:
+        """Buffer the last chunk's rows and stop the gathering thread."""
+        previous, self._gathering = self._gathering, None
+        try:
+            if previous is not None:
+                self._buffer(previous.result())
+        finally:
+            if self._gatherer is not None:
+                self._gatherer.shutdown()
+                self._gatherer = None
 
     def _by_group(self, table: pa.Table) -> list[tuple[tuple[str, int], RowSelection]]:
         """The rows routed and split by file group. A big chunk is routed in parts on the writer threads
@@ -248,8 +275,9 @@ class TaskWriter:
         each group's rows out of the buffers only when its turn comes, so memory stays bounded. The next group
         starts when either write ends, not the older one: a long rewrite of a small file then runs beside the
         short log writes and the tagging of the next partition instead of holding them back."""
-        groups = self._buffered() if self.plan.lookup is None else self._tagged()
         try:
+            self._gathered_all()
+            groups = self._buffered() if self.plan.lookup is None else self._tagged()
             with ThreadPoolExecutor(_WRITER_THREADS) as pool:
                 pending: set[Future[None]] = set()
                 for key, rows in groups:
@@ -273,6 +301,8 @@ class TaskWriter:
                           tuple(sorted(self.rewritten, key=lambda d: (d.partition, d.file_id))))
 
     def abort(self) -> None:
+        if self._gatherer is not None:
+            self._gatherer.shutdown(cancel_futures=True)
         self.buffers.close()
 
     def _buffered(self) -> Iterator[tuple[tuple[str, int], Callable[[], pa.Table]]]:
