@@ -218,7 +218,9 @@ def test_cli_cleans_by_the_policy_options(tmp_path, capsys):
     assert the_clean(t, out["result"])[0]["policy"] == "KEEP_LATEST_FILE_VERSIONS"
 
 
-def test_a_clean_lists_the_table_only_when_something_new_can_go(tmp_path, monkeypatch):
+@pytest.mark.parametrize("version", [{}, {"hoodie.write.table.version": "9", "hoodie.metadata.enable": "true"}],
+                         ids=["v6", "v9-metadata"])
+def test_a_clean_lists_the_table_only_when_something_new_can_go(tmp_path, monkeypatch, version):
     """The clean after each log-only deltacommit (merge-on-read, bucket index) plans nothing without listing the
     table (Apache Hudi's incremental cleaning, narrowed to the commits since the last clean's window), and leaves
     exactly what a full clean leaves: after every write, a full plan at the same earliest commit deletes nothing."""
@@ -230,7 +232,7 @@ def test_a_clean_lists_the_table_only_when_something_new_can_go(tmp_path, monkey
     t = HudiTable.create(str(tmp_path / "t"), table_name="c", record_key="id", ordering_field="ts",
                          partition_by="dt", table_type="MERGE_ON_READ", buckets=2,
                          options={"hoodie.clean.commits.retained": 2, "compaction.delta_commits": 3,
-                                  "hoodie.archive.automatic": "false"})
+                                  "hoodie.archive.automatic": "false", **version})
     decided: list[bool] = []
     narrowed = cleaning._nothing_new_to_clean
     monkeypatch.setattr(cleaning, "_nothing_new_to_clean", lambda tl, e: decided.append(narrowed(tl, e)) or decided[-1])
