@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parents[1]
 JOB = HERE / "streaming_job" / "run_column_stream.py"
 sys.path.insert(0, str(HERE / "streaming_job"))
 
-from jobs import files_read, kill_group  # noqa: E402
+from jobs import files_by_batch, files_read, kill_group  # noqa: E402
 from tables import hudi_rs  # noqa: E402
 
 from hudi_ds import HudiTable  # noqa: E402
@@ -55,16 +55,23 @@ def _write_source(path: Path, side: str, files: list[list[dict]]) -> None:
         os.utime(file, (1_700_000_000 + n, 1_700_000_000 + n))
 
 
-def _join(a: list[list[dict]], b: list[list[dict]]) -> dict[str, tuple]:
-    """Each key's columns as its source's last file that carried the key left them (null where none did)."""
-    out = {"seed": (SEED["name"], SEED["city"], SEED["price"], SEED["stock"])}
-    last: dict[str, dict] = {}
-    for rows in a + b:
-        for r in rows:
-            last.setdefault(r["id"], {}).update(r)
-    for k, r in last.items():
-        out[k] = (r.get("name"), r.get("city"), r.get("price"), r.get("stock"))
-    return out
+def _allowed(sources: dict[str, list[list[dict]]], batches: dict[str, list[list[str]]]) -> dict[str, set[tuple]]:
+    """Each key's possible final rows: per side, the columns the last micro-batch that carried the key left (null
+    where none did). A micro-batch that read several source files (Spark's after a restart) holds one write's rows,
+    and commit-time ordering has no order among one write's rows in different Spark partitions: any of its versions
+    of the key may win, as in Hudi."""
+    fields = {"a": ("name", "city"), "b": ("price", "stock")}
+    last: dict[str, dict[str, set[tuple]]] = {"seed": {"a": {("n", "c")}, "b": {(1.0, 1)}}}
+    for side, side_batches in batches.items():
+        for names in side_batches:
+            versions: dict[str, set[tuple]] = {}
+            for name in names:
+                for r in sources[side][int(name.removeprefix("part-").removesuffix(".parquet"))]:
+                    versions.setdefault(r["id"], set()).add(tuple(r[f] for f in fields[side]))
+            for key, found in versions.items():
+                last.setdefault(key, {})[side] = found
+    return {key: {a + b for a in sides.get("a", {(None, None)}) for b in sides.get("b", {(None, None)})}
+            for key, sides in last.items()}
 
 
 def _start(tmp: Path, side: str) -> subprocess.Popen:
@@ -102,17 +109,26 @@ def test_two_streams_of_different_columns_killed_and_restarted_end_as_their_join
         for proc in jobs.values():
             kill_group(proc)
     table = HudiTable(str(tmp_path / "table"))
-    expected = _join(sources["a"], sources["b"])
+    batches = {side: files_by_batch(str(tmp_path / f"ck-{side}")) for side in COLUMNS}
+    assert {side: sorted(sum(b, [])) for side, b in batches.items()} == {
+        side: [f"part-{n:03d}.parquet" for n in range(N_FILES)] for side in COLUMNS}, batches
+    allowed = _allowed(sources, batches)
+
+    def joined(found: dict[str, tuple]) -> None:
+        assert found.keys() == allowed.keys()
+        lost = {k: (v, allowed[k]) for k, v in found.items() if v not in allowed[k]}
+        assert not lost, f"rows other than the sources' last versions (found, allowed), batches {batches}: {lost}"
 
     def state(rows: pa.Table) -> dict[str, tuple]:
         ids = rows["id"].to_pylist()
         assert len(ids) == len(set(ids)), "duplicate record keys"
         return {r["id"]: (r["name"], r["city"], r["price"], r["stock"]) for r in rows.to_pylist()}
 
-    assert state(table.to_arrow(columns=["id", "name", "city", "price", "stock"])) == expected
+    merged = state(table.to_arrow(columns=["id", "name", "city", "price", "stock"]))
+    joined(merged)
     assert [i for i in table.timeline() if not i.is_completed and i.action in ("deltacommit", "commit")] == []
     report = validate(str(tmp_path / "table"))
     assert report["ok"], report["errors"]
     table.compact()  # hudi-rs does not merge partial log blocks: it reads the compacted table the same
-    assert state(table.to_arrow(columns=["id", "name", "city", "price", "stock"])) == expected
-    assert state(hudi_rs(str(tmp_path / "table")).select(["id", "name", "city", "price", "stock"])) == expected
+    assert state(table.to_arrow(columns=["id", "name", "city", "price", "stock"])) == merged
+    assert state(hudi_rs(str(tmp_path / "table")).select(["id", "name", "city", "price", "stock"])) == merged

@@ -39,6 +39,23 @@ def files_read(checkpoint: str) -> int:
     return int(json.loads(lines[-1])["logOffset"]) + 1
 
 
+def files_by_batch(checkpoint: str) -> list[list[str]]:
+    """The source file names each finished micro-batch of a file-source query read, in batch order (a batch after a
+    restart may read several: see files_read)."""
+    logged: dict[int, str] = {}
+    for entry in Path(checkpoint, "sources", "0").glob("[0-9]*"):  # n, and n.compact once Spark compacts its log
+        for line in entry.read_text().splitlines()[1:]:
+            record = json.loads(line)
+            logged[int(record["batchId"])] = Path(record["path"]).name
+    out, start = [], 0
+    for batch in sorted(finished_batch_ids(checkpoint)):
+        lines = Path(checkpoint, "offsets", str(batch)).read_text().splitlines()
+        end = int(json.loads(lines[-1])["logOffset"]) + 1
+        out.append([logged[i] for i in range(start, end)])
+        start = end
+    return out
+
+
 def run_until(spark: Any, query: Any, done: Callable[[], bool]) -> int:
     """Poll until `done()`, then stop the query and the session cleanly; 1 if the query failed first."""
     while not done():
