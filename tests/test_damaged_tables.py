@@ -197,3 +197,23 @@ def test_a_write_never_hides_a_missing_committed_file(tmp_path, table_type):
     for attempt in (lambda: t.write(pa.table({"id": ["b"], "ts": [3]})), t.to_arrow):
         with pytest.raises(CorruptTableError, match=newest.name):
             attempt()
+
+
+def test_base_file_value_that_overflows_the_table_type_is_named_not_wrapped(tmp_path):
+    """A file whose int64 column holds what the table's int32 column cannot (a hand-edited or foreign file) used
+    to read wrapped around: a wrong value, silently."""
+    import pyarrow.parquet as pq
+
+    t = HudiTable.create(str(tmp_path / "t"), table_name="dmg", record_key="id", table_type="COPY_ON_WRITE",
+                         buckets=1)
+    t.write(pa.table({"id": ["a", "b"], "n": pa.array([1, 2], pa.int32())}))
+    base = _one(Path(t.path), "*.parquet")
+    rows = pq.read_table(base)
+    column = rows.schema.get_field_index("n")
+    widened = rows.set_column(column, pa.field("n", pa.int64()), pa.array([1, 2**40], pa.int64()))
+    pq.write_table(widened.replace_schema_metadata(rows.schema.metadata), base)
+    with pytest.raises(CorruptTableError, match=f"{base.name}.*'n'"):
+        HudiTable(t.path).to_arrow()
+    narrow = widened.set_column(column, pa.field("n", pa.int64()), pa.array([1, 2], pa.int64()))
+    pq.write_table(narrow.replace_schema_metadata(rows.schema.metadata), base)
+    assert HudiTable(t.path).to_arrow(columns=["id", "n"]).sort_by("id")["n"].to_pylist() == [1, 2]

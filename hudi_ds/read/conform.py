@@ -7,11 +7,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.errors import CorruptTableError
+from hudi_ds.schema.meta import temporal_precision_only
 from hudi_ds.schema.strings import decoded
 
 
 def conform(table: pa.Table, schema: pa.Schema, path: str, keep_dictionaries: frozenset[str] = frozenset()) -> pa.Table:
-    """Columns of `schema` in its order: missing ones as nulls, extra ones dropped, types cast.
+    """Columns of `schema` in its order: missing ones as nulls, extra ones dropped, types cast (safely but for
+    the precision of timestamps: a narrowing that overflows is a corrupt file, not values to wrap).
 
     Columns named in `keep_dictionaries` that were read dictionary-encoded (with the field's value type) stay
     so: a merge filters them as indices and expands only the rows it keeps."""
@@ -35,7 +37,7 @@ def conform(table: pa.Table, schema: pa.Schema, path: str, keep_dictionaries: fr
         fields.append(field)
         if not col.type.equals(field.type):
             try:
-                col = pc.cast(col, field.type, safe=False)
+                col = pc.cast(col, field.type, safe=not temporal_precision_only(col.type, field.type))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise CorruptTableError(
                     f"{path}: column {field.name!r} has type {col.type}, which cannot be read as the table's "
@@ -43,3 +45,4 @@ def conform(table: pa.Table, schema: pa.Schema, path: str, keep_dictionaries: fr
                 ) from exc
         columns.append(col)
     return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=schema.metadata))
+

@@ -83,6 +83,13 @@ def fit_table(table: pa.Table, schema: pa.Schema, path: str = "<table>",
     return pa.Table.from_arrays(cols, schema=pa.schema(fields, metadata=schema.metadata))
 
 
+def temporal_precision_only(source: pa.DataType, target: pa.DataType) -> bool:
+    """Timestamps (or times) of another unit: reading a finer one as a coarser one drops its sub-unit digits, as
+    Hudi's readers do; every other cast must keep each value."""
+    pt = pa.types
+    return (pt.is_timestamp(source) and pt.is_timestamp(target)) or (pt.is_time(source) and pt.is_time(target))
+
+
 def _fit_array(arr: pa.Array, t: pa.DataType, column: str, path: str) -> pa.Array:
     pt = pa.types
     src = arr.type
@@ -103,8 +110,7 @@ def _fit_array(arr: pa.Array, t: pa.DataType, column: str, path: str) -> pa.Arra
         keys = _fit_array(arr.keys, t.key_type, column, path)
         items = _fit_array(arr.items, t.item_type, column, path)
         return pa.MapArray.from_arrays(arr.offsets, keys, items, type=t, mask=mask)
-    lossy = (pt.is_timestamp(t) and pt.is_timestamp(src)) or (pt.is_time(t) and pt.is_time(src))
     try:
-        return arr.cast(t, safe=not lossy)
+        return arr.cast(t, safe=not temporal_precision_only(src, t))
     except (pa.ArrowException, ValueError, TypeError) as exc:
         raise SchemaError(f"{path}: column {column!r} of type {src} cannot be read as {t}: {exc}") from exc
