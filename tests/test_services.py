@@ -118,6 +118,35 @@ def test_compaction_writes_few_valued_columns_as_read(tmp_path):
         assert set(table["_hoodie_partition_path"].to_pylist()) == {rel.split("/")[0]}
 
 
+@pytest.mark.parametrize("partial", [False, True])
+def test_compaction_keeps_the_base_files_row_order(tmp_path, partial):
+    """As Hudi's merge handle writes a compaction: an updated row stays where its base row was, deleted rows go,
+    new keys follow in log order (a file in key order stays so). It used to move every updated row to the end."""
+    options = dict(MANUAL, **({"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING", "hoodie.write.table.version": "9",
+                               "hoodie.table.partial.update.mode": "KEEP_VALUES"} if partial else {}))
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", buckets=2, options=options,
+                         **({} if partial else {"ordering_field": "ts"}))
+    n = 400
+    t.write(pa.table({"id": pa.array(range(n), pa.int64()), "ts": [1] * n, "v": [0.0] * n}), operation="bulk_insert")
+    old = {parse_base_file("", Path(p).name).file_id: pq.read_table(Path(t.path) / p)["id"].to_pylist()
+           for p in data_files(t) if p.endswith(".parquet")}
+    updated = list(range(n - 3, n + 40, 3))  # keys near the end of the base (the old order moved them last anyway)
+    updated += list(range(5, 60, 4))  # and near its start
+    t.write(pa.table({"id": pa.array(updated, pa.int64()), "v": [float(i) for i in updated]}
+                     | ({} if partial else {"ts": pa.array([2] * len(updated), pa.int64())})))
+    gone = list(range(9, 90, 10))
+    t.write(pa.table({"id": pa.array(gone, pa.int64())}), operation="delete")
+    before = rows(t.to_arrow(), ["id", "ts", "v"])
+    (c,) = compact(t)
+    assert rows(t.to_arrow(), ["id", "ts", "v"]) == before
+    assert rows(hudi_rs(t.path), ["id", "ts", "v"]) == before
+    for rel in (p for p in data_files(t) if p.endswith(f"_{c}.parquet")):
+        keys = pq.read_table(Path(t.path) / rel)["id"].to_pylist()
+        kept = [k for k in old[parse_base_file("", Path(rel).name).file_id] if k not in gone]
+        assert keys[:len(kept)] == kept
+        assert keys[len(kept):] == sorted(k for k in updated if k >= n and k in keys)
+
+
 def test_compaction_keeps_every_read(mor):
     commits = [i.requested_time for i in mor.timeline()]
     before = snap(mor)

@@ -186,6 +186,7 @@ def merge_slice_counted(
     keep_dictionaries: bool = False,
     partial: PartialUpdate | None = None,
     first_value: bool = False,
+    in_place: bool = False,
 ) -> tuple[pa.Table, MergeCounts]:
     """The latest image of every live record of one file slice, as a table of `schema`, and what the merge
     did to the base rows.
@@ -194,7 +195,10 @@ def merge_slice_counted(
     `key_field`: the column records are matched by, the record key or a column equal to it (delete keys typed
     like it). `keep_dictionaries`: the base columns read as dictionaries stay so, and the log rows joining them
     are encoded alike (else they are expanded). `partial`: the table's partial update mode (hudi_ds.merge.partial),
-    under which versions give only some cells. `first_value`: FirstValueAvroPayload's ties (module docstring)."""
+    under which versions give only some cells. `first_value`: FirstValueAvroPayload's ties (module docstring).
+    `in_place`: a log version that replaces a base row takes that row's place, the log's new keys follow in log
+    order, as Hudi's merge handle writes a compaction's file (a file in key order stays so, and compresses as
+    well); else the base rows that stay come first, then the log rows (a reader's order does not matter)."""
     no_log = (data is None or data.table.num_rows == 0) and (deletes is None or len(deletes.keys) == 0)
     if no_log:
         return (base if base is not None else schema.empty_table()), MergeCounts(0, 0, 0)
@@ -203,7 +207,8 @@ def merge_slice_counted(
     key_type = typed.schema.field(key_field).type if typed is not None else pa.string()
     if partial is not None and data is not None and data.table.num_rows:
         versions = _versions_table(data, deletes, ordering_field, ord_type, key_field, key_type)
-        return _merge_partial(base, data, versions, ordering_field, ord_type, partial, key_field, base_keys_only)
+        return _merge_partial(base, data, versions, ordering_field, ord_type, partial, key_field, base_keys_only,
+                              in_place)
     winners = _log_winners(_versions_table(data, deletes, ordering_field, ord_type, key_field, key_type),
                            ordering_field is not None, first_value)
     out: list[pa.Table] = []
@@ -212,6 +217,8 @@ def merge_slice_counted(
         own = base[key_field].combine_chunks() if base is not None else pa.array([], key_type)
         keep_log = pc.and_(keep_log, pc.is_in(winners["key"], value_set=own))
     met_count = deleted = 0
+    slots: list[np.ndarray] = []  # each output row's place with in_place (base position; new keys after the base)
+    replaced = np.full(winners.num_rows, -1, dtype=np.int64)  # the base position a winner replaces
     if base is not None and base.num_rows:
         met, version = _met(base[key_field], winners["key"])
         base_keep = np.ones(base.num_rows, dtype=bool)
@@ -232,10 +239,16 @@ def merge_slice_counted(
                 keep_log = pc.and_(keep_log, pc.invert(beaten))
         met_count, deleted = len(met), int(pc.sum(met_is_delete).as_py() or 0)  # a delete beats any base row
         out.append(base.filter(pa.array(base_keep)))
+        if in_place:
+            slots.append(np.flatnonzero(base_keep))
+            replaced[version] = met  # read only where the winner is kept: a data version the base did not beat
     if data is not None:
         rows = pc.filter(winners["row"], keep_log)
         if len(rows):
             out.append(_log_rows(data.table, rows))
+            if in_place:
+                slots.append(_after_base(replaced[np.flatnonzero(keep_log.to_numpy(zero_copy_only=False))],
+                                         base.num_rows if base is not None else 0))
     counts = MergeCounts(met_count, deleted, winners.num_rows)
     if len(out) > 1 and keep_dictionaries:
         out = alike_dictionaries(out)
@@ -243,7 +256,24 @@ def merge_slice_counted(
         out[0] = expand_dictionaries(out[0], out[1].schema)  # base columns read as dictionaries
     if not out:
         return schema.empty_table(), counts
-    return (pa.concat_tables(out) if len(out) > 1 else out[0]), counts
+    merged = pa.concat_tables(out) if len(out) > 1 else out[0]
+    return (_in_slot_order(merged, slots) if in_place else merged), counts
+
+
+def _after_base(replaced: np.ndarray, n_base: int) -> np.ndarray:
+    """Slots of log rows: the base position each replaces, else (a new key) after the base, in log order."""
+    new = replaced < 0
+    out = replaced.copy()
+    out[new] = n_base + np.arange(int(new.sum()), dtype=np.int64)
+    return out
+
+
+def _in_slot_order(merged: pa.Table, slots: list[np.ndarray]) -> pa.Table:
+    """`merged` (whose rows have the concatenated `slots`) reordered by slot; untouched when already in order."""
+    order = np.concatenate(slots) if slots else np.zeros(0, dtype=np.int64)
+    if len(order) < 2 or bool(np.all(order[1:] > order[:-1])):
+        return merged
+    return merged.take(pa.array(np.argsort(order, kind="stable")))
 
 
 def _log_rows(table: pa.Table, rows: pa.Array) -> pa.Table:
@@ -258,7 +288,7 @@ def _log_rows(table: pa.Table, rows: pa.Array) -> pa.Table:
 
 def _merge_partial(base: pa.Table | None, data: LogVersions, versions: pa.Table, ordering_field: str | None,
                    ord_type: pa.DataType, partial: PartialUpdate, key_field: str,
-                   base_keys_only: bool) -> tuple[pa.Table, MergeCounts]:
+                   base_keys_only: bool, in_place: bool) -> tuple[pa.Table, MergeCounts]:
     """merge_slice_counted of a table whose versions give some cells only (hudi_ds.merge.partial): the folded log
     version of each key meets its base row cell by cell, the winner's cells where it gives them, else the loser's."""
     table = data.table
@@ -273,7 +303,9 @@ def _merge_partial(base: pa.Table | None, data: LogVersions, versions: pa.Table,
         return pc.take(table[column], pa.array(np.where(src < 0, folded.row[picks], src)))
 
     out: list[pa.Table] = []
+    slots: list[np.ndarray] = []  # as in merge_slice_counted
     met_count = deleted = 0
+    n_base = base.num_rows if base is not None else 0
     if base is not None and base.num_rows:
         base = expand_dictionaries(base, table.schema)
         met, version = _met(base[key_field], folded.keys)
@@ -299,12 +331,15 @@ def _merge_partial(base: pa.Table | None, data: LogVersions, versions: pa.Table,
                    for name in table.column_names]
         out.append(base.filter(pa.array(base_keep)))
         out.append(pa.Table.from_arrays(columns, schema=table.schema))
+        slots += [np.flatnonzero(base_keep), rows]
         log_rows[version] = False
     if not base_keys_only:
         picks = np.flatnonzero(log_rows)
         out.append(pa.Table.from_arrays([log_cells(c, picks) for c in table.column_names], schema=table.schema))
+        slots.append(n_base + np.arange(len(picks), dtype=np.int64))
     counts = MergeCounts(met_count, deleted, len(folded.keys))
     out = [t for t in out if t.num_rows]
     if not out:
         return table.schema.empty_table(), counts
-    return (pa.concat_tables(out) if len(out) > 1 else out[0]), counts
+    merged = pa.concat_tables(out) if len(out) > 1 else out[0]
+    return (_in_slot_order(merged, slots) if in_place else merged), counts

@@ -109,7 +109,7 @@ def compact_slice(storage: Storage, reader: SliceReader, op: CompactionOperation
     deletes = reader.by_merge_key(deletes)
     merged, counts = merge_slice_counted(base, data, deletes, reader.ordering_field, reader.schema, key_field=key,
                                          keep_dictionaries=True, partial=reader.partial,
-                                         first_value=reader.first_value)
+                                         first_value=reader.first_value, in_place=True)
     name = base_file_name(op.file_id, token, op.instant)
     size, footer = _write_base(storage, op.instant, op.partition, name, merged, avro, options, base is not None)
     done = time.monotonic()
