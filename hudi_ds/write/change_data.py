@@ -31,7 +31,7 @@ from hudi_ds.read.changes import CHANGE_TYPE, feed_schema, pending_changes, stat
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.schema.avro import arrow_to_avro
 from hudi_ds.schema.columns import joined
-from hudi_ds.schema.meta import META_COLUMNS, RECORD_KEY
+from hudi_ds.schema.meta import COMMIT_TIME, META_COLUMNS, RECORD_KEY
 from hudi_ds.schema.strings import constant_strings, decoded
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
@@ -50,8 +50,11 @@ def task_change_data(storage: Storage, plan: WritePlan, group: tuple[str, str], 
                      after: pa.Table, write_token: str, key: str) -> ChangeDataFile | None:
     """The change data of a file group a task rewrote, from its old and new base rows (meta columns included;
     columns of one value per file may be dictionaries), matched by `key`, the column the rewrite merged by. The
-    rows by kind go straight to CDC records, without the change feed's columns in between."""
-    pre, post, inserted, reappeared, deletes = states_by_kind(before, after, plan.instant, key)
+    rows by kind go straight to CDC records, without the change feed's columns in between (nor the other meta
+    columns: the sequence numbers are unique strings, costly to filter)."""
+    needed = [COMMIT_TIME, RECORD_KEY, *(f.name for f in plan.schema if f.name not in META_COLUMNS)]
+    pre, post, inserted, reappeared, deletes = states_by_kind(before.select(needed), after.select(needed),
+                                                              plan.instant, key)
     kinds = ChangeKinds(pa.concat_tables([inserted, reappeared]), pre, post, deletes)
     if kinds.empty:
         return None
