@@ -66,7 +66,7 @@ def encode_framed(table: pa.Table, avro_schema: dict[str, Any], native: bool = F
     return out.tobytes()
 
 
-def _framed(lengths: np.ndarray, datums: bytes) -> bytes:
+def _framed(lengths: np.ndarray, datums: bytes | memoryview) -> bytes:
     """`datums` (back to back, of `lengths`) each after its 4-byte big-endian length: Arrow joins the two columns
     row by row."""
     n = len(lengths)
@@ -178,11 +178,15 @@ def varint_sizes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     v = values.astype(np.int64, copy=False)
     z = ((v << 1) ^ (v >> 63)).view(np.uint64)
     sizes = np.ones(len(z), dtype=np.int64)
-    rest = z >> np.uint64(7)
-    while rest.any():
-        sizes += rest != 0
-        rest >>= np.uint64(7)
+    top = z.max() if len(z) else 0
+    for floor in _VARINT_FLOORS:  # a byte more from each power of 128 up to the largest value
+        if top < floor:
+            break
+        sizes += z >= floor
     return z, sizes
+
+
+_VARINT_FLOORS = [np.uint64(1 << (7 * k)) for k in range(1, 10)]
 
 
 def varint_matrix(z: np.ndarray, sizes: np.ndarray) -> np.ndarray:

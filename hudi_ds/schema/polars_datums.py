@@ -15,7 +15,7 @@ import pyarrow as pa
 from hudi_ds.schema.avro_binary import read_zigzag
 
 
-def polars_datums(table: pa.Table, avro_schema: dict[str, Any]) -> bytes | None:
+def polars_datums(table: pa.Table, avro_schema: dict[str, Any]) -> bytes | memoryview | None:
     """The datums of `table`'s rows back to back under `avro_schema` (a record naming `table`'s columns, in wire
     types), or None where polars' schema differs or polars fails."""
     import polars as pl
@@ -33,7 +33,7 @@ def polars_datums(table: pa.Table, avro_schema: dict[str, Any]) -> bytes | None:
         return None
 
 
-def _container_datums(data: bytes, avro_schema: dict[str, Any], rows: int) -> bytes | None:
+def _container_datums(data: bytes, avro_schema: dict[str, Any], rows: int) -> bytes | memoryview | None:
     """The datums of an uncompressed object container file, when its schema has the shape of `avro_schema` and
     its blocks hold `rows` records."""
     if bytes(data[:4]) != b"Obj\x01":
@@ -67,7 +67,9 @@ def _container_datums(data: bytes, avro_schema: dict[str, Any], rows: int) -> by
         if bytes(data[pos:pos + 16]) != sync:
             return None
         pos += 16
-    return b"".join(parts) if total == rows else None
+    if total != rows:
+        return None
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 @functools.lru_cache(maxsize=64)
