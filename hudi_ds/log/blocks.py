@@ -29,7 +29,13 @@ from hudi_ds.errors import (
     UnsupportedTableError,
 )
 from hudi_ds.files.encoding import dictionary_columns
-from hudi_ds.log.decoder_choice import POLARS_DELETE_RECORDS, decoded_by_fastavro, use_polars
+from hudi_ds.log.decoder_choice import (
+    POLARS_DELETE_RECORDS,
+    decoded_by_fastavro,
+    encoded_by_numpy,
+    use_polars,
+    use_polars_encoder,
+)
 from hudi_ds.log.delete_scan import scan_delete_list
 from hudi_ds.log.format import BlockType, HeaderKey, LogBlock, encode_block, require_type
 from hudi_ds.log.polars_avro import (
@@ -139,11 +145,14 @@ def avro_records_content(table: pa.Table, avro_schema: dict[str, Any], schema_js
     """The content of an Avro-encoded block (HoodieAvroDataBlock and the CDC block that extends it): version,
     record count, then each record's length and Avro datum."""
     prepared = _prepare_for_write(table, schema_json)
+    native = use_polars_encoder(prepared.num_rows)
     try:
-        framed = encode_framed(to_wire_types(prepared), inline_named_references(wire_schema(avro_schema)))
+        framed = encode_framed(to_wire_types(prepared), inline_named_references(wire_schema(avro_schema)), native)
     except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
         raise InvalidDataError(f"rows cannot be encoded with the table's Avro schema: {exc}") from exc
     if framed is not None:
+        if not native:
+            encoded_by_numpy(prepared.num_rows)
         return _II.pack(CONTENT_VERSION, prepared.num_rows) + framed
     import fastavro
 

@@ -37,7 +37,7 @@ from hudi_ds.schema.meta import (
     RECORD_KEY,
     fit_table,
 )
-from hudi_ds.schema.strings import constant_strings, decoded
+from hudi_ds.schema.strings import constant_strings, decoded, equal_to
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Instant
 from hudi_ds.timeline.commit_metadata import CommitMetadata
@@ -127,17 +127,17 @@ def compare_states(before: pa.Table, after: pa.Table, commit: str, out: pa.Schem
     vanish (a delete); the whole states are compared for deletes only when the row counts say so. `key`: the
     column records are matched by, the record key or a column equal to it (the merge key both states were
     merged by). The rows the commit did not write are never copied: only masks over `after` are built."""
-    parts = _compared(before, after, commit, key)
+    parts = states_by_kind(before, after, commit, key)
     return pa.concat_tables([_tag(rows, kind, commit, out) for rows, kind in zip(parts, _KINDS, strict=True)])
 
 
 _KINDS = ("update_preimage", "update_postimage", "insert", "insert", "delete")
 
 
-def _compared(before: pa.Table, after: pa.Table, commit: str, key: str) -> tuple[pa.Table, ...]:
-    """compare_states' rows by kind, untagged: pre-images, post-images, the inserts the commit wrote, rows that
-    reappeared, deletes (each in the order of its state's rows)."""
-    now = pc.equal(after[COMMIT_TIME], commit)
+def states_by_kind(before: pa.Table, after: pa.Table, commit: str, key: str) -> tuple[pa.Table, ...]:
+    """compare_states' rows by kind, untagged (in their states' columns): pre-images, post-images, the inserts
+    the commit wrote, rows that reappeared, deletes (each in the order of its state's rows)."""
+    now = equal_to(after[COMMIT_TIME], commit)
     changed = _where(after, now)
     changed_id, b_id = _ident(changed, key), _ident(before, key)
     pre = _where(before, is_in(b_id, changed_id))
@@ -175,7 +175,7 @@ def _compare_groups(states: list[tuple[pa.Table, pa.Table]], commit: str, out: p
         return pa.concat_tables([t.append_column(_GROUP, pa.array(np.full(t.num_rows, i, dtype=np.int32)))
                                  for i, t in enumerate(tables)])
 
-    parts = _compared(numbered([b for b, _ in states]), numbered([a for _, a in states]), commit, key)
+    parts = states_by_kind(numbered([b for b, _ in states]), numbered([a for _, a in states]), commit, key)
     groups = np.arange(len(states) + 1, dtype=np.int32)
     bounds = [np.searchsorted(np.asarray(rows[_GROUP].to_numpy()), groups) for rows in parts]
     tagged = [_tag(rows, kind, commit, out) for rows, kind in zip(parts, _KINDS, strict=True)]

@@ -78,6 +78,17 @@ def decoded(column: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array
     return pc.cast(column, target)
 
 
+def equal_to(column: pa.Array | pa.ChunkedArray, value: str) -> pa.Array | pa.ChunkedArray:
+    """`pc.equal(column, value)`; a dictionary-encoded column compares its few distinct values, then takes the
+    answers by its indices (Arrow's kernel decodes every row's string first)."""
+    if isinstance(column, pa.ChunkedArray):
+        if not pa.types.is_dictionary(column.type):
+            return pc.equal(column, value)
+        return pa.chunked_array([equal_to(c, value) for c in column.chunks], type=pa.bool_())
+    if not pa.types.is_dictionary(column.type):
+        return pc.equal(column, value)
+    return pc.take(pc.equal(column.dictionary, value), column.indices)
+
 
 def alike_dictionaries(tables: list[pa.Table]) -> list[pa.Table]:
     """`tables` with one schema: a column any of them holds dictionary-encoded is dictionary-encoded in all (a

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -26,12 +27,12 @@ from hudi_ds import faults
 from hudi_ds.files.markers import write_marker
 from hudi_ds.files.naming import cdc_file_name, join
 from hudi_ds.log import cdc_block as cdc
-from hudi_ds.read.changes import CHANGE_TYPE, compare_states, feed_schema, pending_changes
+from hudi_ds.read.changes import CHANGE_TYPE, feed_schema, pending_changes, states_by_kind
 from hudi_ds.read.query import TableSnapshot
 from hudi_ds.schema.avro import arrow_to_avro
 from hudi_ds.schema.columns import joined
-from hudi_ds.schema.meta import META_COLUMNS, RECORD_KEY
-from hudi_ds.schema.strings import constant_strings
+from hudi_ds.schema.meta import COMMIT_TIME, META_COLUMNS, RECORD_KEY
+from hudi_ds.schema.strings import constant_strings, decoded
 from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
 from hudi_ds.write.messages import ChangeDataFile, TaskResult
@@ -48,11 +49,16 @@ def writes_change_data(plan: WritePlan) -> bool:
 def task_change_data(storage: Storage, plan: WritePlan, group: tuple[str, str], before: pa.Table,
                      after: pa.Table, write_token: str, key: str) -> ChangeDataFile | None:
     """The change data of a file group a task rewrote, from its old and new base rows (meta columns included;
-    columns of one value per file may be dictionaries), matched by `key`, the column the rewrite merged by."""
-    changes = compare_states(before, after, plan.instant, feed_schema(plan.schema), key)
-    if changes.num_rows == 0:
+    columns of one value per file may be dictionaries), matched by `key`, the column the rewrite merged by. The
+    rows by kind go straight to CDC records, without the change feed's columns in between (nor the other meta
+    columns: the sequence numbers are unique strings, costly to filter)."""
+    needed = [COMMIT_TIME, RECORD_KEY, *(f.name for f in plan.schema if f.name not in META_COLUMNS)]
+    pre, post, inserted, reappeared, deletes = states_by_kind(before.select(needed), after.select(needed),
+                                                              plan.instant, key)
+    kinds = ChangeKinds(pa.concat_tables([inserted, reappeared]), pre, post, deletes)
+    if kinds.empty:
         return None
-    rel, size = _write_group(storage, plan, group, plan.instant, write_token, changes)
+    rel, size = _write_group(storage, plan, group, plan.instant, write_token, kinds)
     return ChangeDataFile(group[0], group[1], rel, size)
 
 
@@ -83,7 +89,7 @@ def write_change_data(storage: Storage, plan: WritePlan, results: Sequence[TaskR
     changes = pending_changes(TableSnapshot(storage, plan.config, timeline), plan.instant, set(written), out)
 
     def write_group(group: tuple[str, str]) -> tuple[tuple[str, str], dict[str, int]]:
-        rel, size = _write_group(storage, plan, group, written[group], write_token, changes[group])
+        rel, size = _write_group(storage, plan, group, written[group], write_token, ChangeKinds.of(changes[group]))
         return group, {rel: size}
 
     changed = sorted(g for g, rows in changes.items() if rows.num_rows)
@@ -92,8 +98,31 @@ def write_change_data(storage: Storage, plan: WritePlan, results: Sequence[TaskR
     return files
 
 
+@dataclass(frozen=True)
+class ChangeKinds:
+    """A file group's change rows by kind, each with the record key and the data columns (more columns may come
+    along; one-value columns may be dictionaries)."""
+
+    inserts: pa.Table
+    pre_images: pa.Table
+    post_images: pa.Table
+    deletes: pa.Table
+
+    @classmethod
+    def of(cls, changes: pa.Table) -> ChangeKinds:
+        """The rows of a change feed (its `_change_type` column) by kind."""
+        kind = changes[CHANGE_TYPE]
+        return cls(*(changes.filter(pc.equal(kind, k)) for k in ("insert", "update_preimage", "update_postimage",
+                                                                "delete")))
+
+    @property
+    def empty(self) -> bool:
+        return not (self.inserts.num_rows or self.pre_images.num_rows or self.post_images.num_rows
+                    or self.deletes.num_rows)
+
+
 def _write_group(storage: Storage, plan: WritePlan, group: tuple[str, str], slice_instant: str, write_token: str,
-                 changes: pa.Table) -> tuple[str, int]:
+                 changes: ChangeKinds) -> tuple[str, int]:
     data = pa.schema([f for f in plan.schema if f.name not in META_COLUMNS])
     mode = plan.config.cdc_mode
     schema = cdc.cdc_schema(mode, arrow_to_avro(data, plan.config.name))
@@ -101,15 +130,12 @@ def _write_group(storage: Storage, plan: WritePlan, group: tuple[str, str], slic
     return _write_new(storage, plan.instant, group, slice_instant, write_token, block), len(block)
 
 
-def cdc_records(changes: pa.Table, mode: str, data: pa.Schema, instant: str) -> pa.Table:
+def cdc_records(changes: ChangeKinds, mode: str, data: pa.Schema, instant: str) -> pa.Table:
     """Change rows (one per insert and delete, a pre- and a post-image per update) as CDC records of `mode`:
     one per changed key."""
-    kind = changes[CHANGE_TYPE]
-    by_kind = {k: changes.filter(pc.equal(kind, k)) for k in ("insert", "update_preimage", "update_postimage",
-                                                             "delete")}
-    pre = _by_key(by_kind["update_preimage"])
-    post = _by_key(by_kind["update_postimage"])
-    inserts, deletes = by_kind["insert"], by_kind["delete"]
+    pre = _by_key(changes.pre_images)
+    post = _by_key(changes.post_images)
+    inserts, deletes = changes.inserts, changes.deletes
     ops = pa.chunked_array([constant_strings(cdc.INSERT, inserts.num_rows), constant_strings(cdc.UPDATE, post.num_rows),
                             constant_strings(cdc.DELETE, deletes.num_rows)], pa.string())
     columns: dict[str, pa.Array | pa.ChunkedArray] = {cdc.OP: ops}
@@ -132,8 +158,15 @@ def _by_key(rows: pa.Table) -> pa.Table:
 
 
 def _images(rows: pa.Table, data: pa.Schema) -> pa.Array:
-    arrays = [rows[f.name].combine_chunks() for f in data]
+    arrays = [_plain(rows[f.name], f.type) for f in data]
     return pa.StructArray.from_arrays(arrays, fields=list(data))
+
+
+def _plain(column: pa.ChunkedArray, target: pa.DataType) -> pa.Array:
+    """A column as one array of the table's type (a dictionary a rewrite kept decoded)."""
+    if pa.types.is_dictionary(column.type) and not pa.types.is_dictionary(target):
+        column = decoded(column, target)
+    return column.combine_chunks()
 
 
 def _write_new(storage: Storage, instant: str, group: tuple[str, str], slice_instant: str, write_token: str,
