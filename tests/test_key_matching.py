@@ -1,5 +1,5 @@
 """hudi_ds.keys.matching.index_in, is_in and all_distinct find what pyarrow.compute.index_in, is_in and
-count_distinct find, integer keys by sorting, by a table of positions and by a byte table."""
+count_distinct find, integer keys by sorting and by a byte table."""
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -49,8 +49,8 @@ _CLOSE = st.lists(st.integers(min_value=0, max_value=60), max_size=60)
 @given(_CLOSE, _CLOSE, st.sampled_from([0, -(2**63), 2**63 - 61, 1 << 40]), st.sampled_from([1, 3, 1 << 20]),
        st.sampled_from([pa.int64(), pa.int32(), pa.int8(), pa.uint64()]))
 def test_close_integer_keys_are_found_at_their_first_occurrence(keys, held, offset, step, typ):
-    """Held keys within a few values per key of each other (the table of positions), at the ends of the type's
-    range, repeated (the first occurrence wins), and spread out (the sort)."""
+    """Held keys close to each other and spread out, at the ends of the type's range, repeated (the first
+    occurrence wins)."""
     low, high = {pa.int8(): (-128, 127), pa.int32(): (-(2**31), 2**31 - 1), pa.uint64(): (0, 2**64 - 1)}.get(
         typ, (-(2**63), 2**63 - 1))
     def place(values: list[int]) -> pa.Array:
