@@ -586,6 +586,32 @@ def test_bloom_index_base_files_carry_the_filter_of_their_keys(tmp_path, table_t
                                                                                     max(keys).encode())
 
 
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_rewritten_base_file_names_the_range_of_the_keys_it_holds(tmp_path, table_type):
+    """A rewrite that keeps every key widens its file's key range by the new keys (below and above it); one that
+    deletes keys names the range of those left (the lowest and the highest key deleted)."""
+    path = tmp_path / "t"
+    t = create(path, table_type, 9, "SIMPLE")
+    t.write(batch(["k3", "k4", "k5"], 1))
+    t.write(batch(["k1", "k4", "k9"], 2))  # k1 below the range, k9 above, k4 an update
+    t.write(batch(["k1", "k9"], 3), operation="delete")
+    t.write(batch(["k2"], 4))  # a rewrite again (merge-on-read: the deletes sit in a log of the file group)
+    expected = {"k2", "k3", "k4", "k5"} if table_type == "COPY_ON_WRITE" else None
+    checked = 0
+    for name, meta in footers(path).items():
+        [file] = list(path.rglob(name))
+        keys = pq.read_table(file, columns=[KEY])[KEY].to_pylist()
+        assert (meta[b"hoodie_min_record_key"], meta[b"hoodie_max_record_key"]) == (min(keys).encode(),
+                                                                                    max(keys).encode())
+        checked += 1
+    assert checked >= 3
+    assert sorted(t.to_arrow(columns=["id"])["id"].to_pylist()) == ["k2", "k3", "k4", "k5"]
+    if expected is not None:
+        [latest] = set(t.to_arrow(columns=[FILE])[FILE].to_pylist())
+        [file] = list(path.rglob(latest))
+        assert set(pq.read_table(file, columns=[KEY])[KEY].to_pylist()) == expected
+
+
 def latest_filter(t: HudiTable, path: Path) -> tuple[BloomFilter, list[str]]:
     """The bloom filter in the footer of the one file group's latest base file, and that file's keys."""
     [name] = set(t.to_arrow(columns=[FILE])[FILE].to_pylist())

@@ -78,7 +78,8 @@ class KeyLookup:
     def located(self, storage: Storage, partitions: Iterable[str],
                 wanted: pa.Array | pa.ChunkedArray | None = None, threads: int = READ_THREADS) -> pa.Table:
         """The keys the latest slices of `partitions` hold: key, (with an ordering field) the ordering value, LIVE,
-        partition and slot; the keys the slices hold live first (a key a log deleted may be live elsewhere).
+        partition (global indexes: tagging compares it with the incoming row's) and slot; the keys the slices hold
+        live first (a key a log deleted may be live elsewhere).
 
         With `wanted` (the keys being written, in `match_column`'s type) only those are kept, filtered a batch of
         slices at a time: memory holds the matches, not every key of the table a global index reads (a lookup that
@@ -95,8 +96,9 @@ class KeyLookup:
             reads = in_order(pool, threads, lambda c: self._slice_keys(storage, c[2]), candidates, 2 * threads)
             for (partition, slot, _), rows in zip(candidates, reads, strict=True):
                 n = rows.num_rows
-                unfiltered.append(rows.append_column(PARTITION, constant_strings(partition, n))
-                                  .append_column(SLOT, pa.array(np.full(n, slot, dtype=np.int32))))
+                if self.global_index:
+                    rows = rows.append_column(PARTITION, constant_strings(partition, n))
+                unfiltered.append(rows.append_column(SLOT, pa.array(np.full(n, slot, dtype=np.int32))))
                 if wanted is not None and sum(t.num_rows for t in unfiltered) >= FILTER_BATCH_ROWS:
                     parts.append(self._among(pa.concat_tables(unfiltered), wanted))
                     unfiltered = []
@@ -131,8 +133,8 @@ class KeyLookup:
         return pa.schema(fields + ([self.ordering] if compared and self.ordering is not None else []))
 
     def _schema(self) -> pa.Schema:
-        return pa.schema(list(self._key_columns()) + [pa.field(LIVE, pa.bool_()), pa.field(PARTITION, pa.string()),
-                                                      pa.field(SLOT, pa.int32())])
+        partition = [pa.field(PARTITION, pa.string())] if self.global_index else []
+        return pa.schema([*self._key_columns(), pa.field(LIVE, pa.bool_()), *partition, pa.field(SLOT, pa.int32())])
 
     def _slice_keys(self, storage: Storage, sl: FileSlice) -> pa.Table:
         """The keys of the slice's base file and of the data blocks of its log files, one row per key (the

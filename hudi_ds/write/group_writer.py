@@ -166,17 +166,18 @@ class GroupWriteContext:
         return chosen
 
     def write_base(self, partition: str, file_id: str, bucket: int, records: pa.Table, prev_commit: str,
-                   inserts: int, updates: int, is_merge: bool = False,
-                   grown_filter: GrownFilter | None = None) -> WrittenFile:
+                   inserts: int, updates: int, is_merge: bool = False, grown_filter: GrownFilter | None = None,
+                   key_range: tuple[str, str] | None = None) -> WrittenFile:
         """A parquet base file with `records` (meta columns included) in the file group (`grown_filter`: its
-        bloom filter grown from the one of the file it rewrites)."""
+        bloom filter grown from the one of the file it rewrites; `key_range`: its lowest and highest key, if
+        known)."""
         name = base_file_name(file_id, self.write_token, self.instant)
         virtual = self.virtual_keys is not None
         size, footer = write_base_file(self.storage, self.instant, partition, name,
                                        blank_meta(records) if virtual else records, self.avro_schema,
                                        compression=self.compression, dictionary=self.dictionary_columns(records),
                                        merge=is_merge, bloom_filter=self.bloom_filters, key_footer=not virtual,
-                                       grown_filter=grown_filter)
+                                       grown_filter=grown_filter, key_range=key_range)
         return WrittenFile(partition, file_id, bucket, join(partition, name), False, prev_commit, name, 0,
                            records.num_rows, inserts, updates, 0, size, column_ranges=file_ranges(footer))
 

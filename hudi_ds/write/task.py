@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.errors import InvalidDataError
-from hudi_ds.files.base_file import GrownFilter, footer
+from hudi_ds.files.base_file import GrownFilter, footer, widened_key_range
 from hudi_ds.files.encoding import few_valued_as_dictionaries, few_valued_strings
 from hudi_ds.index.bucket import new_bucket_file_id
 from hudi_ds.index.lookup import PENDING, SLOT, new_file_id
@@ -405,7 +405,10 @@ class TaskWriter:
         if RECORD_KEY not in data.column_names:  # keyless: null in the new base file, staged rows need them
             data = data.append_column(RECORD_KEY, pa.nulls(data.num_rows, pa.string()) if owner
                                       else record_key_strings(data, keys))
-        records = self._records(data, file_id, partition, new_base=owner and target is None)
+        # a new base file, and a rewrite that keeps the base file's dictionaries, take the columns of one value per
+        # file as dictionaries (a rewrite's merge would encode them to match the base rows)
+        records = self._records(data, file_id, partition,
+                                new_base=owner and (target is None or self._keeps_dictionaries))
         if not owner:  # logs and staged rows take plain strings (few-valued columns may come encoded: _split)
             records = expand_dictionaries(records, self.ctx.schema)
         if owner and target is not None:
@@ -488,6 +491,12 @@ class TaskWriter:
             first, self.seq = self.seq, self.seq + data.num_rows
         return self.ctx.with_meta(data, file_name, first, partition, new_base)
 
+    @property
+    def _keeps_dictionaries(self) -> bool:
+        """Whether a rewrite reads the base file's columns of one value per file as dictionaries and writes them so
+        (not for computed meta columns or partial updates)."""
+        return self.ctx.virtual_keys is None and self.plan.partial is None
+
     def _rewrite_base(self, partition: str, bucket: int, target: GroupTarget, records: pa.Table,
                       deletes: pa.Table | None) -> None:
         """Copy-on-write: the bucket's base file merged with this write's rows, as a new base file."""
@@ -495,9 +504,9 @@ class TaskWriter:
         key = self._match_key(records, deletes)
         change_data = writes_change_data(self.plan)
         # columns of one value per file (commit time, partition...) stay dictionaries from read to write; not the
-        # keys and ordering values the merge compares, nor for computed meta columns or partial updates
-        plain = self.ctx.virtual_keys is not None or self.plan.partial is not None
-        kept = frozenset() if plain else frozenset(full.names) - {key, RECORD_KEY, self.plan.ordering_field}
+        # keys and ordering values the merge compares
+        kept = (frozenset(full.names) - {key, RECORD_KEY, self.plan.ordering_field} if self._keeps_dictionaries
+                else frozenset())
         base = read_base(self.storage, target.base_file, full, self.ctx.virtual_keys, kept) \
             if target.base_file else None
         n_data = records.num_rows
@@ -519,20 +528,26 @@ class TaskWriter:
             dels, self.plan.ordering_field, full, key_field=key, partial=self.plan.partial,
             first_value=self.plan.first_value, keep_dictionaries=bool(kept),
         )
-        updates, grown = 0, None
+        updates, grown, key_range = 0, None, None
         if base is not None:
             held = index_in(records[key], base[key])
             updates = len(held) - held.null_count
             if self.plan.operation != "delete":
                 self._report_outranked(partition, target.file_id, base, records, held)
-            if self.ctx.bloom_filters and target.base_file:  # its filter holds the keys it keeps: add new ones
-                grown = GrownFilter(footer(self.storage, target.base_file).metadata,
-                                    records.filter(pc.is_null(held))[RECORD_KEY])
+            # without deletes the rewrite keeps every key of the file: its footer's key range widens by the
+            # records' keys
+            keeps_keys = dels is None and self.ctx.virtual_keys is None
+            previous = (footer(self.storage, target.base_file).metadata
+                        if target.base_file and (self.ctx.bloom_filters or keeps_keys) else None)
+            if previous is not None and keeps_keys:
+                key_range = widened_key_range(previous, records[RECORD_KEY])
+            if previous is not None and self.ctx.bloom_filters:  # its filter holds the keys it keeps: add new ones
+                grown = GrownFilter(previous, records.filter(pc.is_null(held))[RECORD_KEY])
         if self.ctx.virtual_keys is not None:  # the file cannot tell the task's rows (maybe none) from the base's
             with self._lock:
                 self.rewritten.append(GroupKeys(partition, target.file_id, records.select([RECORD_KEY])))
         wf = self.ctx.write_base(partition, target.file_id, bucket, merged, target.base_instant, n_data - updates,
-                                 updates, is_merge=True, grown_filter=grown)
+                                 updates, is_merge=True, grown_filter=grown, key_range=key_range)
         if base is not None and change_data:
             written = task_change_data(self.storage, self.plan, (partition, target.file_id), base, merged,
                                        self.ctx.write_token, key)
