@@ -54,17 +54,26 @@ def read_base(storage: Storage, rel: str, schema: pa.Schema, virtual_keys: tuple
     `virtual_keys` (the record key fields of a table without meta fields), the meta columns computed.
     `keep_dictionaries`: columns the file stores as small dictionaries stay Arrow dictionaries (a rewrite
     merges and writes them as read, without decoding and hashing every row's string again)."""
+    return read_base_and_footer(storage, rel, schema, virtual_keys, keep_dictionaries)[0]
+
+
+def read_base_and_footer(storage: Storage, rel: str, schema: pa.Schema,
+                         virtual_keys: tuple[str, ...] | None = None,
+                         keep_dictionaries: frozenset[str] = frozenset()) -> tuple[pa.Table, dict[bytes, bytes]]:
+    """read_base, and the file's footer key-value metadata (Hudi's key range and bloom filter, which a rewrite
+    carries forward) from the same read: no second open of the file (a request more on an object store)."""
     with open_base_file(storage, rel, few_valued_as_dictionary=bool(keep_dictionaries)) as pf:
         table = pf.read()
+        kv = pf.metadata.metadata or {}
     if keep_dictionaries:
-        return conform(table, schema, rel, keep_dictionaries)
+        return conform(table, schema, rel, keep_dictionaries), kv
     if virtual_keys is not None:
         partition, _, name = rel.rpartition("/")
         parsed = parse_base_file(partition, name)
         if parsed is None:
             raise CorruptTableError(f"{rel} is not named as a base file: restore it, or roll back its commit")
         table = computed_meta(table, virtual_keys, partition, parsed.instant, name)
-    return conform(table, schema, rel)
+    return conform(table, schema, rel), kv
 
 
 def _avro_primitive(avro_schema: dict, field_name: str | None) -> str | None:

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ds.errors import InvalidDataError
-from hudi_ds.files.base_file import GrownFilter, footer, widened_key_range
+from hudi_ds.files.base_file import GrownFilter, widened_key_range
 from hudi_ds.files.encoding import few_valued_as_dictionaries, few_valued_strings
 from hudi_ds.index.bucket import new_bucket_file_id
 from hudi_ds.index.lookup import PENDING, SLOT, new_file_id
@@ -39,7 +39,7 @@ from hudi_ds.storage.layout import claim_path
 from hudi_ds.write.buffers import GroupBuffers
 from hudi_ds.write.change_data import task_change_data, writes_change_data
 from hudi_ds.write.delete_markers import apply_delete_markers
-from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metadata, read_base
+from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metadata, read_base_and_footer
 from hudi_ds.write.input import cast_to
 from hudi_ds.write.insert_duplicates import without_held_keys
 from hudi_ds.write.messages import ChangeDataFile, DeferredRows, GroupKeys, TaskResult, WrittenFile
@@ -507,8 +507,8 @@ class TaskWriter:
         # keys and ordering values the merge compares
         kept = (frozenset(full.names) - {key, RECORD_KEY, self.plan.ordering_field} if self._keeps_dictionaries
                 else frozenset())
-        base = read_base(self.storage, target.base_file, full, self.ctx.virtual_keys, kept) \
-            if target.base_file else None
+        base, previous = read_base_and_footer(self.storage, target.base_file, full, self.ctx.virtual_keys, kept) \
+            if target.base_file else (None, None)
         n_data = records.num_rows
         dels = None
         if deletes is not None and deletes.num_rows:
@@ -537,8 +537,6 @@ class TaskWriter:
             # without deletes the rewrite keeps every key of the file: its footer's key range widens by the
             # records' keys
             keeps_keys = dels is None and self.ctx.virtual_keys is None
-            previous = (footer(self.storage, target.base_file).metadata
-                        if target.base_file and (self.ctx.bloom_filters or keeps_keys) else None)
             if previous is not None and keeps_keys:
                 key_range = widened_key_range(previous, records[RECORD_KEY])
             if previous is not None and self.ctx.bloom_filters:  # its filter holds the keys it keeps: add new ones
