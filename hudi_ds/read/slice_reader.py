@@ -214,14 +214,11 @@ class SliceReader:
         return self.read_part(SlicePart(sl), include_logs)
 
     def _merged(self, base: pa.Table | None, sl: FileSlice, base_keys_only: bool = False) -> pa.Table:
-        """`base` (the slice's base rows, or a part of them) merged with the slice's log files. As a compaction
-        does, few-valued string columns stay dictionaries through the merge (read_part expands the rows kept):
-        the one-value meta columns of the log blocks are not decoded into strings before the merge drops some
-        of their rows."""
-        data, deletes = self.read_logs(sl, keep_dictionaries=self.partial is None)
+        """`base` (the slice's base rows, or a part of them) merged with the slice's log files."""
+        data, deletes = self.read_logs(sl)
         return merge_slice(base, data, self.by_merge_key(deletes), self.ordering_field, self.schema,
-                           base_keys_only=base_keys_only, key_field=self.merge_key, keep_dictionaries=True,
-                           partial=self.partial, first_value=self.first_value)
+                           base_keys_only=base_keys_only, key_field=self.merge_key, partial=self.partial,
+                           first_value=self.first_value)
 
     def by_merge_key(self, deletes: LogDeletes | None) -> LogDeletes | None:
         """Delete keys typed like the merge key column."""
