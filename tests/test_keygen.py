@@ -452,3 +452,15 @@ def test_numbered_strings_cross_every_boundary():
 
     for first, n in ((0, 120_000), (9_995, 10), (99_999_990, 20), (10**12 - 3, 6)):
         assert numbered_strings("2026_0_", first, n).to_pylist() == [f"2026_0_{i}" for i in range(first, first + n)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=90), st.integers(0, 3_000) | st.sampled_from([65_535, 65_536, 100_001, 1 << 20]))
+def test_constant_strings_repeat_the_value(value, n):
+    """Meta and partition columns of one value: filled by doubling copies in Arrow's pool once they are large,
+    they must equal the value written n times on both sides of that size."""
+    from hudi_ds.schema.strings import constant_strings
+
+    got = constant_strings(value, n)
+    assert got.type == pa.string() and got.validate(full=True) is None and len(got) == n
+    assert got.equals(pa.array([value] * n, pa.string()))

@@ -109,6 +109,8 @@ class RowGroupFilter:
             if stats.has_null_count and stats.null_count == rg.num_rows and rg.num_rows \
                     and not null_matches(bound.op, sql_nulls=False):
                 return False
+            if null_matches(bound.op, sql_nulls=False) and (not stats.has_null_count or stats.null_count):
+                continue  # its null rows pass `not in` whatever its values are
             if not stats.has_min_max:
                 continue
             try:
