@@ -307,6 +307,34 @@ def test_column_wise_avro_encoding_is_fastavros_byte_for_byte(table: pa.Table, n
         expected.write(struct.pack(">i", len(buf.getvalue())) + buf.getvalue())
     assert framed == expected.getvalue()
 
+    if native and wire.num_rows > 1:  # columns chunked unlike each other, as a change-data block's are built
+        split = pa.table({name: pa.chunked_array([wire[name][:k], wire[name][k:]], wire[name].type)
+                          for k, name in ((1 + i % (wire.num_rows - 1), name)
+                                          for i, name in enumerate(wire.column_names))})
+        assert encode_framed(split, inline_named_references(wire_schema(avro)), native) == framed
+
+
+def test_polars_writes_a_change_data_block_of_columns_chunked_unlike_each_other() -> None:
+    """polars' Avro writer panicked (a Rust panic, no Exception) on columns chunked unlike each other: a CI run's
+    change-data block of inserts, an update and a delete. They are written in one chunk a column."""
+    from hudi_ds.schema.avro import inline_named_references, wire_schema
+    from hudi_ds.schema.polars_datums import polars_datums
+
+    image = pa.struct([("k", pa.string()), ("v", pa.int64())])
+    rows = pa.StructArray.from_arrays([pa.array(["a", "b"]), pa.array([1, 2])], fields=list(image))
+    block = pa.table({"op": pa.chunked_array([pa.array(["i"]), pa.array(["u", "u"]), pa.array(["d"])]),
+                      "ts_ms": pa.array(["20261128121225163"] * 4),
+                      "before": pa.chunked_array([pa.nulls(1, image), rows, pa.nulls(1, image)], image),
+                      "after": pa.chunked_array([pa.nulls(2, image), rows.slice(0, 1), pa.nulls(1, image)], image)})
+    avro = inline_named_references(wire_schema(arrow_to_avro(block.schema, "cdc")))
+    datums = polars_datums(block, avro)
+    assert datums is not None
+    parsed = fastavro.parse_schema(avro)
+    expected = io.BytesIO()
+    for record in block.to_pylist():
+        fastavro.schemaless_writer(expected, parsed, record)
+    assert bytes(datums) == expected.getvalue()
+
 
 @SETTINGS
 @given(tables())

@@ -19,13 +19,16 @@ def polars_datums(table: pa.Table, avro_schema: dict[str, Any]) -> bytes | memor
     """The datums of `table`'s rows back to back under `avro_schema` (a record naming `table`'s columns, in wire
     types), or None where polars' schema differs or polars fails."""
     import polars as pl
+    from polars.exceptions import PanicException
 
     buf = io.BytesIO()
     try:
-        frame = pl.from_arrow(table.select([f["name"] for f in avro_schema["fields"]]))
+        # one chunk a column: polars' writer panics on columns chunked unlike each other (a change-data block's
+        # columns are built from inserts, updates and deletes apart)
+        frame = pl.from_arrow(table.select([f["name"] for f in avro_schema["fields"]]).combine_chunks())
         assert isinstance(frame, pl.DataFrame)
         frame.write_avro(buf, compression="uncompressed", name="r")
-    except Exception:  # any polars/arrow failure: the NumPy encoders write the block instead
+    except (Exception, PanicException):  # any polars/arrow failure (a Rust panic is no Exception): NumPy's then
         return None
     try:
         return _container_datums(buf.getvalue(), avro_schema, table.num_rows)
