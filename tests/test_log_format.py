@@ -348,6 +348,24 @@ def test_polars_and_fastavro_decoders_agree(table: pa.Table) -> None:
     assert decode_avro_data_block(block, "f.log").equals(reference)
 
 
+def test_a_panic_in_polars_falls_back_to_the_reference_codecs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """polars' reader and writer answer a Rust panic (a BaseException, not an Exception) as any other failure:
+    the reference codecs take the block."""
+    import polars
+    from polars.exceptions import PanicException
+
+    def panics(*_: Any, **__: Any) -> None:
+        raise PanicException("a panic inside polars")
+
+    table = pa.table({"_hoodie_record_key": [f"k{i}" for i in range(50)], "v": list(range(50))})
+    (block,) = read_blocks(encode_avro_data_block(table, arrow_to_avro(table.schema, "t"), T1), "f.log")
+    expected = decode_avro_data_block(block, "f.log")
+    monkeypatch.setattr(polars, "read_avro", panics)
+    monkeypatch.setattr(polars.DataFrame, "write_avro", panics)
+    assert decode_avro_data_block(block, "f.log").equals(expected)
+    assert read_blocks(encode_avro_data_block(table, arrow_to_avro(table.schema, "t"), T1), "f.log") == [block]
+
+
 @SETTINGS
 @given(tables(), st.sampled_from(["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]), st.data())
 def test_cdc_blocks_decode_alike_through_polars_and_fastavro(table: pa.Table, mode: str, data: Any) -> None:

@@ -82,11 +82,12 @@ def polars_container(schema_json: str, count: int, body: Sequence[bytes | memory
     failure (callers fall back to fastavro). polars is imported here, not at module load: its thread pool must
     not exist in Spark's forking daemon (hudi_ds.spark.daemon)."""
     import polars as pl
+    from polars.exceptions import PanicException
 
     ocf = container_bytes(schema_json, count, body)
     try:
         return pl.read_avro(io.BytesIO(ocf)).to_arrow()
-    except Exception:  # any polars/arrow failure
+    except (Exception, PanicException):  # any polars/arrow failure (a Rust panic is no Exception)
         return None
 
 
