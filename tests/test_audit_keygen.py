@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+from tables import hudi_rs, rows
 
+from hudi_ds import HudiTable
+from hudi_ds.keys import DEFAULT_PARTITION
 from hudi_ds.keys.timestamp_partition import TimestampPartition
 
 P = "hoodie.keygen.timebased."
+PART = "_hoodie_partition_path"
 
 
 @pytest.mark.parametrize("settings,want", [
@@ -39,3 +43,35 @@ def test_a_null_date_string_keeps_the_millisecond_only_where_the_input_pattern_d
     assert TimestampPartition.of(coarse).values(values, "ts").to_pylist() == ["19700101000000000"]
     assert TimestampPartition.of(fine).values(values, "ts").to_pylist() == ["19700101000000001"]
 
+
+# ---- partition values Hudi escapes or sends to its default partition --------------------------------------------
+
+AWKWARD = ["a/b", "x=y", "sp ace", "ü€", None, "", "50%", "ab:c", "#?*", "{[]^}", "'\"", DEFAULT_PARTITION, "default"]
+
+
+@pytest.mark.parametrize("hive_style", [False, True])
+@pytest.mark.parametrize("url_encode", [False, True])
+@pytest.mark.parametrize("index", ["SIMPLE", "GLOBAL_BLOOM"])
+def test_awkward_partition_values_are_written_pruned_and_updated_where_hudi_puts_them(tmp_path, hive_style,
+                                                                                      url_encode, index):
+    values = [v for v in AWKWARD if url_encode or v is None or "/" not in v]
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field="ts", partition_by="dt",
+                         table_type="MERGE_ON_READ", options={
+                             "hoodie.index.type": index, "hoodie.datasource.write.partitionpath.urlencode": url_encode,
+                             "hoodie.datasource.write.hive_style_partitioning": hive_style})
+    ids = [f"k{i}" for i in range(len(values))]
+    t.write(pa.table({"id": ids, "ts": [1] * len(ids), "dt": values}))
+    t.write(pa.table({"id": ids, "ts": [2] * len(ids), "dt": values}))  # updates, found in those partitions
+    t.write(pa.table({"id": ids[:2], "ts": [3, 3], "dt": values[:2]}), operation="delete")
+    read = t.to_arrow(columns=["id", "dt", "ts", PART])
+    # KeyGenUtils: a null or empty value is __HIVE_DEFAULT_PARTITION__; else escapePathName's %XX when url-encoding
+    escape = {"/": "%2F", "=": "%3D", "%": "%25", ":": "%3A", "#": "%23", "?": "%3F", "*": "%2A", "{": "%7B",
+              "[": "%5B", "]": "%5D", "^": "%5E", "'": "%27", '"': "%22"}
+    text = [DEFAULT_PARTITION if not v else "".join(escape.get(c, c) for c in v) if url_encode else v for v in values]
+    want = sorted([(i, v, 2, f"dt={p}" if hive_style else p) for i, v, p in zip(ids, values, text, strict=True)][2:],
+                  key=repr)
+    assert rows(read, ["id", "dt", "ts", PART]) == want
+    assert rows(hudi_rs(str(tmp_path / "t")), ["id", "dt", "ts", PART]) == want
+    for i, v in zip(ids[2:], values[2:], strict=True):
+        if v is not None:  # pruning by the path's value keeps the row's partition
+            assert t.to_arrow(filters=[("dt", "=", v)], columns=["id"])["id"].to_pylist() == [i], v
