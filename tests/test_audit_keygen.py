@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 from tables import hudi_rs, rows
 
-from hudi_ds import HudiTable
+from hudi_ds import HudiTable, InvalidDataError
 from hudi_ds.keys import DEFAULT_PARTITION
 from hudi_ds.keys.timestamp_partition import TimestampPartition
 
@@ -75,3 +75,22 @@ def test_awkward_partition_values_are_written_pruned_and_updated_where_hudi_puts
     for i, v in zip(ids[2:], values[2:], strict=True):
         if v is not None:  # pruning by the path's value keeps the row's partition
             assert t.to_arrow(filters=[("dt", "=", v)], columns=["id"])["id"].to_pylist() == [i], v
+
+
+@pytest.mark.parametrize("kind,value", [("EPOCHMILLISECONDS", 2**62), ("EPOCHMILLISECONDS", 253402300800000),
+                                        ("UNIX_TIMESTAMP", -62135596801), ("DATE_STRING", "99999-01-01")])
+def test_an_instant_beyond_the_years_python_formats_is_refused_by_name(tmp_path, kind, value):
+    """Joda formats years past 9999; hudi_ds cannot, so such a value is bad input, refused before a file is
+    written (it was an OverflowError)."""
+    settings = {P + "timestamp.type": kind, P + "output.dateformat": "yyyy/MM/dd", P + "timezone": "UTC",
+                P + "input.dateformat": "yyyy-MM-dd"}
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", partition_by="ts", options={
+        "hoodie.index.type": "SIMPLE", "hoodie.datasource.write.keygenerator.class":
+            "org.apache.hudi.keygen.TimestampBasedKeyGenerator", **settings})
+    good = 0 if kind != "DATE_STRING" else "2024-01-15"
+    column = pa.array([good, value], pa.string() if kind == "DATE_STRING" else pa.int64())
+    with pytest.raises(InvalidDataError, match=f"{value}.*(outside the years 1 to 9999|no valid date)"):
+        t.write(pa.table({"id": ["a", "b"], "ts": column}))
+    assert not [p for p in (tmp_path / "t").rglob("*.parquet")]
+    t.write(pa.table({"id": ["a"], "ts": column.slice(0, 1)}))
+    assert t.to_arrow(columns=["id"])["id"].to_pylist() == ["a"]

@@ -230,13 +230,18 @@ class TimestampPartition:
             "instant as an integer column")
 
     def _one(self, value: object, field: str) -> str:
-        if self.kind == "DATE_STRING":
-            return self._from_string(self.null_text if value is None else str(value), field)
-        count = 1 if value is None else int(str(value))
-        per_unit, per_ms = self.unit_ms
-        ms = count * per_unit if per_ms == 1 else (1 if count >= 0 else -1) * (abs(count) // per_ms)  # Java: towards 0
-        return _format((_EPOCH + dt.timedelta(milliseconds=ms)).astimezone(self.output_zone or dt.timezone.utc),
-                       list(self.output))
+        try:
+            if self.kind == "DATE_STRING":
+                return self._from_string(self.null_text if value is None else str(value), field)
+            count = 1 if value is None else int(str(value))
+            per_unit, per_ms = self.unit_ms
+            ms = count * per_unit if per_ms == 1 else (1 if count >= 0 else -1) * (abs(count) // per_ms)  # to 0
+            return _format((_EPOCH + dt.timedelta(milliseconds=ms)).astimezone(self.output_zone or dt.timezone.utc),
+                           list(self.output))
+        except OverflowError as exc:  # Joda formats years beyond 1-9999, Python's datetime does not
+            raise InvalidDataError(f"partition column {field!r} has the value {value!r}, an instant outside the years "
+                                   "1 to 9999, which hudi_ds cannot format as Apache Hudi would; fix or drop those "
+                                   "rows") from exc
 
     def _from_string(self, text: str, field: str) -> str:
         for pattern in self.input_patterns:
