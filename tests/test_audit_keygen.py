@@ -94,3 +94,31 @@ def test_an_instant_beyond_the_years_python_formats_is_refused_by_name(tmp_path,
     assert not [p for p in (tmp_path / "t").rglob("*.parquet")]
     t.write(pa.table({"id": ["a"], "ts": column.slice(0, 1)}))
     assert t.to_arrow(columns=["id"])["id"].to_pylist() == ["a"]
+
+
+# ---- complex keys ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+@pytest.mark.parametrize("index", ["SIMPLE", "GLOBAL_BLOOM", "RECORD_INDEX"])
+def test_complex_keys_with_separators_nulls_and_empties_are_updated_and_deleted(tmp_path, table_type, index):
+    """KeyGenUtils.getRecordKey: `f:v` parts joined by ',' with no escaping, __null__ / __empty__ for null and ''
+    parts; a lookup index finds each such key again (updates, deletes) in partitions of several fields."""
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key=["k1", "k2"], ordering_field="ts",
+                         partition_by=["p1", "p2"], table_type=table_type, hive_style_partitioning=True,
+                         options={"hoodie.index.type": index, "hoodie.write.table.version": 9})
+    k1 = ["a,b", "a", None, "", "x:y", "é", "a", "a,k2:b"]
+    k2 = ["c", "b,c", "z", "z", None, "", "b", None]
+    p1 = [None, "", "u", "u", "v", "v", "w", "w"]
+    p2 = pa.array([1, None, 2, 2, None, 3, 4, 4], pa.int32())
+    n = len(k1)
+    for ts in (1, 2):
+        t.write(pa.table({"k1": k1, "k2": k2, "ts": [ts] * n, "p1": p1, "p2": p2, "v": [f"{ts}.{i}" for i in range(n)]}))
+    t.write(pa.table({"k1": k1[1:3], "k2": k2[1:3], "ts": [3, 3], "p1": p1[1:3], "p2": p2[1:3]}), operation="delete")
+    keys = ["k1:a,b,k2:c", "k1:a,k2:b,c", "k1:__null__,k2:z", "k1:__empty__,k2:z", "k1:x:y,k2:__null__",
+            "k1:é,k2:__empty__", "k1:a,k2:b", "k1:a,k2:b,k2:__null__"]
+    parts = ["p1=__HIVE_DEFAULT_PARTITION__/p2=1", "p1=__HIVE_DEFAULT_PARTITION__/p2=__HIVE_DEFAULT_PARTITION__",
+             "p1=u/p2=2", "p1=u/p2=2", "p1=v/p2=__HIVE_DEFAULT_PARTITION__", "p1=v/p2=3", "p1=w/p2=4", "p1=w/p2=4"]
+    columns = ["k1", "k2", "v", "_hoodie_record_key", PART]
+    want = sorted(((k1[i], k2[i], f"2.{i}", keys[i], parts[i]) for i in range(n) if i not in (1, 2)), key=repr)
+    assert rows(t.to_arrow(columns=columns), columns) == want
+    assert rows(hudi_rs(str(tmp_path / "t")), columns) == want
