@@ -4,6 +4,8 @@ that our reader, partition pruning and hudi-rs read alike."""
 
 from __future__ import annotations
 
+import decimal
+
 import pyarrow as pa
 import pytest
 from tables import hudi_rs, rows
@@ -122,3 +124,12 @@ def test_complex_keys_with_separators_nulls_and_empties_are_updated_and_deleted(
     want = sorted(((k1[i], k2[i], f"2.{i}", keys[i], parts[i]) for i in range(n) if i not in (1, 2)), key=repr)
     assert rows(t.to_arrow(columns=columns), columns) == want
     assert rows(hudi_rs(str(tmp_path / "t")), columns) == want
+
+
+def test_decimal_instants_lose_their_fraction_as_javas_long_value_does():
+    """TimestampBasedAvroKeyGenerator takes a BigDecimal's longValue(), towards zero (a pyarrow error before)."""
+    settings = {P + "timestamp.type": "UNIX_TIMESTAMP", P + "output.dateformat": "yyyy/MM/dd/HH:mm:ss",
+                P + "timezone": "UTC"}
+    values = pa.array([decimal.Decimal("1705311000.9"), decimal.Decimal("-1.5"), None], pa.decimal128(12, 1))
+    assert TimestampPartition.of(settings).values(values, "ts").to_pylist() == [
+        "2024/01/15/09:30:00", "1969/12/31/23:59:59", "1970/01/01/00:00:01"]

@@ -218,8 +218,10 @@ class TimestampPartition:
                 return pc.cast(arr, pa.string())
             raise InvalidDataError(f"partition column {field!r} has type {t}; {TYPE}=DATE_STRING partitions "
                                    "parse strings: give the column as strings")
-        if pa.types.is_integer(t) or pa.types.is_decimal(t):
+        if pa.types.is_integer(t):
             return pc.cast(arr, pa.int64())
+        if pa.types.is_decimal(t):  # BigDecimal.longValue(): towards zero, the low 64 bits of what does not fit
+            return pc.cast(arr, pa.int64(), safe=False)
         if pa.types.is_floating(t):  # Java's longValue(): towards zero
             return pc.cast(pc.trunc(arr), pa.int64())
         if pa.types.is_date32(t):  # Avro's date is its epoch day, which Hudi converts with the type's unit
