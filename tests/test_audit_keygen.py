@@ -133,3 +133,12 @@ def test_decimal_instants_lose_their_fraction_as_javas_long_value_does():
     values = pa.array([decimal.Decimal("1705311000.9"), decimal.Decimal("-1.5"), None], pa.decimal128(12, 1))
     assert TimestampPartition.of(settings).values(values, "ts").to_pylist() == [
         "2024/01/15/09:30:00", "1969/12/31/23:59:59", "1970/01/01/00:00:01"]
+
+
+def test_an_empty_time_zone_setting_is_no_zone():
+    """HoodieDateTimeParser: a present but empty hoodie.keygen.timebased.timezone gives no zone (not GMT), so a
+    DATE_STRING is formatted in the offset it carries, and the input/output zones are not consulted."""
+    settings = {P + "timestamp.type": "DATE_STRING", P + "input.dateformat": "yyyy-MM-dd'T'HH:mm:ssZ",
+                P + "output.dateformat": "yyyy/MM/dd/HH", P + "timezone": "", P + "output.timezone": "UTC"}
+    values = pa.array(["2024-01-15T23:30:00+0200"])
+    assert TimestampPartition.of(settings).values(values, "ts").to_pylist() == ["2024/01/15/23"]

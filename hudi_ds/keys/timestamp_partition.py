@@ -186,9 +186,8 @@ class TimestampPartition:
                 raise ConfigError(f"{SCALAR_UNIT}={unit!r} is no java.util.concurrent.TimeUnit name ("
                                   f"{', '.join(_UNIT_MS)})")
             unit_ms = _UNIT_MS[unit]
-        if TIMEZONE in settings:
-            zone = settings[TIMEZONE] or "GMT"
-            input_zone = output_zone = _zone(zone, TIMEZONE)
+        if TIMEZONE in settings:  # HoodieDateTimeParser: present, it rules both; empty means no zone
+            input_zone = output_zone = _zone(settings[TIMEZONE], TIMEZONE)
         else:
             input_zone = _zone(settings.get(INPUT_TIMEZONE), INPUT_TIMEZONE)
             output_zone = _zone(settings.get(OUTPUT_TIMEZONE), OUTPUT_TIMEZONE)
