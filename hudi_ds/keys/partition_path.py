@@ -283,7 +283,7 @@ def partition_value_matches(path_value: str | None, op: str, literal: Any, arrow
 
     False only when no row can match; any doubt (unknown op or type, unparsable value) gives True. The default
     partition (``path_value`` None) holds nulls, which match as the caller's null rule says (`null_matches`,
-    hudi_ds.read.filters owns it), and, for string columns, empty strings.
+    hudi_ds.read.filters owns it), and, for string columns, empty strings and the text of its own name.
     """
     if path_value is None and null_matches:
         return True
@@ -294,7 +294,7 @@ def partition_value_matches(path_value: str | None, op: str, literal: Any, arrow
         if path_value is None:
             if convert is not str:
                 return False
-            return _compare("", op, literal, convert)
+            return _compare("", op, literal, convert) or _compare(DEFAULT_PARTITION, op, literal, convert)
         return _compare(convert(path_value), op, literal, convert)
     except (ValueError, TypeError, KeyError, ArithmeticError, decimal.InvalidOperation):
         return True

@@ -7,7 +7,7 @@ Hudi (TimestampBasedAvroKeyGenerator) turns the partition value into an instant:
 `hoodie.keygen.timebased.input.dateformat` (DATE_STRING); then formats it with the Joda pattern
 `hoodie.keygen.timebased.output.dateformat` in the output time zone (`hoodie.keygen.timebased.timezone`, else
 `...output.timezone`; for a DATE_STRING without one, the zone the string carried). A null value is the instant 1
-(1 ms after the epoch for DATE_STRING). Java falls back to the writing JVM's default time zone where no zone is
+(DATE_STRING: 1 ms after the epoch printed with the first input pattern, then parsed as any value). Java falls back to the writing JVM's default time zone where no zone is
 set and the value carries none: hudi_ds takes UTC there (what Spark clusters usually run in); set the time zone
 to be exact. Pattern letters other than the numeric fields below (and `Z`, an offset, in input patterns) are
 refused by name, as are the MIXED type and unknown time zones.
@@ -115,6 +115,10 @@ def _format(moment: dt.datetime, tokens: list[tuple[str, int] | str]) -> str:
             parts.append(f"{moment.year % 100:02d}" if count == 2 else f"{moment.year:0{count}d}")
         elif letter == "S":
             parts.append(f"{moment.microsecond // 1000:03d}"[:count].ljust(count, "0"))
+        elif letter == "Z":  # Joda: +HHmm, ZZ +HH:mm
+            minutes = int((moment.utcoffset() or dt.timedelta()).total_seconds()) // 60
+            sign, minutes = ("-" if minutes < 0 else "+"), abs(minutes)
+            parts.append(f"{sign}{minutes // 60:02d}{':' if count == 2 else ''}{minutes % 60:02d}")
         else:
             value = {"M": moment.month, "d": moment.day, "H": moment.hour, "m": moment.minute, "s": moment.second}
             parts.append(f"{value[letter]:0{count}d}")
@@ -154,6 +158,7 @@ class TimestampPartition:
     output: tuple[tuple[str, int] | str, ...]
     input_zone: dt.tzinfo | None
     output_zone: dt.tzinfo | None
+    null_text: str = ""  # DATE_STRING: the string Hudi parses in place of a null (getDefaultPartitionVal)
 
     @classmethod
     def of(cls, settings: Mapping[str, str]) -> TimestampPartition:
@@ -168,26 +173,30 @@ class TimestampPartition:
             raise ConfigError(f"{OUTPUT_FORMAT} is not set: the table's timestamp-based partitions need the output "
                               "pattern its writers used; add it to hoodie.properties")
         unit_ms = (0, 1)
-        patterns: tuple[re.Pattern[str], ...] = ()
+        inputs: list[list[tuple[str, int] | str]] = []
         if kind == "DATE_STRING":
             given = settings.get(INPUT_FORMAT)
             if not given:
                 raise ConfigError(f"{TYPE}=DATE_STRING needs {INPUT_FORMAT}, the pattern(s) of the input strings")
             delimiter = settings.get(INPUT_DELIMITER) or ","
-            patterns = tuple(_parser(_tokens(p.strip(), INPUT_FORMAT, True)) for p in re.split(delimiter, given))
+            inputs = [_tokens(p.strip(), INPUT_FORMAT, True) for p in re.split(delimiter, given)]
         else:
             unit = _TYPE_UNIT.get(kind) or (settings.get(SCALAR_UNIT) or "SECONDS").strip().upper()
             if unit not in _UNIT_MS:
                 raise ConfigError(f"{SCALAR_UNIT}={unit!r} is no java.util.concurrent.TimeUnit name ("
                                   f"{', '.join(_UNIT_MS)})")
             unit_ms = _UNIT_MS[unit]
-        if TIMEZONE in settings:
-            zone = settings[TIMEZONE] or "GMT"
-            input_zone = output_zone = _zone(zone, TIMEZONE)
+        if TIMEZONE in settings:  # HoodieDateTimeParser: present, it rules both; empty means no zone
+            input_zone = output_zone = _zone(settings[TIMEZONE], TIMEZONE)
         else:
             input_zone = _zone(settings.get(INPUT_TIMEZONE), INPUT_TIMEZONE)
             output_zone = _zone(settings.get(OUTPUT_TIMEZONE), OUTPUT_TIMEZONE)
-        return cls(kind, unit_ms, patterns, tuple(_tokens(output, OUTPUT_FORMAT, False)), input_zone, output_zone)
+        # a null DATE_STRING is the instant 1 ms formatted with the first input pattern in the input zone, else the
+        # output zone, else GMT, then parsed like any value: a pattern coarser than a millisecond moves it
+        null_moment = (_EPOCH + dt.timedelta(milliseconds=1)).astimezone(input_zone or output_zone or dt.timezone.utc)
+        null_text = _format(null_moment, inputs[0]) if inputs else ""
+        return cls(kind, unit_ms, tuple(_parser(t) for t in inputs), tuple(_tokens(output, OUTPUT_FORMAT, False)),
+                   input_zone, output_zone, null_text)
 
     def values(self, column: pa.Array | pa.ChunkedArray, field: str) -> pa.Array:
         """The formatted partition value of every row (before hive style and url-encoding), built once per
@@ -208,8 +217,10 @@ class TimestampPartition:
                 return pc.cast(arr, pa.string())
             raise InvalidDataError(f"partition column {field!r} has type {t}; {TYPE}=DATE_STRING partitions "
                                    "parse strings: give the column as strings")
-        if pa.types.is_integer(t) or pa.types.is_decimal(t):
+        if pa.types.is_integer(t):
             return pc.cast(arr, pa.int64())
+        if pa.types.is_decimal(t):  # BigDecimal.longValue(): towards zero, the low 64 bits of what does not fit
+            return pc.cast(arr, pa.int64(), safe=False)
         if pa.types.is_floating(t):  # Java's longValue(): towards zero
             return pc.cast(pc.trunc(arr), pa.int64())
         if pa.types.is_date32(t):  # Avro's date is its epoch day, which Hudi converts with the type's unit
@@ -220,17 +231,18 @@ class TimestampPartition:
             "instant as an integer column")
 
     def _one(self, value: object, field: str) -> str:
-        if self.kind == "DATE_STRING":
-            if value is None:
-                zone = self.input_zone or self.output_zone or dt.timezone.utc
-                return _format((_EPOCH + dt.timedelta(milliseconds=1)).astimezone(self.output_zone or zone),
-                               list(self.output))
-            return self._from_string(str(value), field)
-        count = 1 if value is None else int(str(value))
-        per_unit, per_ms = self.unit_ms
-        ms = count * per_unit if per_ms == 1 else (1 if count >= 0 else -1) * (abs(count) // per_ms)  # Java: towards 0
-        return _format((_EPOCH + dt.timedelta(milliseconds=ms)).astimezone(self.output_zone or dt.timezone.utc),
-                       list(self.output))
+        try:
+            if self.kind == "DATE_STRING":
+                return self._from_string(self.null_text if value is None else str(value), field)
+            count = 1 if value is None else int(str(value))
+            per_unit, per_ms = self.unit_ms
+            ms = count * per_unit if per_ms == 1 else (1 if count >= 0 else -1) * (abs(count) // per_ms)  # to 0
+            return _format((_EPOCH + dt.timedelta(milliseconds=ms)).astimezone(self.output_zone or dt.timezone.utc),
+                           list(self.output))
+        except OverflowError as exc:  # Joda formats years beyond 1-9999, Python's datetime does not
+            raise InvalidDataError(f"partition column {field!r} has the value {value!r}, an instant outside the years "
+                                   "1 to 9999, which hudi_ds cannot format as Apache Hudi would; fix or drop those "
+                                   "rows") from exc
 
     def _from_string(self, text: str, field: str) -> str:
         for pattern in self.input_patterns:

@@ -136,7 +136,9 @@ def _key_lookup(storage: Storage, config: TableConfig, index: str, options: Hudi
     for (partition, _), sl in sorted(slices.items()):
         by_partition.setdefault(partition, []).append(sl)
     ordering = config.merge_ordering_field()  # commit-time ordering: none
-    moves = options.bloom_update_partition_path if index == "GLOBAL_BLOOM" else options.update_partition_path
+    # Hudi moves keys between partitions of partitioned tables only (else a global index tags the key it finds)
+    moves = bool(config.partition_fields) and (
+        options.bloom_update_partition_path if index == "GLOBAL_BLOOM" else options.update_partition_path)
     integer_key = integer_key_column(config.key_generator, config.record_key_fields, config.partition_fields,
                                      schema) if config.populate_meta_fields else None
     if index == RECORD_INDEX:

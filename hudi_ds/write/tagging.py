@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_ds.index.lookup import PARTITION, PENDING, SLOT, KeyLookup
+from hudi_ds.index.lookup import LIVE, PARTITION, PENDING, SLOT, KeyLookup
 from hudi_ds.keys.matching import index_in
 from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY
 from hudi_ds.schema.strings import constant_strings
@@ -21,13 +21,18 @@ def tag(rows: pa.Table, located: pa.Table, lookup: KeyLookup) -> pa.Table:
     """`rows` (record key, partition path and, for deletes, the delete flag) with the slot of the file group each
     goes to (PENDING: an insert), deletes of keys no slice holds dropped. With a global index a key held in another
     partition is written there (hoodie.simple.index.update.partition.path=false, or when the held row outranks
-    the new one: the merge keeps it), or moves: deleted there, inserted here."""
+    the new one: the merge keeps it), or moves: deleted there, inserted here; with moves on, a key whose every copy a
+    log deleted is inserted (Hudi finds no record to merge with)."""
     n = rows.num_rows
     key = lookup.match_column
     idx = index_in(rows[key], located[key])
     found = pc.is_valid(idx).to_numpy(zero_copy_only=False)
     slot = np.full(n, PENDING, dtype=np.int32)
     safe = pc.fill_null(idx, 0)
+    if lookup.global_index and lookup.update_partition_path and located.num_rows and found.any():
+        # Hudi merges the row with the key's record before placing it (mergeForPartitionUpdatesIfNeeded): a key
+        # only a log's delete holds (located puts live copies first) has no record, so the row is an insert
+        found &= pc.take(located[LIVE], safe).to_numpy(zero_copy_only=False)
     if located.num_rows:
         slot[found] = pc.take(located[SLOT], safe).to_numpy(zero_copy_only=False)[found]
     deleting = (pc.fill_null(rows[DELETE], False).to_numpy(zero_copy_only=False)
