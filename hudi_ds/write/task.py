@@ -34,7 +34,7 @@ from hudi_ds.read.query import READ_THREADS
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.recovery.heartbeat import touch_heartbeat
 from hudi_ds.schema.meta import META_COLUMNS, PARTITION_PATH, RECORD_KEY, with_meta
-from hudi_ds.schema.strings import constant_strings, expand_dictionaries
+from hudi_ds.schema.strings import constant_dictionary, constant_strings, expand_dictionaries
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import claim_path
 from hudi_ds.write.buffers import GroupBuffers
@@ -300,7 +300,11 @@ class TaskWriter:
 
     def _partition_rows(self, partition: str) -> pa.Table:
         rows = self.buffers.take((partition, PENDING))
-        return rows.append_column(PARTITION_PATH, constant_strings(partition, rows.num_rows))
+        # a global index's tagging compares and moves partition paths (strings); the others only split the rows by
+        # it, and a dictionary of the one path is not hashed again row by row (routing.split_by_group)
+        global_index = self.plan.lookup is not None and self.plan.lookup.global_index
+        constant = constant_strings if global_index else constant_dictionary
+        return rows.append_column(PARTITION_PATH, constant(partition, rows.num_rows))
 
     def _placed(self, rows: pa.Table, partitions: list[str],
                 threads: int) -> Iterator[tuple[tuple[str, int], pa.Table]]:
