@@ -101,9 +101,14 @@ def _require_ordering_values(table: pa.Table, field: str | None) -> None:
 class TaskWriter:
     """Writes one task's rows of a WritePlan and reports the files as a TaskResult."""
 
-    def __init__(self, plan: WritePlan, task_id: int = 0, stage_id: int = 0, attempt: int = 0) -> None:
+    def __init__(self, plan: WritePlan, task_id: int = 0, stage_id: int = 0, attempt: int = 0,
+                 sole_task: bool = False) -> None:
         self.plan = plan
         self.task_id = task_id
+        # the write's only task (HudiTable.write): no other task can claim its file groups, so it claims none (each
+        # claim is a file, in a folder per partition made and removed again: 9 of the 18 folders of a 2M-row upsert's
+        # scratch space, whose removal the commit waited for)
+        self.sole_task = sole_task
         self.storage = plan.storage
         self.ctx = GroupWriteContext.for_plan(self.storage, plan, task_id, f"{task_id}-{stage_id}-{attempt}")
         self.buffers = GroupBuffers(plan.max_buffer_bytes)
@@ -388,7 +393,13 @@ class TaskWriter:
         does (the claim _write_group then finds); the others put their new keys elsewhere, not into logs of the
         group's new slice (merge-on-read) nor into rows the coordinator merges (copy-on-write)."""
         target = self.plan.groups[(partition, slot)]
-        return claim_group(self.storage, self.plan.instant, partition, slot, target.file_id, self.task_id)[1]
+        return self._claim(partition, slot, target.file_id)[1]
+
+    def _claim(self, partition: str, bucket: int, file_id: str) -> tuple[str, bool]:
+        """claim_group, or the group itself for the write's only task."""
+        if self.sole_task:
+            return file_id, True
+        return claim_group(self.storage, self.plan.instant, partition, bucket, file_id, self.task_id)
 
     def _heartbeat(self, every_s: float = 10.0) -> None:
         """Tell other writers this instant is alive (at most every `every_s` seconds)."""
@@ -439,8 +450,7 @@ class TaskWriter:
             # slot, are other groups, so no task writes its new keys into logs of a group another one created
             file_id, owner = new_file_id(), True
         else:
-            file_id, owner = claim_group(self.storage, plan.instant, partition, bucket,
-                                         target.file_id if target else new_bucket_file_id(bucket), self.task_id)
+            file_id, owner = self._claim(partition, bucket, target.file_id if target else new_bucket_file_id(bucket))
         if target is not None and deletes is not None and deletes.num_rows and plan.operation != "delete":
             self._report_deletes(partition, file_id, deletes)  # for the coordinator, should the group be shared
         if RECORD_KEY not in data.column_names:  # keyless: null in the new base file, staged rows need them
