@@ -29,7 +29,7 @@ from hudi_ds.keys.keygen import integer_key_column, record_key_strings
 from hudi_ds.keys.matching import index_in
 from hudi_ds.keys.partition_scheme import timestamp_partitions
 from hudi_ds.log.blocks import natural_deletes
-from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
+from hudi_ds.merge import LogDeletes, LogVersions, merge_slice, merge_slice_counted
 from hudi_ds.read.query import READ_THREADS
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.recovery.heartbeat import touch_heartbeat
@@ -574,24 +574,28 @@ class TaskWriter:
         absent = {c: np.ones(n_data, dtype=bool) for c in full.names
                   if c not in META_COLUMNS and c not in self.plan.partial_columns()} \
             if self.plan.partial_columns() else None
-        merged = merge_slice(
+        merged, counts = merge_slice_counted(
             base, LogVersions(records, np.ones(n_data, dtype=np.int64), np.arange(n_data, dtype=np.int64), absent),
             dels, self.plan.ordering_field, full, key_field=key, partial=self.plan.partial,
             first_value=self.plan.first_value, keep_dictionaries=bool(kept),
         )
         updates, grown, key_range = 0, None, None
         if base is not None:
-            held = index_in(records[key], base[key])
-            updates = len(held) - held.null_count
-            if self.plan.operation != "delete":
+            # the records are one per key: without deletes the merge counted those meeting a base row, and a record
+            # a base row outranks is looked for only where the merge kept such a row (a bloom filter grows by the
+            # records the file did not hold)
+            counted = dels is None and self.plan.partial is None and not self.ctx.bloom_filters
+            held = None if counted and not counts.base_rows_kept else index_in(records[key], base[key])
+            updates = counts.base_rows_met if held is None else len(held) - held.null_count
+            if self.plan.operation != "delete" and held is not None:
                 self._report_outranked(partition, target.file_id, base, records, held)
             # without deletes the rewrite keeps every key of the file: its footer's key range widens by the
             # records' keys
             keeps_keys = dels is None and self.ctx.virtual_keys is None
             if previous is not None and keeps_keys:
                 key_range = widened_key_range(previous, records[RECORD_KEY])
-            if previous is not None and self.ctx.bloom_filters:  # its filter holds the keys it keeps: add new ones
-                grown = GrownFilter(previous, records.filter(pc.is_null(held))[RECORD_KEY])
+            if previous is not None and held is not None and self.ctx.bloom_filters:  # its filter holds the keys it
+                grown = GrownFilter(previous, records.filter(pc.is_null(held))[RECORD_KEY])  # keeps: add new ones
         if self.ctx.virtual_keys is not None:  # the file cannot tell the task's rows (maybe none) from the base's
             with self._lock:
                 self.rewritten.append(GroupKeys(partition, target.file_id, records.select([RECORD_KEY])))
