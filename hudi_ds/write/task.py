@@ -339,9 +339,11 @@ class TaskWriter:
                 continue
             del groups[(partition, slot)]
             if keys:  # for the coordinator: another task may have placed one of these keys elsewhere
-                new_keys = (inserts[RECORD_KEY] if RECORD_KEY in inserts.column_names  # else matched by an
-                            else record_key_strings(inserts, keys))  # integer key column (_by_group)
+                built = RECORD_KEY not in inserts.column_names  # matched by an integer key column (_by_group)
+                new_keys = record_key_strings(inserts, keys) if built else inserts[RECORD_KEY]
                 self.inserted.append(GroupKeys(partition, "", pa.table({RECORD_KEY: new_keys}).combine_chunks()))
+                if built and self.ctx.virtual_keys is None:  # the rows take them: _write_group builds no key twice
+                    inserts = inserts.append_column(RECORD_KEY, new_keys)
             existing = lookup.slot_count(partition)
             offset = 0
             claim = functools.partial(self._claims_small_file, partition)
@@ -351,6 +353,8 @@ class TaskWriter:
                 if target < existing:
                     self.filled.add((partition, target))
                 held = groups.get((partition, target))
+                if held is not None and RECORD_KEY in part.column_names and RECORD_KEY not in held.column_names:
+                    held = held.append_column(RECORD_KEY, record_key_strings(held, keys))
                 groups[(partition, target)] = part if held is None else pa.concat_tables([held, part])
         yield from sorted(groups.items())
 
