@@ -167,6 +167,7 @@ class MergeCounts:
     base_rows_met: int  # base rows a log version of their key meets (replaced, deleted, or kept by ordering)
     base_rows_deleted: int
     log_keys: int  # distinct keys among the log versions and deletes
+    base_rows_kept: int = 0  # base rows kept over the data version meeting them (a higher ordering value)
 
 
 def merge_slice(base: pa.Table | None, data: LogVersions | None, deletes: LogDeletes | None,
@@ -216,7 +217,7 @@ def merge_slice_counted(
     if base_keys_only:
         own = base[key_field].combine_chunks() if base is not None else pa.array([], key_type)
         keep_log = pc.and_(keep_log, pc.is_in(winners["key"], value_set=own))
-    met_count = deleted = 0
+    met_count = deleted = kept = 0
     slots: list[np.ndarray] = []  # each output row's place with in_place (base position; new keys after the base)
     replaced = np.full(winners.num_rows, -1, dtype=np.int64)  # the base position a winner replaces
     if base is not None and base.num_rows:
@@ -235,6 +236,7 @@ def merge_slice_counted(
             if pc.any(base_wins).as_py():
                 winning = met[np.asarray(base_wins.to_numpy(zero_copy_only=False), dtype=bool)]
                 base_keep[winning] = True
+                kept = len(winning)
                 beaten = pc.is_in(winners["key"], value_set=pc.take(base[key_field], winning))
                 keep_log = pc.and_(keep_log, pc.invert(beaten))
         met_count, deleted = len(met), int(pc.sum(met_is_delete).as_py() or 0)  # a delete beats any base row
@@ -249,7 +251,7 @@ def merge_slice_counted(
             if in_place:
                 slots.append(_after_base(replaced[np.flatnonzero(keep_log.to_numpy(zero_copy_only=False))],
                                          base.num_rows if base is not None else 0))
-    counts = MergeCounts(met_count, deleted, winners.num_rows)
+    counts = MergeCounts(met_count, deleted, winners.num_rows, kept)
     if len(out) > 1 and keep_dictionaries:
         out = alike_dictionaries(out)
     elif len(out) > 1:
@@ -304,7 +306,7 @@ def _merge_partial(base: pa.Table | None, data: LogVersions, versions: pa.Table,
 
     out: list[pa.Table] = []
     slots: list[np.ndarray] = []  # as in merge_slice_counted
-    met_count = deleted = 0
+    met_count = deleted = kept = 0
     n_base = base.num_rows if base is not None else 0
     if base is not None and base.num_rows:
         base = expand_dictionaries(base, table.schema)
@@ -319,6 +321,7 @@ def _merge_partial(base: pa.Table | None, data: LogVersions, versions: pa.Table,
             ords = pc.take(versions["ord"], pa.array(folded.version[picks]))
             base_wins = np.asarray(pc.fill_null(pc.greater(pc.cast(pc.take(base[ordering_field], pa.array(rows)),
                                                                    ord_type), ords), False), dtype=bool)
+        kept = int(base_wins.sum())
         met_base = base.take(pa.array(rows))
         use_log = {name: np.where(base_wins, ~partial.gives(met_base, name, None) & folded.gives[name][picks],
                                   folded.gives[name][picks]) for name in table.column_names}
@@ -337,7 +340,7 @@ def _merge_partial(base: pa.Table | None, data: LogVersions, versions: pa.Table,
         picks = np.flatnonzero(log_rows)
         out.append(pa.Table.from_arrays([log_cells(c, picks) for c in table.column_names], schema=table.schema))
         slots.append(n_base + np.arange(len(picks), dtype=np.int64))
-    counts = MergeCounts(met_count, deleted, len(folded.keys))
+    counts = MergeCounts(met_count, deleted, len(folded.keys), kept)
     out = [t for t in out if t.num_rows]
     if not out:
         return table.schema.empty_table(), counts

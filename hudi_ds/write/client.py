@@ -250,7 +250,7 @@ class WriteClient:
             self.options, first.schema, self.config.record_key_fields, resolved, self.storage.uri)
         prepared = self.prepare(operation, data_columns(first.schema, changelog) if first is not None else None)
         plan = self.begin(prepared, max_buffer_bytes=buffer_bytes)
-        task = TaskWriter(plan)
+        task = TaskWriter(plan, sole_task=True)
         try:
             for chunk in itertools.chain([first] if first is not None else [], chunks):
                 columns = data_columns(chunk.schema, changelog)

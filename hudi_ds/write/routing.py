@@ -128,8 +128,39 @@ def _one_valued(values: pa.Array) -> pa.Array:
 def select_by_group(table: pa.Table) -> dict[tuple[str, int], RowSelection]:
     """Rows grouped by (partition path, bucket), each group keeping input order, without those two columns:
     they are the group's key (gathering strings row by row is the costly part of the split, done per group)."""
-    if table.num_rows == 0:
+    grouped = _grouped(table)
+    if grouped is None:
         return {}
+    source, keys, order, ends = grouped
+    if order is None:
+        return {keys[0]: RowSelection(source)}
+    return {key: RowSelection(source, pa.array(order[start:end]))
+            for key, start, end in zip(keys, [0, *ends[:-1]], ends, strict=True)}
+
+
+def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
+    """select_by_group's groups, gathered: the rows taken once in group order, each group a slice of them (a take
+    per group and column cost 2.4 ms for a partition's 25,000 tagged rows in three groups, one take and slices 0.7
+    ms). Dictionary columns are gathered group by group, each keeping the one value it holds (_one_valued)."""
+    grouped = _grouped(table)
+    if grouped is None:
+        return {}
+    source, keys, order, ends = grouped
+    if order is None:
+        return {keys[0]: source}
+    starts = [0, *ends[:-1]]
+    if any(pa.types.is_dictionary(f.type) for f in source.schema):
+        return {key: RowSelection(source, pa.array(order[start:end])).gather()
+                for key, start, end in zip(keys, starts, ends, strict=True)}
+    taken = source.take(pa.array(order))
+    return {key: taken.slice(start, end - start) for key, start, end in zip(keys, starts, ends, strict=True)}
+
+
+def _grouped(table: pa.Table) -> tuple[pa.Table, list[tuple[str, int]], np.ndarray | None, list[int]] | None:
+    """The rows without the partition path and bucket columns, the groups present (in sorted order), the row
+    numbers of each group in turn (None: one group, every row) and where each group's rows end; None for no rows."""
+    if table.num_rows == 0:
+        return None
     parts = pc.dictionary_encode(table[PARTITION_PATH]).combine_chunks()
     codes = parts.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     buckets = table[BUCKET].to_numpy().astype(np.int64)
@@ -138,7 +169,7 @@ def select_by_group(table: pa.Table) -> dict[tuple[str, int], RowSelection]:
     group = codes * width + buckets - lowest
     source = table.drop_columns([PARTITION_PATH, BUCKET])
     if group.min() == group.max():
-        return {(parts.dictionary[int(codes[0])].as_py(), int(buckets[0])): RowSelection(source)}
+        return source, [(parts.dictionary[int(codes[0])].as_py(), int(buckets[0]))], None, [table.num_rows]
     # a stable sort of small integers is a radix sort in numpy: far cheaper than a comparison sort
     top = group.max()  # one byte sorts in one radix pass (a load's partitions x buckets mostly fit), two in two
     narrow = np.int8 if top < 2**7 else np.int16 if top < 2**15 else np.int32 if top < 2**31 else np.int64
@@ -151,15 +182,9 @@ def select_by_group(table: pa.Table) -> dict[tuple[str, int], RowSelection]:
         counts = counts[present]
     else:
         present, counts = np.unique(group, return_counts=True)
-    ends = np.cumsum(counts).tolist()
     paths = parts.dictionary.to_pylist()
-    return {(paths[g // width], g % width + lowest): RowSelection(source, pa.array(order[start:end]))
-            for g, start, end in zip(present.tolist(), [0, *ends[:-1]], ends, strict=True)}
-
-
-def split_by_group(table: pa.Table) -> dict[tuple[str, int], pa.Table]:
-    """select_by_group's groups, gathered."""
-    return {key: rows.gather() for key, rows in select_by_group(table).items()}
+    keys = [(paths[g // width], g % width + lowest) for g in present.tolist()]
+    return source, keys, order, np.cumsum(counts).tolist()
 
 
 def latest_per_key(table: pa.Table, ordering_field: str | None, key_field: str = RECORD_KEY,

@@ -29,12 +29,12 @@ from hudi_ds.keys.keygen import integer_key_column, record_key_strings
 from hudi_ds.keys.matching import index_in
 from hudi_ds.keys.partition_scheme import timestamp_partitions
 from hudi_ds.log.blocks import natural_deletes
-from hudi_ds.merge import LogDeletes, LogVersions, merge_slice
+from hudi_ds.merge import LogDeletes, LogVersions, merge_slice, merge_slice_counted
 from hudi_ds.read.query import READ_THREADS
 from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.recovery.heartbeat import touch_heartbeat
 from hudi_ds.schema.meta import META_COLUMNS, PARTITION_PATH, RECORD_KEY, with_meta
-from hudi_ds.schema.strings import constant_strings, expand_dictionaries
+from hudi_ds.schema.strings import constant_dictionary, constant_strings, expand_dictionaries
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import claim_path
 from hudi_ds.write.buffers import GroupBuffers
@@ -101,9 +101,14 @@ def _require_ordering_values(table: pa.Table, field: str | None) -> None:
 class TaskWriter:
     """Writes one task's rows of a WritePlan and reports the files as a TaskResult."""
 
-    def __init__(self, plan: WritePlan, task_id: int = 0, stage_id: int = 0, attempt: int = 0) -> None:
+    def __init__(self, plan: WritePlan, task_id: int = 0, stage_id: int = 0, attempt: int = 0,
+                 sole_task: bool = False) -> None:
         self.plan = plan
         self.task_id = task_id
+        # the write's only task (HudiTable.write): no other task can claim its file groups, so it claims none (each
+        # claim is a file, in a folder per partition made and removed again: 9 of the 18 folders of a 2M-row upsert's
+        # scratch space, whose removal the commit waited for)
+        self.sole_task = sole_task
         self.storage = plan.storage
         self.ctx = GroupWriteContext.for_plan(self.storage, plan, task_id, f"{task_id}-{stage_id}-{attempt}")
         self.buffers = GroupBuffers(plan.max_buffer_bytes)
@@ -300,7 +305,11 @@ class TaskWriter:
 
     def _partition_rows(self, partition: str) -> pa.Table:
         rows = self.buffers.take((partition, PENDING))
-        return rows.append_column(PARTITION_PATH, constant_strings(partition, rows.num_rows))
+        # a global index's tagging compares and moves partition paths (strings); the others only split the rows by
+        # it, and a dictionary of the one path is not hashed again row by row (routing.split_by_group)
+        global_index = self.plan.lookup is not None and self.plan.lookup.global_index
+        constant = constant_strings if global_index else constant_dictionary
+        return rows.append_column(PARTITION_PATH, constant(partition, rows.num_rows))
 
     def _placed(self, rows: pa.Table, partitions: list[str],
                 threads: int) -> Iterator[tuple[tuple[str, int], pa.Table]]:
@@ -330,9 +339,11 @@ class TaskWriter:
                 continue
             del groups[(partition, slot)]
             if keys:  # for the coordinator: another task may have placed one of these keys elsewhere
-                new_keys = (inserts[RECORD_KEY] if RECORD_KEY in inserts.column_names  # else matched by an
-                            else record_key_strings(inserts, keys))  # integer key column (_by_group)
+                built = RECORD_KEY not in inserts.column_names  # matched by an integer key column (_by_group)
+                new_keys = record_key_strings(inserts, keys) if built else inserts[RECORD_KEY]
                 self.inserted.append(GroupKeys(partition, "", pa.table({RECORD_KEY: new_keys}).combine_chunks()))
+                if built and self.ctx.virtual_keys is None:  # the rows take them: _write_group builds no key twice
+                    inserts = inserts.append_column(RECORD_KEY, new_keys)
             existing = lookup.slot_count(partition)
             offset = 0
             claim = functools.partial(self._claims_small_file, partition)
@@ -342,6 +353,8 @@ class TaskWriter:
                 if target < existing:
                     self.filled.add((partition, target))
                 held = groups.get((partition, target))
+                if held is not None and RECORD_KEY in part.column_names and RECORD_KEY not in held.column_names:
+                    held = held.append_column(RECORD_KEY, record_key_strings(held, keys))
                 groups[(partition, target)] = part if held is None else pa.concat_tables([held, part])
         yield from sorted(groups.items())
 
@@ -384,7 +397,13 @@ class TaskWriter:
         does (the claim _write_group then finds); the others put their new keys elsewhere, not into logs of the
         group's new slice (merge-on-read) nor into rows the coordinator merges (copy-on-write)."""
         target = self.plan.groups[(partition, slot)]
-        return claim_group(self.storage, self.plan.instant, partition, slot, target.file_id, self.task_id)[1]
+        return self._claim(partition, slot, target.file_id)[1]
+
+    def _claim(self, partition: str, bucket: int, file_id: str) -> tuple[str, bool]:
+        """claim_group, or the group itself for the write's only task."""
+        if self.sole_task:
+            return file_id, True
+        return claim_group(self.storage, self.plan.instant, partition, bucket, file_id, self.task_id)
 
     def _heartbeat(self, every_s: float = 10.0) -> None:
         """Tell other writers this instant is alive (at most every `every_s` seconds)."""
@@ -435,8 +454,7 @@ class TaskWriter:
             # slot, are other groups, so no task writes its new keys into logs of a group another one created
             file_id, owner = new_file_id(), True
         else:
-            file_id, owner = claim_group(self.storage, plan.instant, partition, bucket,
-                                         target.file_id if target else new_bucket_file_id(bucket), self.task_id)
+            file_id, owner = self._claim(partition, bucket, target.file_id if target else new_bucket_file_id(bucket))
         if target is not None and deletes is not None and deletes.num_rows and plan.operation != "delete":
             self._report_deletes(partition, file_id, deletes)  # for the coordinator, should the group be shared
         if RECORD_KEY not in data.column_names:  # keyless: null in the new base file, staged rows need them
@@ -560,24 +578,28 @@ class TaskWriter:
         absent = {c: np.ones(n_data, dtype=bool) for c in full.names
                   if c not in META_COLUMNS and c not in self.plan.partial_columns()} \
             if self.plan.partial_columns() else None
-        merged = merge_slice(
+        merged, counts = merge_slice_counted(
             base, LogVersions(records, np.ones(n_data, dtype=np.int64), np.arange(n_data, dtype=np.int64), absent),
             dels, self.plan.ordering_field, full, key_field=key, partial=self.plan.partial,
             first_value=self.plan.first_value, keep_dictionaries=bool(kept),
         )
         updates, grown, key_range = 0, None, None
         if base is not None:
-            held = index_in(records[key], base[key])
-            updates = len(held) - held.null_count
-            if self.plan.operation != "delete":
+            # the records are one per key: without deletes the merge counted those meeting a base row, and a record
+            # a base row outranks is looked for only where the merge kept such a row (a bloom filter grows by the
+            # records the file did not hold)
+            counted = dels is None and self.plan.partial is None and not self.ctx.bloom_filters
+            held = None if counted and not counts.base_rows_kept else index_in(records[key], base[key])
+            updates = counts.base_rows_met if held is None else len(held) - held.null_count
+            if self.plan.operation != "delete" and held is not None:
                 self._report_outranked(partition, target.file_id, base, records, held)
             # without deletes the rewrite keeps every key of the file: its footer's key range widens by the
             # records' keys
             keeps_keys = dels is None and self.ctx.virtual_keys is None
             if previous is not None and keeps_keys:
                 key_range = widened_key_range(previous, records[RECORD_KEY])
-            if previous is not None and self.ctx.bloom_filters:  # its filter holds the keys it keeps: add new ones
-                grown = GrownFilter(previous, records.filter(pc.is_null(held))[RECORD_KEY])
+            if previous is not None and held is not None and self.ctx.bloom_filters:  # its filter holds the keys it
+                grown = GrownFilter(previous, records.filter(pc.is_null(held))[RECORD_KEY])  # keeps: add new ones
         if self.ctx.virtual_keys is not None:  # the file cannot tell the task's rows (maybe none) from the base's
             with self._lock:
                 self.rewritten.append(GroupKeys(partition, target.file_id, records.select([RECORD_KEY])))
