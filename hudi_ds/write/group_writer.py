@@ -20,7 +20,7 @@ from hudi_ds.files.naming import PARTITION_METAFILE, base_file_name, join, log_f
 from hudi_ds.keys.virtual_keys import blank_meta, computed_meta
 from hudi_ds.log.blocks import encode_avro_data_block, encode_delete_block, encode_parquet_data_block
 from hudi_ds.metadata.column_stats_sync import file_ranges
-from hudi_ds.metadata.records import COLUMN_STATS
+from hudi_ds.metadata.records import COLUMN_STATS, PARTITION_STATS
 from hudi_ds.read.conform import conform
 from hudi_ds.schema.avro import arrow_to_avro
 from hudi_ds.schema.meta import (
@@ -110,8 +110,8 @@ class GroupWriteContext:
     table_format: TableFormat
     bloom_filters: bool = False
     virtual_keys: tuple[str, ...] | None = None  # hoodie.populate.meta.fields=false: the record key fields
-    # whether base files report their column ranges (the metadata table's column_stats takes them; should the
-    # table start keeping it meanwhile, the commit reads the footers instead)
+    # whether base files report their column ranges (the metadata table's column_stats and partition_stats take
+    # them; should the table start keeping either meanwhile, the commit reads the footers instead)
     column_ranges: bool = True
     _dictionary: dict[tuple[str, ...], list[str]] = field(default_factory=dict, compare=False, repr=False)
     _small_dictionary: dict[tuple[str, ...], list[str]] = field(default_factory=dict, compare=False, repr=False)
@@ -126,7 +126,7 @@ class GroupWriteContext:
                    log_block_format=plan.log_block_format, compression=plan.parquet_compression,
                    table_format=plan.config.format, bloom_filters=plan.bloom_filters,
                    virtual_keys=None if plan.config.populate_meta_fields else tuple(plan.config.record_key_fields),
-                   column_ranges=COLUMN_STATS in plan.config.metadata_partitions)
+                   column_ranges=bool({COLUMN_STATS, PARTITION_STATS} & set(plan.config.metadata_partitions)))
 
     @property
     def natural_deletes(self) -> bool:
