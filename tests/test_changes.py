@@ -153,11 +153,12 @@ def test_inferred_pre_images_of_every_column_type(tmp_path, extra, key):
 
 
 def test_groups_compared_together_give_the_rows_of_comparing_them_one_by_one():
-    """The slices a commit only logged into are compared a partition at a time; the rows (kinds, images, order)
-    must be those of comparing each group's states alone: updates, inserts, a delete, a row that reappeared."""
-    from hudi_ds.read.changes import _compare_groups, compare_states, feed_schema
+    """The slices a commit only logged into are compared all at once; the rows (kinds, images, order) of each
+    must be those of comparing its states alone: updates, inserts, a delete, a row that reappeared, a key two
+    groups share, a row without a commit time."""
+    from hudi_ds.read.changes import _compare_written, _written_states, compare_states, feed_schema
 
-    def state(rows: list[tuple[str, int, str]]) -> pa.Table:
+    def state(rows: list[tuple[str | None, int, str]]) -> pa.Table:
         return pa.table({"_hoodie_commit_time": [c for c, _, _ in rows],
                          "_hoodie_record_key": [str(k) for _, k, _ in rows],
                          "_hoodie_partition_path": ["p"] * len(rows), "id": [k for _, k, _ in rows],
@@ -173,12 +174,18 @@ def test_groups_compared_together_give_the_rows_of_comparing_them_one_by_one():
         (state([("001", 10, "x"), ("001", 11, "y")]),
          state([(c, 10, "x2"), ("001", 11, "y"), (c, 12, "z"), ("000", 13, "old")])),
         (state([]), state([(c, 20, "n")])),
+        (state([("001", 1, "other"), ("001", 20, "p")]), state([(c, 1, "other2"), (None, 20, "p")])),
     ]
     out = feed_schema(pa.schema([("id", pa.int64()), ("v", pa.string())]))
-    one_by_one = pa.concat_tables([compare_states(b, a, c, out, "id") for b, a in groups])
-    together = _compare_groups(groups, c, out, "id")
-    assert together.equals(one_by_one)
-    kinds = sorted(zip(together["_change_type"].to_pylist(), together["id"].to_pylist(), strict=True))
+    one_by_one = [compare_states(b, a, c, out, "id") for b, a in groups]
+    written = [pa.concat_arrays([b["id"].combine_chunks(), a["id"].combine_chunks()]) for b, a in groups]
+    together = _compare_written([_written_states(b, a, w, "id") for (b, a), w in zip(groups, written, strict=True)],
+                                c, out)
+    assert len(together) == len(groups)
+    for mine, alone in zip(together, one_by_one, strict=True):
+        assert mine.equals(alone)
+    rows = pa.concat_tables(together)
+    kinds = sorted(zip(rows["_change_type"].to_pylist(), rows["id"].to_pylist(), strict=True))
     assert kinds == [("delete", 3), ("insert", 4), ("insert", 12), ("insert", 13), ("insert", 20),
-                     ("update_postimage", 1), ("update_postimage", 10), ("update_preimage", 1),
-                     ("update_preimage", 10)]
+                     ("update_postimage", 1), ("update_postimage", 1), ("update_postimage", 10),
+                     ("update_preimage", 1), ("update_preimage", 1), ("update_preimage", 10)]

@@ -163,26 +163,6 @@ def _where(table: pa.Table, mask: pa.Array | pa.ChunkedArray) -> pa.Table:
     return table.slice(0, 0) if kept == 0 else table.filter(mask)
 
 
-_GROUP = "__group"
-
-
-def _compare_groups(states: list[tuple[pa.Table, pa.Table]], commit: str, out: pa.Schema, key: str) -> pa.Table:
-    """compare_states of several file groups' states at once, whose keys no two groups share: one comparison
-    instead of one per group (a commit's few thousand rows per group cost more in calls than in rows), its rows
-    in the order the groups compared one by one would give (each kind's rows come in group order: they are
-    sliced back per group)."""
-    def numbered(tables: list[pa.Table]) -> pa.Table:
-        return pa.concat_tables([t.append_column(_GROUP, pa.array(np.full(t.num_rows, i, dtype=np.int32)))
-                                 for i, t in enumerate(tables)])
-
-    parts = states_by_kind(numbered([b for b, _ in states]), numbered([a for _, a in states]), commit, key)
-    groups = np.arange(len(states) + 1, dtype=np.int32)
-    bounds = [np.searchsorted(np.asarray(rows[_GROUP].to_numpy()), groups) for rows in parts]
-    tagged = [_tag(rows, kind, commit, out) for rows, kind in zip(parts, _KINDS, strict=True)]
-    return pa.concat_tables([t.slice(at[g], at[g + 1] - at[g]) for g in range(len(states))
-                             for t, at in zip(tagged, bounds, strict=True)])
-
-
 def touched_groups(snap: TableSnapshot, commits: list[str]) -> set[tuple[str, str]]:
     by_time = {c.requested_time: c for c in snap.timeline.commits()}
     out: set[tuple[str, str]] = set()
@@ -296,7 +276,7 @@ def _inferred(snap: TableSnapshot, before: _State, after: _State, ts: str, group
 
     ordered = sorted(units)
     with ThreadPoolExecutor(min(READ_THREADS, max(1, len(ordered)))) as pool:
-        return _settled(dict(zip(ordered, pool.map(unit_changes, ordered), strict=True)), ts, out, per_group)
+        return _settled(dict(zip(ordered, pool.map(unit_changes, ordered), strict=True)), ts, out)
 
 
 def recorded_change_files(meta: CommitMetadata, groups: set[tuple[str, str]]) -> dict[tuple[str, str], dict[str, int]]:
@@ -450,12 +430,14 @@ def _same_base(a: FileSlice, b: FileSlice) -> bool:
 
 @dataclass(frozen=True)
 class _Written:
-    """The states of the records a commit wrote into a slice's logs, before and after it, merged by `key`."""
+    """The states of the records a commit wrote into a slice's logs, before and after it, each row with its key's
+    place among the `written` keys the commit wrote there (both states hold those keys only)."""
 
-    keys: pa.Array | pa.ChunkedArray
     before: pa.Table
     after: pa.Table
-    key: str
+    before_at: np.ndarray
+    after_at: np.ndarray
+    written: int
 
 
 def _log_commit_states(state: _State, sl: FileSlice, ts: str) -> _Written | None:
@@ -470,7 +452,8 @@ def _log_commit_states(state: _State, sl: FileSlice, ts: str) -> _Written | None
     written = [] if data is None else [pc.filter(data.table[key_field], pa.array(data.rank == rank))]
     if deletes is not None:
         written.append(pc.filter(deletes.keys, pa.array(deletes.rank == rank)))
-    keys = joined(written, reader.schema.field(key_field).type)
+    key_type = reader.schema.field(key_field).type
+    keys = joined(written, key_type)
     if len(keys) == 0:
         return None
     base = reader.read_base_keys(sl, keys)
@@ -481,37 +464,66 @@ def _log_commit_states(state: _State, sl: FileSlice, ts: str) -> _Written | None
                            _deletes(deletes, keys, rank, before), ordering, schema, key_field=key_field,
                            partial=reader.partial, first_value=reader.first_value)
 
-    return _Written(keys, merged(True), merged(False), key_field)
+    return _written_states(merged(True), merged(False), keys.combine_chunks(), key_field)
 
 
-def _settled(found: dict[tuple[str, str], pa.Table | _Written | None], ts: str, out: pa.Schema,
-             per_group: bool) -> dict[tuple[str, str], pa.Table]:
-    """The change rows of every unit, in unit order: the states of slices a commit only logged into are compared
-    a partition at a time (one by one with `per_group`, or where two groups share a written key)."""
-    rows: dict[tuple[str, str], pa.Table] = {}
-    logged: dict[str, list[tuple[tuple[str, str], _Written]]] = {}
-    for unit, found_rows in found.items():
-        if isinstance(found_rows, _Written):
-            logged.setdefault(unit[0], []).append((unit, found_rows))
-        else:
-            rows[unit] = out.empty_table() if found_rows is None else found_rows
+def _written_states(before: pa.Table, after: pa.Table, keys: pa.Array, key: str) -> _Written:
+    """The states of a slice around a commit that wrote `keys` there (both states hold those keys only)."""
+    # Arrow's hash lookup: a few thousand keys cost less hashed than sorted (keys.matching.index_in)
+    at = pc.index_in(joined([before[key], after[key]], keys.type), value_set=keys)
+    if at.null_count:
+        raise AssertionError("a state holds a key the commit did not write")
+    places = at.to_numpy()
+    return _Written(before, after, places[:before.num_rows], places[before.num_rows:], len(keys))
 
-    def compared(units: list[tuple[tuple[str, str], _Written]]) -> list[tuple[tuple[str, str], pa.Table]]:
-        if per_group or len(units) == 1 or not _disjoint([w.keys for _, w in units]):
-            return [(unit, compare_states(w.before, w.after, ts, out, w.key)) for unit, w in units]
-        together = _compare_groups([(w.before, w.after) for _, w in units], ts, out, units[0][1].key)
-        return [(units[0][0], together)] + [(unit, out.empty_table()) for unit, _ in units[1:]]
 
-    with ThreadPoolExecutor(min(READ_THREADS, max(1, len(logged)))) as pool:
-        for pairs in pool.map(compared, logged.values()):
-            rows.update(pairs)
+def _settled(found: dict[tuple[str, str], pa.Table | _Written | None], ts: str,
+             out: pa.Schema) -> dict[tuple[str, str], pa.Table]:
+    """The change rows of every unit, in unit order (the states of slices a commit only logged into compared all
+    at once)."""
+    rows = {unit: out.empty_table() if found_rows is None else found_rows for unit, found_rows in found.items()
+            if not isinstance(found_rows, _Written)}
+    logged = [(unit, found_rows) for unit, found_rows in found.items() if isinstance(found_rows, _Written)]
+    if logged:
+        rows.update(zip([unit for unit, _ in logged], _compare_written([w for _, w in logged], ts, out),
+                        strict=True))
     return {unit: rows[unit] for unit in sorted(rows)}
 
 
-def _disjoint(keys: list[pa.Array | pa.ChunkedArray]) -> bool:
-    """Whether no key is in two of the lists (then the groups' states can be compared together)."""
-    distinct = [pc.unique(k) for k in keys]
-    return len(pc.unique(pa.chunked_array(distinct))) == sum(len(d) for d in distinct)
+def _compare_written(states: list[_Written], commit: str, out: pa.Schema) -> list[pa.Table]:
+    """compare_states of each slice's states, in one comparison of them all (a commit's few thousand rows per
+    slice cost more in calls than in rows). A row is known by its slice and its key's place among the keys the
+    commit wrote there, so each mask is a lookup in a table of one flag per written key; each kind's rows come in
+    slice order and are sliced back per slice, in the order comparing each slice alone gives."""
+    starts = np.cumsum([0] + [w.written for w in states])[:-1]
+    before = pa.concat_tables([w.before for w in states])
+    after = pa.concat_tables([w.after for w in states])
+    b_at = np.concatenate([w.before_at + start for w, start in zip(states, starts, strict=True)])
+    a_at = np.concatenate([w.after_at + start for w, start in zip(states, starts, strict=True)])
+    places = int(starts[-1]) + states[-1].written
+    times = equal_to(after[COMMIT_TIME], commit)
+    now = _flags(pc.fill_null(times, False))
+    timed = _flags(pc.is_valid(times))  # a row without a commit time is neither written now nor reappeared
+    written, held, kept = (np.zeros(places, dtype=bool) for _ in range(3))
+    written[a_at[now]] = True
+    held[b_at] = True
+    kept[a_at] = True
+    was_held = held[a_at]
+    masks = [(before, written[b_at]), (after, now & was_held), (after, now & ~was_held),
+             (after, timed & ~now & ~was_held), (before, ~kept[b_at])]
+    b_rows = np.cumsum([0] + [w.before.num_rows for w in states])
+    a_rows = np.cumsum([0] + [w.after.num_rows for w in states])
+    tagged, bounds = [], []
+    for (table, mask), kind in zip(masks, _KINDS, strict=True):
+        tagged.append(_tag(_where(table, pa.array(mask)), kind, commit, out))
+        bounds.append(np.concatenate([[0], np.cumsum(mask)])[b_rows if table is before else a_rows])
+    return [pa.concat_tables([t.slice(at[i], at[i + 1] - at[i]) for t, at in zip(tagged, bounds, strict=True)])
+            for i in range(len(states))]
+
+
+def _flags(mask: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    return np.asarray(mask.to_numpy(zero_copy_only=False) if isinstance(mask, pa.Array) else mask.to_numpy(),
+                      dtype=bool)
 
 
 def _versions(data: LogVersions | None, key_field: str, keys: pa.ChunkedArray, rank: int,
