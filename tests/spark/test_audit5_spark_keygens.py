@@ -5,8 +5,11 @@ and hudi-rs read the same rows."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from tables import hudi_rs, rows
 
@@ -64,3 +67,37 @@ def test_spark_moves_keys_of_complex_and_timestamp_keyed_tables(spark, tmp_path,
     read = spark.read.format("hudi-py").load(stamp).select(*columns).collect()
     assert sorted((tuple(r) for r in read), key=repr) == want
     assert rows(hudi_rs(stamp), ["id", "ts", "v", "_hoodie_partition_path"]) == [r[:1] + r[2:] for r in want]
+
+
+def test_the_streaming_sink_moves_timestamp_keys_of_a_global_merge_on_read_table(spark, tmp_path):
+    """Micro-batches whose ordering values fall as well as rise: a key moves to the hour of a newer row only."""
+    src, path = tmp_path / "src", str(tmp_path / "t")
+    src.mkdir()
+    batches = [[(f"k{i}", H0, 5) for i in range(10)],
+               [(f"k{i}", H1, 6) for i in range(5)] + [(f"k{i}", H1, 4) for i in range(5, 8)],
+               [("k0", H0, 3), ("k8", H1, 9), ("k10", H1, 1)]]
+    held: dict[str, tuple[int, int, str]] = {}
+    for n, batch in enumerate(batches):
+        pq.write_table(pa.table({"id": [b[0] for b in batch], "at": pa.array([b[1] for b in batch], pa.int64()),
+                                 "ts": pa.array([b[2] for b in batch], pa.int64()), "v": [f"b{n}"] * len(batch)}),
+                       src / f"{n:03d}.parquet")
+        os.utime(src / f"{n:03d}.parquet", (1_700_000_000 + n, 1_700_000_000 + n))  # Spark reads by mtime
+        for key, at, ts in batch:
+            if key not in held or ts >= held[key][1]:
+                held[key] = (at, ts, f"b{n}")
+    df = spark.readStream.schema("id string, at long, ts long, v string").option("maxFilesPerTrigger", 1) \
+        .parquet(str(src))
+    q = (df.repartition(2).writeStream.format("hudi-py")
+         .options(**{"hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts",
+                     "hoodie.datasource.write.partitionpath.field": "at", "hoodie.index.type": "GLOBAL_SIMPLE",
+                     "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+                     "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+                     P + "timestamp.type": "EPOCHMILLISECONDS", P + "output.dateformat": "yyyy/MM/dd/HH",
+                     P + "timezone": "UTC", "checkpointLocation": str(tmp_path / "ck")})
+         .trigger(availableNow=True).start(path))
+    q.awaitTermination()
+    assert q.exception() is None
+    hour = {H0: "2024/01/15/09", H1: "2024/01/16/01"}
+    want = sorted([(k, ts, v, hour[at]) for k, (at, ts, v) in held.items()], key=repr)
+    columns = ["id", "ts", "v", "_hoodie_partition_path"]
+    assert rows(HudiTable(path).to_arrow(), columns) == want == rows(hudi_rs(path), columns)
