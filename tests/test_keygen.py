@@ -306,6 +306,7 @@ def test_unescape_java_quirks() -> None:
 SAFE = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=("Cc",), exclude_characters="/\\%"), min_size=1
 ).filter(lambda v: v not in (".", "..", DEFAULT_PARTITION) and not v.startswith(".")
+         and not (len(v) == 2 and v[1] == ":" and v[0].isascii() and v[0].isalpha())  # a drive, refused
          and len(f"b={v}".encode()) <= MAX_SEGMENT_BYTES)  # longer segments are refused (tested elsewhere)
 
 

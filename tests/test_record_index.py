@@ -407,15 +407,13 @@ def test_the_record_index_tags_integer_keys_by_their_digits(tmp_path, monkeypatc
     assert len(read) == 100
 
 
-def test_the_record_index_moves_keys_when_asked(tmp_path, monkeypatch):
+def test_the_record_index_moves_keys_when_asked(tmp_path):
     path = tmp_path / "t"
     t = HudiTable.create(str(path), table_name="trips", record_key="uuid", ordering_field="ts", partition_by="city",
                          options={"hoodie.write.table.version": "9", "hoodie.index.type": "RECORD_INDEX",
                                   "hoodie.record.index.update.partition.path": "true"})
     t.write(trips(range(4), 1))
-    _no_key_reads(monkeypatch)
-    t.write(trips(range(2), 2, "la"))
-    monkeypatch.undo()
+    t.write(trips(range(2), 2, "la"))  # reads the held rows' ordering values, as Hudi merges them (test_audit5_*)
     assert assert_index_in_step(path) == 4
     assert sorted(newest_locations(t.to_arrow())[f"u{i}"][0] for i in range(4)) == ["la", "la", "sf", "sf"]
 

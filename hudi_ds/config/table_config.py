@@ -64,15 +64,34 @@ def _cdc_mode(value: str | None) -> str:
     return mode
 
 
+# Apache Hudi's own key generator classes (KeyGeneratorType) by the hoodie.table.keygenerator.type hudi_ds
+# records for them; an Avro variant builds the same keys as its Spark one
+_HUDI_KEYGEN = "org.apache.hudi.keygen."
+_SQL_KEYGEN = "org.apache.spark.sql.hudi.command."
+_KEY_GENERATOR_TYPES = {
+    **{_HUDI_KEYGEN + name + suffix: kind for name, kind in (
+        ("Simple", "SIMPLE"), ("Complex", "COMPLEX"), ("TimestampBased", "TIMESTAMP"), ("Custom", "CUSTOM"),
+        ("Nonpartitioned", "NON_PARTITION"), ("AutoRecordGenWrapper", "AUTO_RECORD"))
+       for suffix in ("KeyGenerator", "AvroKeyGenerator")},
+    _HUDI_KEYGEN + "GlobalDeleteKeyGenerator": "GLOBAL_DELETE",
+    _HUDI_KEYGEN + "GlobalAvroDeleteKeyGenerator": "GLOBAL_DELETE",
+    "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator": "HOODIE_TABLE_METADATA",
+    _SQL_KEYGEN + "SqlKeyGenerator": "SPARK_SQL",
+    _SQL_KEYGEN + "UuidKeyGenerator": "SPARK_SQL_UUID",
+    _SQL_KEYGEN + "MergeIntoKeyGenerator": "SPARK_SQL_MERGE_INTO",
+}
+_KEY_GENERATOR_TYPE_NAMES = {*_KEY_GENERATOR_TYPES.values(), "USER_PROVIDED"}
+
+
 def key_generator_type_name(key_generator: str) -> str:
-    """hoodie.table.keygenerator.type (v8+) of a key generator class or type name."""
-    name = key_generator.rsplit(".", 1)[-1]
-    for suffix in ("AvroKeyGenerator", "KeyGenerator"):
-        if name.endswith(suffix) and name != suffix:
-            name = name[: -len(suffix)]
-            break
-    return {"Nonpartitioned": "NON_PARTITION", "Simple": "SIMPLE", "Complex": "COMPLEX",
-            "TimestampBased": "TIMESTAMP", "Custom": "CUSTOM"}.get(name, name.upper())
+    """hoodie.table.keygenerator.type (v8+) of a key generator class or type name. A class Hudi does not ship is
+    USER_PROVIDED (KeyGeneratorType.fromClassName), whatever its simple name: its keys are its own (issue 28)."""
+    kind = _KEY_GENERATOR_TYPES.get(key_generator.strip())
+    if kind is not None:
+        return kind
+    name = key_generator.strip().upper()
+    name = name[: -len("_AVRO")] if name.endswith("_AVRO") else name
+    return name if name in _KEY_GENERATOR_TYPE_NAMES else "USER_PROVIDED"
 
 
 def table_checksum(database: str, name: str) -> str:

@@ -9,7 +9,7 @@ from pydantic import field_validator
 
 from hudi_ds.config.hudi_features import UNWRITTEN_INDEXES
 from hudi_ds.config.option_field import OptionGroup, opt, upper_name
-from hudi_ds.config.table_config import LEGACY_CDC_MODES, TableType
+from hudi_ds.config.table_config import LEGACY_CDC_MODES, TableType, key_generator_type_name
 
 CdcMode = Literal["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]
 WriteIndex = Literal["BUCKET", "SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "RECORD_INDEX"]
@@ -182,11 +182,11 @@ class TableOptions(OptionGroup):
     @field_validator("keygen_class")
     @classmethod
     def _keygen(cls, v: str | None) -> str | None:
-        if v:
-            short = v.rsplit(".", 1)[-1].upper().replace("KEYGENERATOR", "").replace("_", "")
-            if short not in ("SIMPLE", "COMPLEX", "NONPARTITIONED", "NONPARTITION", "TIMESTAMPBASED", "TIMESTAMP"):
-                raise ValueError("hudi-py creates tables with Simple, Complex, NonPartitioned and TimestampBased key "
-                                 "generators (and writes into Custom ones Apache Hudi made)")
+        if v and key_generator_type_name(v) not in ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP"):
+            raise ValueError(f"{v!r} is not one of Apache Hudi's key generators hudi-py creates tables with: "
+                             "org.apache.hudi.keygen.SimpleKeyGenerator, ComplexKeyGenerator, NonpartitionedKeyGenerator "
+                             "and TimestampBasedKeyGenerator (or their types SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP; "
+                             "it writes into CustomKeyGenerator tables Apache Hudi made)")
         return v
 
     @field_validator("table_name")

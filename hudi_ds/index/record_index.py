@@ -4,19 +4,23 @@ partition (hudi_ds.metadata.record_index) instead of reading the keys of the tab
 It is global, as Hudi's: a key is one record in the table. Only the record index file groups the incoming keys
 hash to are read, so the cost grows with the write, not with the table. A key found there is an update of its file
 group; a key found in another partition is updated there, or moves when `hoodie.record.index.update.partition.path`
-is true (Hudi's default: false). The index holds no ordering value: with moves on, an incoming row older than
-the one held still moves the key, where GLOBAL_SIMPLE would keep the held row (docs/compatibility.md#indexes).
+is true (Hudi's default: false). The index holds no ordering value: with moves on, the file groups holding the
+keys found give it, as Hudi's tagging (HoodieIndexUtils.tagGlobalLocationBackToRecords, the same for every global
+index) merges an incoming row with the record it would move: a held record that outranks the row stays where it is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from hudi_ds.index.lookup import LIVE, PARTITION, SLOT, KeyLookup
+from hudi_ds.index.lookup import LIVE, PARTITION, SLOT, KeyLookup, in_order
+from hudi_ds.keys.matching import index_in
 from hudi_ds.metadata.layout import MetadataTable
 from hudi_ds.metadata.record_index import located
 from hudi_ds.storage import Storage
@@ -55,4 +59,28 @@ class RecordIndexLookup(KeyLookup):
         columns[LIVE] = pa.array(np.ones(n, dtype=bool))
         columns[PARTITION] = place_partitions.take(codes)
         columns[SLOT] = pa.array(place_slots[codes] if places else np.zeros(0, np.int32))
-        return pa.table(columns, schema=self._schema())
+        table = pa.table(columns, schema=self._schema())
+        if self.ordering is not None and self.update_partition_path and n:
+            return self._with_held_ordering(storage, table, threads)
+        return table
+
+    def _with_held_ordering(self, storage: Storage, located: pa.Table, threads: int) -> pa.Table:
+        """`located` with the ordering value each key holds in its file group (the highest of its versions, as the
+        other global indexes read it), from the latest slices of the groups holding the keys."""
+        assert self.ordering is not None
+        key = located.column_names[0]
+        places = sorted(set(zip(located[PARTITION].to_pylist(), located[SLOT].to_pylist(), strict=True)))
+        values: list[pa.Array] = []
+        positions: list[np.ndarray] = []
+        with ThreadPoolExecutor(min(threads, len(places))) as pool:
+            reads = in_order(pool, threads, lambda p: self._slice_keys(storage, self.slices[p[0]][p[1]]), places,
+                             2 * threads)
+            for (partition, slot), held in zip(places, reads, strict=True):
+                here = pc.and_(pc.equal(located[PARTITION], partition), pc.equal(located[SLOT], slot))
+                at = np.flatnonzero(here.to_numpy(zero_copy_only=False))
+                values.append(pc.take(held[self.ordering.name].combine_chunks(),
+                                      index_in(located[key].take(at), held[key])))
+                positions.append(at)
+        order = np.argsort(np.concatenate(positions), kind="stable")
+        held_values = pa.concat_arrays([v.cast(self.ordering.type) for v in values]).take(pa.array(order))
+        return located.set_column(located.column_names.index(self.ordering.name), self.ordering, held_values)

@@ -9,7 +9,8 @@ by ``/``.
 Safety (stricter than Java, whose recent releases only refuse ``..`` segments): a value must never let a file land outside
 the table folder or inside ``.hoodie``. Without url-encoding, values containing ``/``, ``\\`` or control
 characters are refused; ``.`` and ``..`` are refused in every mode (escaping keeps dots); in non-hive style a
-value may not start with ``.`` either (it would create a hidden folder such as ``.hoodie``).
+value may not start with ``.`` either (it would create a hidden folder such as ``.hoodie``), nor be a letter and
+``:`` alone without url-encoding (a drive: ``a:/x`` is absolute on Windows; ``a:b`` is a plain folder).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ _ESCAPED = [chr(c) for c in range(0x20)] + list("\"#%'*/:=?\\\x7f{[]^")
 _ESCAPE_TABLE = str.maketrans({c: f"%{ord(c):02X}" for c in _ESCAPED})
 _UNSAFE_RAW = re.compile(r"[/\\\x00-\x1f\x7f]")
 _HEX1 = set("0123456789abcdefABCDEF")
+_DRIVE = re.compile(r"[A-Za-z]:")  # fullmatch: a value 'a:b' is a folder, 'a:' a drive (storage.require_inside)
 
 
 def escape_path_name(value: str) -> str:
@@ -101,6 +103,11 @@ def _segment(field: str, value: str | None, hive_style: bool, url_encode: bool) 
                 "paths (hoodie.datasource.write.partitionpath.urlencode=true) or clean the values"
             )
         text = escape_path_name(value) if url_encode else value
+        if not hive_style and _DRIVE.fullmatch(text):
+            raise InvalidDataError(
+                f"partition column {field!r} has the value {value!r}, a folder named like a drive ('C:/...' is an "
+                "absolute path on Windows, and Hadoop's and Hudi's paths parse 'C:' as a URI scheme); use url-encoded "
+                "(hoodie.datasource.write.partitionpath.urlencode=true) or hive-style partition paths")
         if not hive_style and text.startswith("."):
             raise InvalidDataError(
                 f"partition column {field!r} has the value {value!r} starting with '.', which would create a "

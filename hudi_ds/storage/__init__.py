@@ -124,9 +124,9 @@ def require_inside(rel: str, source: str | None = None) -> str:
 
     Paths read from a table's own files (markers, commit and plan metadata, file names) are untrusted: anyone
     who can write into the folder could otherwise make a rollback or a clean delete files outside it."""
-    problem = _escape(rel)
+    problem = _escape(rel, raw=True)
     if problem is None and "%" in rel:
-        problem = _escape(unquote(rel))
+        problem = _escape(unquote(rel), raw=False)
         problem = problem and f"{problem} once percent-decoded"
     if problem is not None:
         where = f" (listed in {source})" if source else ""
@@ -136,17 +136,19 @@ def require_inside(rel: str, source: str | None = None) -> str:
     return rel
 
 
-def _escape(rel: str) -> str | None:
-    """Why `rel` could leave the table folder, or None."""
+def _escape(rel: str, raw: bool) -> str | None:
+    """Why `rel` could leave the table folder, or None. A drive ('C:/...', 'C:') is a full path another machine
+    wrote, refused as written; 'a:b' or 'a%3Ab' (a partition value url-encoded or not) is a relative folder: paths
+    are joined to the base with '/', never resolved as Windows paths or URIs, and a decoded drive stays after it."""
     if "\x00" in rel:
         return "it contains a NUL byte"
     if "\\" in rel:
         return "it contains a backslash"
-    if rel.startswith("/") or _DRIVE.match(rel):
+    if rel.startswith("/") or (raw and _DRIVE.match(rel)):
         return "it is absolute"
     if any(part in ("..", ".") for part in rel.split("/")):
         return "it has a '.' or '..' segment"
     return None
 
 
-_DRIVE = re.compile(r"^[A-Za-z]:")
+_DRIVE = re.compile(r"^[A-Za-z]:(/|$)")
