@@ -10,8 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tables import hudi_rs, rows
-from test_audit_index_moves import COLUMNS as MODEL_COLUMNS
-from test_audit_index_moves import STEP, HudiModel
+from test_audit_index_moves import STEP, HudiModel, replay_against_model
 
 from hudi_ds import HudiTable
 
@@ -76,17 +75,4 @@ def test_record_index_histories_with_moves_equal_the_model_of_hudis_tagging(tmp_
                              "hoodie.index.type": "RECORD_INDEX", "hoodie.write.table.version": "9",
                              "hoodie.record.index.update.partition.path": "true", "hoodie.parquet.small.file.limit": "0",
                              "compaction.schedule.enabled": "false"})
-    model = HudiModel("RECORD_INDEX", True, table_type == "MERGE_ON_READ")
-    for n, (op, batch) in enumerate(history):
-        if op == "compact":
-            if model.mor and t.timeline():
-                t.compact()
-                model.compact()
-            continue
-        data = [{"id": k if integer_keys else f"k{k}", "dt": dt, "ts": ts, "v": f"{n}.{i}"}
-                for i, (k, dt, ts) in enumerate(batch)]
-        t.write(pa.Table.from_pylist(data), operation=op)
-        model.write(op, data)
-        assert rows(t.to_arrow(columns=MODEL_COLUMNS), MODEL_COLUMNS) == model.expected(), f"step {n}: {op} {data}"
-    if model.expected():
-        assert rows(hudi_rs(str(path)), MODEL_COLUMNS) == model.expected()
+    replay_against_model(t, path, HudiModel("RECORD_INDEX", True, table_type == "MERGE_ON_READ"), history, integer_keys)

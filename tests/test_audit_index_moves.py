@@ -156,7 +156,12 @@ def test_histories_with_falling_ordering_values_place_keys_as_hudis_index_does(t
     record key strings."""
     path = tmp_path_factory.mktemp("t")
     t = create(path, table_type, version, index, moves)
-    model = HudiModel(index, moves, table_type == "MERGE_ON_READ")
+    replay_against_model(t, path, HudiModel(index, moves, table_type == "MERGE_ON_READ"), history, integer_keys)
+
+
+def replay_against_model(t: HudiTable, path: Path, model: HudiModel, history: list[Any], integer_keys: bool) -> None:
+    """Write `history` (STEP draws) into `t` and `model` alike; after every step our reader, and at the end hudi-rs,
+    read what the model expects."""
     for n, (op, batch) in enumerate(history):
         if op == "compact":
             if model.mor and t.timeline():

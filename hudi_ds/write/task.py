@@ -29,11 +29,10 @@ from hudi_ds.keys.keygen import integer_key_column, record_key_strings
 from hudi_ds.keys.matching import index_in
 from hudi_ds.keys.partition_scheme import timestamp_partitions
 from hudi_ds.log.blocks import natural_deletes
-from hudi_ds.merge import LogDeletes, LogVersions, merge_slice, merge_slice_counted
+from hudi_ds.merge import LogDeletes, LogVersions, merge_slice_counted
 from hudi_ds.read.query import READ_THREADS
-from hudi_ds.read.slice_reader import SliceReader
 from hudi_ds.recovery.heartbeat import touch_heartbeat
-from hudi_ds.schema.meta import META_COLUMNS, PARTITION_PATH, RECORD_KEY, with_meta
+from hudi_ds.schema.meta import META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_ds.schema.strings import constant_dictionary, constant_strings, expand_dictionaries
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import claim_path
@@ -44,6 +43,7 @@ from hudi_ds.write.group_writer import GroupWriteContext, ensure_partition_metad
 from hudi_ds.write.input import cast_to
 from hudi_ds.write.insert_duplicates import without_held_keys
 from hudi_ds.write.messages import ChangeDataFile, DeferredRows, GroupKeys, TaskResult, WrittenFile
+from hudi_ds.write.partial_moves import fold_partial, with_held_cells
 from hudi_ds.write.plan import GroupTarget, WritePlan
 from hudi_ds.write.routing import (
     BUCKET,
@@ -330,7 +330,7 @@ class TaskWriter:
                 rows = without_held_keys(rows, located, lookup.match_column, plan.duplicate_policy)
             rows = tag(rows, located, lookup)
             if plan.partial is not None and lookup.global_index:
-                rows = self._with_held_cells(rows)
+                rows = with_held_cells(rows, self.plan, self.storage)
         else:
             rows = rows.append_column(SLOT, pa.array(np.full(rows.num_rows, PENDING, dtype=np.int32)))
         groups = split_by_group(rows.rename_columns([BUCKET if c == SLOT else c for c in rows.column_names]))
@@ -357,40 +357,6 @@ class TaskWriter:
                     held = held.append_column(RECORD_KEY, record_key_strings(held, keys))
                 groups[(partition, target)] = part if held is None else pa.concat_tables([held, part])
         yield from sorted(groups.items())
-
-    def _with_held_cells(self, rows: pa.Table) -> pa.Table:
-        """Tagged rows whose keys move to another partition under a partial update mode, merged with the records
-        they leave: Hudi inserts the merge of both (HoodieIndexUtils.mergeIncomingWithExistingRecord), so the cells
-        the new row does not give come from the held record. (A KEEP_VALUES write of some columns is left out.)"""
-        plan, lookup = self.plan, self.plan.lookup
-        assert lookup is not None
-        if plan.partial_columns() or DELETE not in rows.column_names:
-            return rows
-        key = lookup.match_column
-        pending = pc.equal(rows[SLOT], PENDING)
-        deleting = pc.fill_null(rows[DELETE], False)
-        leaving = rows.filter(pc.and_(deleting, pc.invert(pending)))  # tagging's deletes of the moved keys' records
-        moving = pc.and_(pc.and_(pending, pc.invert(deleting)), pc.is_in(rows[key], value_set=leaving[key]))
-        if not leaving.num_rows or not pc.any(moving).as_py():
-            return rows
-        arriving = rows.filter(moving)
-        leaving = leaving.filter(pc.is_in(leaving[key], value_set=arriving[key]))
-        reader = SliceReader(self.storage, with_meta(plan.schema), plan.ordering_field, lookup.visibility,
-                             lookup.virtual_keys is not None, partial=plan.partial,
-                             key_fields=lookup.virtual_keys or (), first_value=plan.first_value)
-        places = sorted(set(zip(leaving[PARTITION_PATH].to_pylist(), leaving[SLOT].to_pylist(), strict=True)))
-        held = pa.concat_tables([reader.read(lookup.slices[partition][slot]) for partition, slot in places])
-        at = index_in(arriving[key], held[key].cast(arriving.schema.field(key).type))
-        found = pc.is_valid(at)
-        before = arriving.filter(found)  # the held records, as rows of this write ranked before the new ones
-        at = at.filter(found)
-        for name in plan.schema.names:
-            if name in before.column_names and name != key:
-                i = before.column_names.index(name)
-                before = before.set_column(i, before.field(i), pc.take(held[name], at).cast(before.field(i).type))
-        ordering = plan.ordering_field if plan.ordering_field in rows.column_names else None
-        merged = self._fold(pa.concat_tables([before, arriving]), ordering, key)
-        return pa.concat_tables([rows.filter(pc.invert(moving)), merged.select(rows.column_names).cast(rows.schema)])
 
     def _claims_small_file(self, partition: str, slot: int) -> bool:
         """Whether this task rewrites the small file at `slot` with new keys: the first task of the write to claim it
@@ -487,24 +453,12 @@ class TaskWriter:
         if partial is None or plan.partial_columns():
             return latest_per_key(rows, ordering, key_field, plan.first_value)
         if DELETE not in rows.column_names:
-            return self._fold(rows, ordering, key_field)
+            return fold_partial(rows, ordering, key_field, self.plan.partial)
         rows = versions_after_deletes(rows, ordering)
         is_del = pc.fill_null(rows[DELETE], False)
-        folded = self._fold(rows.filter(pc.invert(is_del)).drop_columns([DELETE]), ordering, key_field)
+        folded = fold_partial(rows.filter(pc.invert(is_del)).drop_columns([DELETE]), ordering, key_field, self.plan.partial)
         folded = folded.append_column(DELETE, pa.array(np.zeros(folded.num_rows, dtype=bool)))
         return pa.concat_tables([folded.select(rows.column_names), rows.filter(is_del)])
-
-    def _fold(self, rows: pa.Table, ordering: str | None, key_field: str) -> pa.Table:
-        """One row per key, its cells filled from the key's other rows by the partial update mode. The rows fold
-        in ordering-value order (ties in arrival order), so each cell ends with the value of the highest-ranked
-        row that gives it, whatever order a batch's rows came in."""
-        if ordering is not None:
-            values = rows[ordering]  # null ordering values first: a valid flag sorts them ahead on any pyarrow
-            by = pa.table({"valid": pc.is_valid(values), "value": values})
-            rows = rows.take(pc.sort_indices(by, [("valid", "ascending"), ("value", "ascending")]))
-        n = rows.num_rows
-        return merge_slice(None, LogVersions(rows, np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64)),
-                           None, ordering, rows.schema, key_field=key_field, partial=self.plan.partial)
 
     def _report_deletes(self, partition: str, file_id: str, deletes: pa.Table) -> None:
         """Keep the keys (and ordering values) this task deletes in a group, for the coordinator to settle
