@@ -69,18 +69,24 @@ class RecordIndexLookup(KeyLookup):
         other global indexes read it), from the latest slices of the groups holding the keys."""
         assert self.ordering is not None
         key = located.column_names[0]
-        places = sorted(set(zip(located[PARTITION].to_pylist(), located[SLOT].to_pylist(), strict=True)))
+        # the located rows grouped by file group once (a stable sort of one integer per row), not compared with
+        # every group in turn
+        parts = pc.dictionary_encode(located[PARTITION]).combine_chunks()
+        slots = located[SLOT].to_numpy().astype(np.int64)
+        codes = parts.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        group = codes * (int(slots.max()) + 1) + slots
+        rows = np.argsort(group, kind="stable")
+        groups = np.split(rows, np.flatnonzero(np.diff(group[rows])) + 1)
+        names = parts.dictionary.to_pylist()
+        places = [(names[codes[at[0]]], int(slots[at[0]])) for at in groups]
         values: list[pa.Array] = []
-        positions: list[np.ndarray] = []
         with ThreadPoolExecutor(min(threads, len(places))) as pool:
             reads = in_order(pool, threads, lambda p: self._slice_keys(storage, self.slices[p[0]][p[1]]), places,
                              2 * threads)
-            for (partition, slot), held in zip(places, reads, strict=True):
-                here = pc.and_(pc.equal(located[PARTITION], partition), pc.equal(located[SLOT], slot))
-                at = np.flatnonzero(here.to_numpy(zero_copy_only=False))
+            for at, held in zip(groups, reads, strict=True):
                 values.append(pc.take(held[self.ordering.name].combine_chunks(),
                                       index_in(located[key].take(at), held[key])))
-                positions.append(at)
-        order = np.argsort(np.concatenate(positions), kind="stable")
-        held_values = pa.concat_arrays([v.cast(self.ordering.type) for v in values]).take(pa.array(order))
+        back = np.empty_like(rows)  # each located row's place among the grouped rows
+        back[rows] = np.arange(len(rows))
+        held_values = pa.concat_arrays([v.cast(self.ordering.type) for v in values]).take(pa.array(back))
         return located.set_column(located.column_names.index(self.ordering.name), self.ordering, held_values)
