@@ -198,9 +198,9 @@ FEATURES: tuple[HudiFeature, ...] = (
         prefixes=("hoodie.partition.ttl.",), harmless={"hoodie.partition.ttl.inline": _FALSE}),
     # partition paths would differ from what the key generator computes
     HudiFeature(
-        "time-based key generators", "error",
-        "hudi-py writes Simple, Complex and NonPartitioned keys; compute the partition value as a column before "
-        "writing",
+        "time-based key generator settings hudi-py does not read", "error",
+        "hudi-py reads the timestamp key generator's settings by their hoodie.keygen.timebased.* names (docs/options.md "
+        "lists them), not a custom date-time parser nor the Streamer's older names: set those names instead",
         keys=_keys("hoodie.keygen.datetime.parser.class"),
         prefixes=("hoodie.keygen.timebased.", "hoodie.deltastreamer.keygen.timebased.",
                   "hoodie.streamer.keygen.timebased."),
