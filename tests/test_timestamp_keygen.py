@@ -188,3 +188,26 @@ def test_every_row_apache_hudi_wrote_is_in_the_path_we_would_make(reference_dir,
         if timestamp.kind != "DATE_STRING" and pa.types.is_string(values.type):  # one file of the v9 table
             values = values.cast(pa.int64())  # holds the column as strings (Hudi's schema of an UPDATE)
         assert timestamp.values(values, field).to_pylist() == data["_hoodie_partition_path"].to_pylist(), f
+
+
+def test_the_older_streamer_names_set_the_same_table(tmp_path):
+    """hoodie.deltastreamer.keygen.timebased.* are TimestampKeyGeneratorConfig's alternatives: accepted, recorded in
+    hoodie.properties under the current names; Hudi's own date-time parser named is harmless, another refused."""
+    old = "hoodie.deltastreamer.keygen.timebased."
+    options = {"hoodie.index.type": "SIMPLE", "hoodie.write.table.version": "9",
+               "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+               old + "timestamp.type": "EPOCHMILLISECONDS", old + "output.dateformat": HOUR, old + "timezone": "UTC",
+               "hoodie.deltastreamer.keygen.datetime.parser.class": "org.apache.hudi.keygen.parser.HoodieDateTimeParser"}
+    t = HudiTable.create(str(tmp_path / "t"), table_name="t", record_key="id", ordering_field="v",
+                         partition_by="ts", table_type="COPY_ON_WRITE", options=options)
+    props = properties.loads((tmp_path / "t" / ".hoodie" / "hoodie.properties").read_text())
+    assert props[P + "timestamp.type"] == "EPOCHMILLISECONDS" and props[P + "timezone"] == "UTC"
+    assert not any(k.startswith(old) for k in props)
+    t.write(pa.table({"id": ["a"], "ts": pa.array([1705311000000], pa.int64()), "v": [1]}))
+    assert _partition_of(t) == {"a": "2024/01/15/09"}
+    with pytest.raises(ConfigError, match="hoodie.keygen.datetime.parser.class='com.acme.Parser'"):
+        HudiTable.create(str(tmp_path / "u"), table_name="u", record_key="id", partition_by="ts", options={
+            **options, "hoodie.keygen.datetime.parser.class": "com.acme.Parser"})
+    with pytest.raises(ConfigError, match="options .* set the same setting"):
+        HudiTable.create(str(tmp_path / "v"), table_name="v", record_key="id", partition_by="ts", options={
+            **options, P + "timezone": "Asia/Shanghai"})

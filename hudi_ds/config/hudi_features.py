@@ -59,6 +59,8 @@ def _keys(*keys: str) -> frozenset[str]:
 
 _FALSE = frozenset({"false"})
 _TRUE = frozenset({"true"})
+# harmless values are compared in lower case
+_DEFAULT_DATE_TIME_PARSER = frozenset({"org.apache.hudi.keygen.parser.hoodiedatetimeparser"})
 
 FEATURES: tuple[HudiFeature, ...] = (
     # --- warnings: the table's files and every query's rows are the same whether the feature runs or not -----------
@@ -199,12 +201,13 @@ FEATURES: tuple[HudiFeature, ...] = (
     # partition paths would differ from what the key generator computes
     HudiFeature(
         "time-based key generator settings hudi-py does not read", "error",
-        "hudi-py reads the timestamp key generator's settings by their hoodie.keygen.timebased.* names (docs/options.md "
-        "lists them), not a custom date-time parser nor the Streamer's older names: set those names instead",
-        keys=_keys("hoodie.keygen.datetime.parser.class"),
-        prefixes=("hoodie.keygen.timebased.", "hoodie.deltastreamer.keygen.timebased.",
-                  "hoodie.streamer.keygen.timebased."),
-        harmless={"hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled": _FALSE}),
+        "hudi-py reads the timestamp key generator's settings docs/options.md lists (under their "
+        "hoodie.keygen.timebased.* names or the older hoodie.deltastreamer.keygen.timebased.* ones) with Hudi's own "
+        "date-time parser; remove the others",
+        prefixes=("hoodie.keygen.timebased.", "hoodie.deltastreamer.keygen.timebased."),
+        harmless={"hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled": _FALSE,
+                  "hoodie.keygen.datetime.parser.class": _DEFAULT_DATE_TIME_PARSER,
+                  "hoodie.deltastreamer.keygen.datetime.parser.class": _DEFAULT_DATE_TIME_PARSER}),
     # Hudi would keep duplicate keys of a batch
     HudiFeature(
         "Apache Hudi's deduplication switches", "error",

@@ -11,6 +11,9 @@ from hudi_ds.config.hudi_features import UNWRITTEN_INDEXES
 from hudi_ds.config.option_field import OptionGroup, opt, upper_name
 from hudi_ds.config.table_config import LEGACY_CDC_MODES, TableType, key_generator_type_name
 
+# the timestamp key generator's settings under their older names (TimestampKeyGeneratorConfig's alternatives)
+_STREAMER = "hoodie.deltastreamer.keygen.timebased."
+
 CdcMode = Literal["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]
 WriteIndex = Literal["BUCKET", "SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "RECORD_INDEX"]
 
@@ -76,32 +79,36 @@ class TableOptions(OptionGroup):
         "Timestamp-based partitions (TimestampBasedKeyGenerator, CustomKeyGenerator's TIMESTAMP fields): what the "
         "partition value is: UNIX_TIMESTAMP (seconds), EPOCHMILLISECONDS, EPOCHMICROSECONDS, SCALAR (of "
         "hoodie.keygen.timebased.timestamp.scalar.time.unit) or DATE_STRING (parsed with the input date format). "
-        "Taken from hoodie.properties when it holds it (docs/compatibility.md#key-generators).", scope="table")
+        "Taken from hoodie.properties when it holds it (docs/compatibility.md#key-generators).",
+        _STREAMER + "timestamp.type", scope="table")
     timestamp_scalar_unit: str | None = opt(
         "hoodie.keygen.timebased.timestamp.scalar.time.unit", None,
         "SCALAR timestamp partitions: the java.util.concurrent.TimeUnit of the values (default SECONDS).",
-        scope="table")
+        _STREAMER + "timestamp.scalar.time.unit", scope="table")
     timestamp_input_format: str | None = opt(
         "hoodie.keygen.timebased.input.dateformat", None,
         "DATE_STRING timestamp partitions: the Joda pattern(s) of the input strings, separated by the delimiter.",
-        scope="table")
+        _STREAMER + "input.dateformat", scope="table")
     timestamp_input_delimiter: str | None = opt(
         "hoodie.keygen.timebased.input.dateformat.list.delimiter.regex", None,
-        "DATE_STRING timestamp partitions: the regex between input patterns (default ',').", scope="table")
+        "DATE_STRING timestamp partitions: the regex between input patterns (default ',').",
+        _STREAMER + "input.dateformat.list.delimiter.regex", scope="table")
     timestamp_output_format: str | None = opt(
         "hoodie.keygen.timebased.output.dateformat", None,
         "Timestamp partitions: the Joda pattern of the partition path, e.g. yyyy/MM/dd (numeric fields y, M, d, H, "
-        "m, s, S and literal text).", scope="table")
+        "m, s, S and literal text).", _STREAMER + "output.dateformat", scope="table")
     timestamp_timezone: str | None = opt(
         "hoodie.keygen.timebased.timezone", None,
-        "Timestamp partitions: the time zone of input and output (overrides the two below).", scope="table")
+        "Timestamp partitions: the time zone of input and output (overrides the two below).",
+        _STREAMER + "timezone", scope="table")
     timestamp_input_timezone: str | None = opt(
         "hoodie.keygen.timebased.input.timezone", None,
-        "Timestamp partitions: the zone of DATE_STRING values without an offset.", scope="table")
+        "Timestamp partitions: the zone of DATE_STRING values without an offset.",
+        _STREAMER + "input.timezone", scope="table")
     timestamp_output_timezone: str | None = opt(
         "hoodie.keygen.timebased.output.timezone", None,
         "Timestamp partitions: the zone paths are formatted in (unset: the value's own zone for DATE_STRING, UTC "
-        "for numbers, where Apache Hudi takes the JVM's default).", scope="table")
+        "for numbers, where Apache Hudi takes the JVM's default).", _STREAMER + "output.timezone", scope="table")
     cdc_enabled: bool = opt(
         "hoodie.table.cdc.enabled", False,
         "Persist change data at write time (Apache Hudi's RFC-51): every commit that updates or deletes rows of an "
