@@ -27,6 +27,7 @@ from hudi_ds import (
     TableExistsError,
     UnsupportedTableError,
 )
+from hudi_ds.cli.validate import validate
 from hudi_ds.files.base_file import bloom_footer
 from hudi_ds.hfile.bloom import BloomFilter
 from hudi_ds.index import bloom_lookup, lookup
@@ -121,7 +122,8 @@ WRITABLE = ["cow_v6_simplekeygen_nonhivestyle", "cow_v6_complexkeygen_hivestyle"
             "cow_v6_simplekeygen_hivestyle_no_metafields", "cow_v8_simplekeygen_hivestyle_no_metafields",
             "mor_parquet_v6_simplekeygen_nonhivestyle", "mor_parquet_v6_complexkeygen_hivestyle",
             "mor_parquet_v6_nonpartitioned", "quickstart_mor_avro_v6_trips_8i1u", "quickstart_mor_avro_v6_trips_8i3d",
-            "cow_v6_timebasedkeygen_nonhivestyle"]
+            "cow_v6_timebasedkeygen_nonhivestyle",
+            "mor_avro_v9_txns_simple_overwrite"]  # its metadata table: files, column/partition stats, record index
 # settings a table's writers had that its hoodie.properties lacks (the SQL that made it set them as table properties)
 WRITER_OPTIONS = {"cow_v6_timebasedkeygen_nonhivestyle": {"hoodie.keygen.timebased.timestamp.type": "DATE_STRING"}}
 
@@ -163,6 +165,8 @@ def test_a_table_apache_hudi_wrote_takes_upserts_and_deletes(reference_dir, tmp_
     if t.config.is_mor:  # the services work per file group, whatever placed the keys
         t.compact()
         assert rows(t.to_arrow(), data_columns) == want and rows(hudi_rs(str(path)), data_columns) == want
+    report = validate(str(path))  # a metadata table Hudi wrote is kept in step (files, statistics, record index)
+    assert report["ok"], report["errors"]
 
 
 def test_a_merge_on_read_table_apache_hudi_wrote_upgrades_to_9_with_a_write(reference_dir, tmp_path):
