@@ -26,7 +26,10 @@ from hudi_ds.metadata.in_step import timeline_differences
 from hudi_ds.metadata.layout import listed_partitions, metadata_table_of
 from hudi_ds.metadata.listing import read_listing
 from hudi_ds.metadata.record_index_check import index_differences
+from hudi_ds.metadata.secondary_index import secondary_indexes
+from hudi_ds.metadata.secondary_index_check import index_differences as secondary_index_differences
 from hudi_ds.metadata.stats_check import statistics_differences
+from hudi_ds.read import query
 from hudi_ds.read.retention import earliest_retained
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, decode_arrow_schema
 from hudi_ds.schema.avro import avro_to_arrow
@@ -434,6 +437,31 @@ def check_record_index(o: Opened, check: Check) -> None:
     check.detail = f"{found.keys} keys"
 
 
+def check_secondary_indexes(o: Opened, check: Check) -> None:
+    """Each secondary index holds the key of every row of the snapshot (its indexed value and record key), in the
+    file group the key hashes to, and no other key (hudi_ds.metadata.secondary_index_check)."""
+    indexes = secondary_indexes(o.table.storage, listed_partitions(o.table.storage))
+    if not indexes:
+        check.skipped, check.detail = True, "no secondary index"
+        return
+    if not o.config.populate_meta_fields:
+        check.skipped, check.detail = True, "the table does not store its record keys"
+        return
+    mdt = metadata_table_of(o.table.storage)
+    if mdt is None:
+        raise CorruptTableError("the table lists secondary indexes but no files partition of its metadata table")
+    rows = query.snapshot(o.snap, columns=[RECORD_KEY, *{i.column for i in indexes}])
+    counts = []
+    for index in indexes:
+        found = secondary_index_differences(mdt, o.timeline, index, rows, RECORD_KEY)
+        check.errors.extend(found.problems())
+        counts.append(f"{index.partition}: {found.keys} keys")
+    if check.errors:
+        check.errors.append("to rebuild a secondary index: drop it and create it again with Apache Hudi (DROP INDEX, "
+                            "CREATE INDEX)")
+    check.detail = "; ".join(counts)
+
+
 def validate(path: str | HudiTable, on_check: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
     """Every check's findings; `on_check(name, done, total)` is told of each check as it starts."""
     try:
@@ -454,6 +482,7 @@ def validate(path: str | HudiTable, on_check: Callable[[str, int, int], None] | 
         ("metadata table in step with the timeline", lambda c: check_metadata_timeline(o, c)),
         ("column and partition statistics match the files", lambda c: check_index_statistics(o, view, c)),
         ("record index maps every key to its file group", lambda c: check_record_index(o, c)),
+        ("secondary indexes hold every row's value", lambda c: check_secondary_indexes(o, c)),
         ("snapshot reads", lambda c: check_read(o, c)),
         ("pending instants", lambda c: check_pending(o, c)),
     ]

@@ -21,6 +21,7 @@ from hudi_ds.storage.layout import PROPS_PATH
 
 INDEX_DEFS_PATH_KEY = "hoodie.table.index.defs.path"  # in the data table's hoodie.properties
 DEFAULT_PATH = ".hoodie/.index_defs/index.json"  # where Hudi 1.x puts it
+SECONDARY_INDEX = "secondary_index"  # a secondary index definition's indexType
 
 
 def _definitions(data_storage: Storage) -> tuple[str, dict[str, dict[str, object]]]:
@@ -56,6 +57,11 @@ def column_stats_fields(data_storage: Storage) -> list[str] | None:
         raise CorruptTableError(f"the index definitions file {rel} gives column_stats the sourceFields {fields!r}, "
                                 "not a list of column names; repair it or remove it")
     return list(fields) if fields else None
+
+
+def secondary_index_definitions(data_storage: Storage) -> dict[str, dict[str, object]]:
+    """The definitions of the table's secondary indexes (indexType `secondary_index`), by partition name."""
+    return {name: d for name, d in _definitions(data_storage)[1].items() if d.get("indexType") == SECONDARY_INDEX}
 
 
 def _write(data_storage: Storage, rel: str, definitions: dict[str, dict[str, object]]) -> None:
