@@ -9,8 +9,8 @@ Spark holds it (Java's toString of Spark's internal value): a string itself, an 
 `true`/`false`, a date its days since 1970-01-01. A writer that changes a row's value removes the old key (a
 DELETE block entry) and adds the new one; removing a row removes its key.
 
-Its file groups are `secondary-index-<name, "_" as "->-NNNN-0`, as many as the index was built with (10 by
-default). A key's file group is Java's String.hashCode modulo their count, of the whole key in a version 1 index
+Its file groups are `secondary-index-<name>-NNNN-0` (the name's `_` as `-`), as many as the index was built with
+(10 in the reference tables). A key's file group is Java's String.hashCode modulo their count, of the whole key in a version 1 index
 (Hudi 1.0, definitions without a version) and of its escaped value with the `$` in a version 2 one (Hudi 1.1's
 "V2": one value's keys share a file group, so a lookup by value reads one), as the reference tables' files show.
 """
