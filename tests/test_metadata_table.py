@@ -334,12 +334,15 @@ def test_a_version_6_table_cannot_have_one(tmp_path):
 
 @pytest.mark.parametrize("reference", ["cow_v9_txns_simple_meta", "mor_avro_v9_txns_simple_meta"])
 def test_a_hudi_table_with_indexes_we_do_not_maintain_is_dropped_then_kept_by_us(tmp_path, reference):
-    """A table Apache Hudi 1.1 wrote with column statistics, record and secondary indexes: a write is refused
-    naming them and the drop; a write with hoodie.metadata.enable=false drops the metadata table (as Hudi's
-    writers do) and writes; with true we build the files partition and keep it, and hudi-rs reads through it
+    """A table Apache Hudi 1.1 wrote with column statistics, record and secondary indexes, and (as if) bloom
+    filters: a write is refused naming them and the drop; a write with hoodie.metadata.enable=false drops the
+    metadata table (as Hudi's writers do) and writes; with true we build the files partition and keep it, and hudi-rs reads through it
     what our reader reads."""
     copy = tmp_path / "copy"
     shutil.copytree(REFERENCE_DIR / reference, copy, copy_function=shutil.copyfile)
+    props = copy / ".hoodie" / "hoodie.properties"  # as Hudi lists a bloom_filters partition, which we do not keep
+    props.write_text(props.read_text("latin-1").replace("hoodie.table.metadata.partitions=",
+                                                        "hoodie.table.metadata.partitions=bloom_filters,"), "latin-1")
     table = HudiTable(str(copy))
     row = table.to_arrow().slice(0, 1).drop_columns([c for c in table.to_arrow().column_names
                                                      if c.startswith("_hoodie_")])

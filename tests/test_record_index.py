@@ -19,7 +19,7 @@ from hudi_ds import HudiTable, faults
 from hudi_ds.cli import app as cli
 from hudi_ds.config.properties import dumps, loads
 from hudi_ds.config.table_config import load_config
-from hudi_ds.errors import ConfigError, UnsupportedTableError
+from hudi_ds.errors import ConfigError
 from hudi_ds.hfile import AvroHFileReader
 from hudi_ds.index.lookup import KeyLookup
 from hudi_ds.log import BlockType, read_blocks
@@ -333,10 +333,6 @@ def test_writes_into_a_hudi_table_keep_its_record_index(tmp_path, monkeypatch, r
     table = HudiTable(str(copy), options={"hoodie.index.type": index} if index else None)
     current = table.to_arrow()
     data = current.drop_columns([c for c in current.column_names if c.startswith("_hoodie_")])
-    if any(p.startswith(md.SECONDARY_INDEX_PREFIX) for p in keep):
-        with pytest.raises(UnsupportedTableError, match="secondary_index_"):
-            table.write(data.slice(0, 1))
-        return
     assert_index_in_step(copy)
     held = newest_locations(current)
     if index:

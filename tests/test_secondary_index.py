@@ -1,6 +1,7 @@
 """Apache Hudi 1.x's secondary indexes (hudi_ds.metadata.secondary_index): the reference tables' indexes read as
-they would be rebuilt from the table's rows (ours and hudi-rs's), their keys' escaping and file groups, and
-`hudi-py validate` finding an index that is not in step."""
+they would be rebuilt from the table's rows (ours and hudi-rs's), their keys' escaping and file groups,
+`hudi-py validate` finding an index that is not in step, and writes into copies of those tables keeping them in
+step (hudi_ds.metadata.secondary_index_sync)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,15 @@ import shutil
 
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tables import REFERENCE_DIR, hudi_rs
+from tables import REFERENCE_DIR, hudi_rs, rows
 
 from hudi_ds import HudiTable
 from hudi_ds.cli.validate import validate
 from hudi_ds.errors import CorruptTableError, UnsupportedTableError
 from hudi_ds.metadata.layout import MetadataTable, listed_partitions
+from hudi_ds.metadata.listing import compacted_before, is_folded
 from hudi_ds.metadata.secondary_index import (
     SecondaryIndex,
     escape,
@@ -168,3 +170,130 @@ def test_definitions_hudi_ds_does_not_know_are_refused(tmp_path):
     defs_path.write_text(json.dumps(defs))
     with pytest.raises(CorruptTableError, match="no definition"):
         _indexes(str(copy))
+
+
+# ---- writes ------------------------------------------------------------------------------------------------
+
+KEYS = {"cow_v9_txns_simple_meta": ("txn_id", "merchant_name"),
+        "mor_avro_v9_txns_simple_meta": ("txn_id", "merchant_name"),
+        "quickstart_mor_avro_v8_trips_8i3u1d": ("uuid", "rider")}
+
+
+def assert_in_step(path: str) -> None:
+    """Each index equals what the snapshot rebuilds, hudi-rs reads the rows ours does, and validate's secondary
+    index check passes."""
+    table = HudiTable(path)
+    ours = table.to_arrow()
+    mdt = MetadataTable.open(table.storage)
+    for index in _indexes(path):
+        found = read_index(mdt, table.load_timeline(), index)
+        rebuilt = expected_keys(ours[RECORD_KEY], value_texts(ours[index.column], index.column))
+        assert found.keys == sorted(rebuilt.to_pylist()), index.partition
+        assert found.misplaced == []
+        assert rows(hudi_rs(path), [RECORD_KEY, index.column]) == rows(ours, [RECORD_KEY, index.column])
+    assert _secondary_check(validate(path))["status"] == "ok"
+
+
+def _data(table: HudiTable) -> pa.Table:
+    current = table.to_arrow()
+    return current.drop_columns([c for c in current.column_names if c.startswith("_hoodie_")])
+
+
+def _with(data: pa.Table, column: str, values: list) -> pa.Table:
+    return data.set_column(data.schema.get_field_index(column), column, pa.array(values, data.schema.field(column).type))
+
+
+@pytest.mark.parametrize("reference", sorted(KEYS))
+def test_writes_keep_the_secondary_indexes_in_step(tmp_path, reference):
+    """Upserts that change indexed values (to null and to text needing escapes) and keep them, inserts, deletes
+    and an overwrite of a partition: after each the indexes hold what the rows rebuild."""
+    copy = str(_copy(tmp_path, reference))
+    key, column = KEYS[reference]
+    table = HudiTable(copy)
+    data = _data(table)
+    table.write(_with(data.slice(0, 3), column, ["Changed $ \\ x", None, "\x00"]))
+    assert_in_step(copy)
+    table.write(data.slice(3, 2))  # values kept
+    assert_in_step(copy)
+    table.write(_with(data.slice(0, 2), key, ["NEW-1", "NEW-2"]), operation="insert")
+    assert_in_step(copy)
+    table.write(data.slice(5, 1), operation="delete")
+    assert_in_step(copy)
+    table.write(_with(data.slice(1, 1), key, ["NEW-3"]), operation="insert_overwrite")
+    assert_in_step(copy)
+    if table.config.is_mor:
+        table.compact()
+        assert_in_step(copy)
+
+
+def test_the_metadata_compaction_folds_the_indexes_and_a_folded_rollback_is_undone(tmp_path):
+    """With a metadata compaction at every write, each secondary index file group gets a base file of the
+    compaction; rolling back a commit whose deltacommit a compaction folded rebuilds the index's difference
+    from the rows."""
+    copy = str(_copy(tmp_path, "cow_v9_txns_simple_meta"))
+    table = HudiTable(copy, options={"hoodie.metadata.compact.max.delta.commits": "1"})
+    data = _data(table)
+    first = table.write(_with(data.slice(0, 1), "merchant_name", ["First"]))
+    second = table.write(_with(data.slice(0, 1), "merchant_name", ["Second"]))
+    assert_in_step(copy)
+    folder = tmp_path / "copy" / ".hoodie" / "metadata" / "secondary_index_merchant_idx"
+    bases = {p.name.split("_")[0] for p in folder.glob("*.hfile") if first < p.name.rsplit("_", 1)[1][:17]}
+    assert bases == {f"secondary-index-merchant-idx-{n:04d}-0" for n in range(10)}
+    table.rollback(second)
+    assert_in_step(copy)
+    mdt = MetadataTable.open(table.storage)
+    assert is_folded(mdt.timeline().get(first), compacted_before(mdt.timeline()))
+    table.rollback(first)  # its deltacommit was folded by the second write's compaction
+    assert_in_step(copy)
+    assert HudiTable(copy).to_arrow().filter(pa.compute.equal(
+        HudiTable(copy).to_arrow()["txn_id"], data["txn_id"][0]))["merchant_name"].to_pylist() == \
+        [data["merchant_name"][0].as_py()]
+
+
+@settings(deadline=None, max_examples=6, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["upsert", "insert", "delete"]),
+                          st.lists(st.tuples(st.sampled_from(["TXN-001", "TXN-003", "TXN-007", "R-1", "R-2"]),
+                                             st.sampled_from([None, "A", "B$", "\\"])),
+                                   min_size=1, max_size=3, unique_by=lambda t: t[0])),
+                min_size=1, max_size=3))
+def test_random_histories_against_a_model(tmp_path_factory, history):
+    """Random upserts, inserts and deletes into a copy of a Hudi 1.1 table: the merchant index always holds one
+    key per row of a model (record key -> merchant) of what the table should hold."""
+    copy = str(_copy(tmp_path_factory.mktemp("h"), "cow_v9_txns_simple_meta"))
+    table = HudiTable(copy)
+    data = _data(table)
+    held = {k: data.slice(i, 1) for i, k in enumerate(data["txn_id"].to_pylist())}  # its partition kept
+    model = dict(zip(data["txn_id"].to_pylist(), data["merchant_name"].to_pylist(), strict=True))
+    for operation, changes in history:
+        if operation == "insert":
+            changes = [(k, v) for k, v in changes if k not in model]  # an insert of a held key would duplicate it
+            if not changes:
+                continue
+        batch = pa.concat_tables([_with(_with(held.get(k, data.slice(0, 1)), "txn_id", [k]), "merchant_name", [v])
+                                  for k, v in changes])
+        held.update((k, batch.slice(i, 1)) for i, (k, _) in enumerate(changes))
+        table.write(batch, operation=operation)
+        for k, v in changes:
+            if operation == "delete":
+                model.pop(k, None)
+            else:
+                model[k] = v
+    index = next(i for i in _indexes(copy) if i.column == "merchant_name")
+    found = read_index(MetadataTable.open(table.storage), table.load_timeline(), index)
+    assert found.keys == sorted(index_key(v, k) for k, v in model.items())
+    assert _secondary_check(validate(copy))["status"] == "ok"
+
+
+def test_a_write_into_an_index_of_a_type_hudi_ds_does_not_know_is_refused_first(tmp_path):
+    """An index over a decimal column (whose text hudi_ds has not matched with Hudi's): the write is refused
+    before it changes anything."""
+    copy = _copy(tmp_path, "cow_v9_txns_simple_meta")
+    defs_path = copy / ".hoodie" / ".index_defs" / "index.json"
+    defs = json.loads(defs_path.read_text())
+    defs["indexDefinitions"]["secondary_index_merchant_idx"]["sourceFields"] = ["amount"]
+    defs_path.write_text(json.dumps(defs))
+    table = HudiTable(str(copy))
+    before = sorted(p.name for p in (copy / ".hoodie" / "timeline").iterdir())
+    with pytest.raises(UnsupportedTableError, match="secondary_index_merchant_idx.*decimal"):
+        table.write(_data(table).slice(0, 1))
+    assert sorted(p.name for p in (copy / ".hoodie" / "timeline").iterdir()) == before

@@ -6,13 +6,15 @@ from hudi_ds.config.table_config import TableConfig
 from hudi_ds.errors import UnsupportedTableError
 from hudi_ds.index.choice import check_index_writable
 from hudi_ds.metadata.layout import MAINTAINED
+from hudi_ds.metadata.records import SECONDARY_INDEX_PREFIX
 from hudi_ds.table_format import table_format
 
 
 def check_timeline_writable(config: TableConfig) -> None:
     """Refuse to change the timeline of tables whose format this version does not write."""
     table_format(config)  # versions 6, 8 and 9 with their own layouts
-    unmaintained = [p for p in config.metadata_partitions if config.version < 8 or p not in MAINTAINED]
+    unmaintained = [p for p in config.metadata_partitions if config.version < 8 or (
+        p not in MAINTAINED and not p.startswith(SECONDARY_INDEX_PREFIX))]
     if unmaintained:
         raise UnsupportedTableError(
             f"the table's metadata table holds {', '.join(unmaintained)} (hoodie.table.metadata.partitions="

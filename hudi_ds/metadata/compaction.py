@@ -14,7 +14,7 @@ slices then move into the metadata table's archived timeline (LSM history), as H
 from __future__ import annotations
 
 from hudi_ds.files.naming import parse_base_file, parse_log_file
-from hudi_ds.metadata import column_stats_sync
+from hudi_ds.metadata import column_stats_sync, secondary_index_sync
 from hudi_ds.metadata import record_index_sync as record_index
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.column_stats import file_group_slices
@@ -45,6 +45,7 @@ def undo_pending(mdt: MetadataTable, inst: Instant) -> None:
     if inst.action == "compaction":
         mdt.storage.delete(f"{md.FILES}/{base_name(inst.requested_time)}")
         record_index.undo_compaction(mdt, inst.requested_time)
+        secondary_index_sync.undo_compaction(mdt, inst.requested_time)
         for partition in (md.COLUMN_STATS, md.PARTITION_STATS):
             for rel in column_stats_sync.written_by(mdt, inst.requested_time, partition):
                 mdt.storage.delete(rel)
@@ -69,6 +70,10 @@ def compact_if_due(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Ti
     ops = [op, *(compaction_operation(s.base_instant, record_index.file_group_id(i), md.RECORD_INDEX,
                                       s.base.rsplit("/", 1)[-1] if s.base else None,
                                       [rel.rsplit("/", 1)[-1] for rel, _ in s.logs]) for i, s in index_slices)]
+    secondary_slices = secondary_index_sync.compaction_slices(mdt, mdt_timeline)
+    ops += [compaction_operation(s.base_instant, index.file_group_id(n), index.partition,
+                                 s.base.rsplit("/", 1)[-1] if s.base else None,
+                                 [rel.rsplit("/", 1)[-1] for rel, _ in s.logs]) for index, n, s in secondary_slices]
     stats_slices = {p: file_group_slices(mdt, p, mdt_timeline, data_timeline)
                     for p in (md.COLUMN_STATS, md.PARTITION_STATS) if mdt.storage.exists(p)}
     for partition, slices in stats_slices.items():
@@ -89,6 +94,7 @@ def compact_if_due(mdt: MetadataTable, mdt_timeline: Timeline, data_timeline: Ti
     for partition, slices in stats_slices.items():
         if slices:
             stats[partition] = column_stats_sync.compact(mdt, slices, instant, partition)
+    stats.update(secondary_index_sync.compact(mdt, secondary_slices, instant))
     meta = CommitMetadata(partition_to_write_stats=stats, compacted=True, operation_type="COMPACT")
     writer.complete(instant, "compaction", mdt.fmt.encode_commit_metadata(meta, "commit"))
     clean(mdt, mdt.timeline())
@@ -107,7 +113,7 @@ def clean(mdt: MetadataTable, mdt_timeline: Timeline) -> str | None:
     oldest_kept = bases[-KEPT_SLICES]
     # the index partitions' file groups are compacted with the files partition: the same slices go
     partitions = [md.FILES, *(p for p in (md.COLUMN_STATS, md.PARTITION_STATS, md.RECORD_INDEX)
-                              if mdt.storage.exists(p))]
+                              if mdt.storage.exists(p)), *secondary_index_sync.partitions(mdt)]
     doomed: dict[str, list[str]] = {}
     for partition in partitions:
         listed = entries if partition == md.FILES else [e for e in mdt.storage.list(partition) if not e.is_dir]

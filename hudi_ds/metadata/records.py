@@ -279,6 +279,15 @@ def record_location(record: Mapping[str, Any]) -> RecordLocation:
     return RecordLocation(info.get("partitionName"), file_id, info.get("instantTime"), info.get("position"))
 
 
+# --------------------------------------------------------------------------------------- secondary index
+
+
+def secondary_index_record(key: str) -> dict[str, Any]:
+    """The secondary index record of `key` (`<escaped value>$<escaped record key>`): a live entry (removals are
+    DELETE block entries, as Hudi writes them)."""
+    return _record(key, RecordType.SECONDARY_INDEX, SecondaryIndexMetadata={"isDeleted": False})
+
+
 # ------------------------------------------------------------------------------------------------ merging
 
 

@@ -160,7 +160,9 @@ class IndexContents:
     misplaced: list[tuple[str, int, int]]  # key, file group holding it, file group it hashes to
 
 
-def _file_group_numbers(index: SecondaryIndex, names: list[str]) -> list[int]:
+def file_group_numbers(index: SecondaryIndex, names: list[str]) -> list[int]:
+    """The numbers of the index's file groups among the file `names` of its folder: 0..N-1, else a
+    CorruptTableError (a key would hash to a missing group)."""
     pattern = re.compile(rf"^\.?{re.escape(index.file_group_prefix)}-(\d{{4}})-0_")
     seen = sorted({int(m.group(1)) for n in names if (m := pattern.match(n))})
     if seen != list(range(len(seen))):
@@ -172,7 +174,7 @@ def _file_group_numbers(index: SecondaryIndex, names: list[str]) -> list[int]:
 def read_index(mdt: MetadataTable, data_timeline: Timeline, index: SecondaryIndex) -> IndexContents:
     """Every key of the index as a reader merges its file groups (deltacommits of completed data instants)."""
     listed = [e for e in mdt.storage.list(index.partition) if not e.is_dir]
-    groups = _file_group_numbers(index, [e.name for e in listed])
+    groups = file_group_numbers(index, [e.name for e in listed])
     mdt_timeline = mdt.timeline()
     keys: list[str] = []
     misplaced: list[tuple[str, int, int]] = []

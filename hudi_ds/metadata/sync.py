@@ -14,13 +14,14 @@ into a base file, records the removed files as deleted).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hudi_ds.config.table_config import load_config
 from hudi_ds.errors import CommitConflictError
 from hudi_ds.files.naming import parse_log_file
-from hudi_ds.metadata import column_stats_sync, partition_stats_sync
+from hudi_ds.metadata import column_stats_sync, partition_stats_sync, secondary_index_sync
 from hudi_ds.metadata import records as md
 from hudi_ds.metadata.column_ranges import FileRanges
 from hudi_ds.metadata.compaction import compact_if_due, undo_pending
@@ -93,7 +94,7 @@ def roll_back_deltacommit(mdt: MetadataTable, mdt_timeline: Timeline, inst: Inst
     """Delete what the deltacommit `inst` wrote and its instant files, and record a rollback instant (at
     `rollback_time`, the data table's rollback, when the metadata timeline has no later instant)."""
     partitions = [p for p in (md.FILES, md.COLUMN_STATS, md.PARTITION_STATS, md.RECORD_INDEX)
-                  if mdt.storage.exists(p)]
+                  if mdt.storage.exists(p)] + secondary_index_sync.partitions(mdt)
     removed = [e.path for p in partitions for e in mdt.storage.list(p)
                if (lf := parse_log_file(p, e.name)) is not None and lf.instant == inst.requested_time]
     for rel in removed:
@@ -134,10 +135,11 @@ def bring_in_step(mdt: MetadataTable, data_timeline: Timeline, retry: str | None
 def write_deltacommit(mdt: MetadataTable, mdt_timeline: Timeline, instant: str,
                       records: Mapping[str, dict[str, Any]], record_index: SettledChanges | None = None,
                       column_stats: Mapping[str, dict[str, Any]] | None = None,
-                      partition_stats: Mapping[str, dict[str, Any]] | None = None) -> None:
+                      partition_stats: Mapping[str, dict[str, Any]] | None = None,
+                      secondary: Sequence[secondary_index_sync.IndexChanges] = ()) -> None:
     """One deltacommit at `instant`: its log file of `records` (and the record index's logs of
-    `record_index`, and the `column_stats` and `partition_stats` records' logs, per file group), then the
-    completed instant."""
+    `record_index`, the `column_stats` and `partition_stats` records' logs and the secondary indexes' logs of
+    `secondary`, per file group), then the completed instant."""
     writer = mdt.fmt.timeline_writer(mdt.storage)
     if not writer.create_requested(instant, DELTA):
         raise CommitConflictError(f"the metadata table already has an instant {instant}; retry the write")
@@ -162,15 +164,17 @@ def write_deltacommit(mdt: MetadataTable, mdt_timeline: Timeline, instant: str,
     if partition_stats:
         stats[md.PARTITION_STATS] = column_stats_sync.write_logs(mdt, instant, partition_stats, base,
                                                                  md.PARTITION_STATS)
+    stats.update(secondary_index_sync.write_logs(mdt, instant, secondary))
     meta = CommitMetadata(partition_to_write_stats=stats, operation_type="UPSERT_PREPPED")
     writer.complete(instant, DELTA, mdt.fmt.encode_commit_metadata(meta, DELTA))
 
 
 def sync_instant(data_storage: Storage, data_timeline: Timeline, instant: str, changes: Mapping[str, FileChanges],
-                 compact_every: int | None = None, record_index: SettledChanges | None = None) -> None:
+                 compact_every: int | None = None, record_index: SettledChanges | None = None,
+                 secondary: Sequence[secondary_index_sync.IndexChanges] = ()) -> None:
     """Record the data instant `instant` (pending on `data_timeline`) in the metadata table, if the table has
-    one (and its key changes `record_index` in the record index); with `compact_every`, compact the metadata
-    table first when that many deltacommits await it."""
+    one (and its key changes `record_index` in the record index, its `secondary` index changes in those
+    indexes); with `compact_every`, compact the metadata table first when that many deltacommits await it."""
     mdt = metadata_table_of(data_storage)
     if mdt is None:
         return
@@ -180,7 +184,7 @@ def sync_instant(data_storage: Storage, data_timeline: Timeline, instant: str, c
             mdt_timeline = mdt.timeline()
     column_stats, partition_stats = _index_stats(data_storage, data_timeline, mdt, changes)
     write_deltacommit(mdt, mdt_timeline, instant, change_records(changes), record_index, column_stats,
-                      partition_stats)
+                      partition_stats, secondary)
 
 
 def sync_rollback(data_storage: Storage, data_timeline: Timeline, target: str, rollback_time: str,
@@ -198,8 +202,10 @@ def sync_rollback(data_storage: Storage, data_timeline: Timeline, target: str, r
         roll_back_deltacommit(mdt, timeline, inst, rollback_time)
         return
     changes = deleted_changes(deleted)
+    config = load_config(data_storage)
+    secondary = secondary_index_sync.table_changes(data_storage, config, config.format.load_timeline(data_storage), mdt)
     write_deltacommit(mdt, bring_in_step(mdt, data_timeline), rollback_time, change_records(changes),
-                      column_stats=_index_stats(data_storage, data_timeline, mdt, changes)[0])
+                      column_stats=_index_stats(data_storage, data_timeline, mdt, changes)[0], secondary=secondary)
 
 
 def _index_stats(data_storage: Storage, data_timeline: Timeline, mdt: MetadataTable,

@@ -25,7 +25,7 @@ from hudi_ds.config.writable import check_writable
 from hudi_ds.errors import ConfigError, SchemaError
 from hudi_ds.index.choice import RECORD_INDEX, write_index
 from hudi_ds.keys.partition_scheme import timestamp_partitions, with_timestamp_settings
-from hudi_ds.metadata import column_stats_sync, partition_stats_sync
+from hudi_ds.metadata import column_stats_sync, partition_stats_sync, secondary_index_sync
 from hudi_ds.metadata.bootstrap import apply_metadata_setting, planned_config
 from hudi_ds.metadata.record_index_sync import (
     RecordIndexSettings,
@@ -184,6 +184,7 @@ class WriteClient:
             self.options.partition_stats_enable))
         timestamp_partitions(with_timestamp_settings(self.config, self.options))  # settings it cannot follow
         current = self.current_schema()
+        secondary_index_sync.check_columns(self.storage, self.config.metadata_partitions, [current, data_schema])
         known = None if current is None and data_schema is None else \
             {*(current.names if current is not None else ()), *(data_schema.names if data_schema is not None else ())}
         column_stats_sync.apply_column_list(self.storage, self.config, self.options.column_stats_columns,

@@ -43,6 +43,7 @@ from hudi_ds.index.lookup import KeyLookup, holds_prefixed_keys
 from hudi_ds.index.record_index import RecordIndexLookup
 from hudi_ds.keys.keygen import integer_key_column
 from hudi_ds.keys.partition_scheme import with_timestamp_settings
+from hudi_ds.metadata import secondary_index_sync
 from hudi_ds.metadata.record_index_sync import instant_changes
 from hudi_ds.metadata.sync import commit_changes, sync_instant
 from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, encode_arrow_schema
@@ -345,8 +346,10 @@ class Coordinator:
             conflict = require_version(self.storage, self.config) or self._conflict(
                 plan, latest, _touched(plan, files), partitions)
             if conflict is None:
+                secondary = secondary_index_sync.instant_changes(self.storage, self.config, latest, plan.instant,
+                                                                 meta)
                 sync_instant(self.storage, latest, plan.instant, commit_changes(meta), self.metadata_compact_every,
-                             instant_changes(self.storage, self.config, latest, meta))
+                             instant_changes(self.storage, self.config, latest, meta), secondary)
                 faults.pause_point("commit_publishing")
                 latest.writer().complete(plan.instant, plan.action, fmt.encode_commit_metadata(meta, plan.action))
         if conflict is not None:
