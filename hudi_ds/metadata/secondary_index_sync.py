@@ -6,8 +6,8 @@ table's compaction folds them into HFile base files.
 
 A commit's changes come from the merged rows of the file groups it touched, before it and with it (a file group
 it replaced has none after it): a key (value and record key) only before is removed, only after is added. Keys
-carry no location, so a row a commit moves between file groups with its value unchanged changes nothing; commits
-that change no row (compaction, clustering) and cleans change nothing.
+carry no location, so a row a commit moves between file groups with its value unchanged changes nothing, and the
+table services (compaction, clean), which change no row, write none.
 """
 
 from __future__ import annotations
@@ -41,8 +41,6 @@ from hudi_ds.storage import Storage
 from hudi_ds.timeline import Timeline
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
 
-NO_ROW_CHANGES = {"COMPACT", "CLUSTER", "LOG_COMPACT"}  # operations that rewrite rows without changing them
-
 
 @dataclass(frozen=True)
 class IndexChanges:
@@ -73,9 +71,10 @@ def _group_rows(snap: TableSnapshot, vis: Visibility, groups: set[tuple[str, str
     schema = snap.read_schema(full, [RECORD_KEY, *columns], [], merges=snap.config.is_mor)
     reader = snap.reader(vis, schema)
     view = snap.view(vis, {p for p, _ in groups}.__contains__)
-    tables = [reader.read(sl, snap.config.is_mor).select([RECORD_KEY, *columns]) for sl in view.slices_in(sorted(groups))]
+    wanted = [RECORD_KEY, *columns]
+    tables = [reader.read(sl, snap.config.is_mor).select(wanted) for sl in view.slices_in(sorted(groups))]
     tables = [t for t in tables if t.num_rows]
-    return pa.concat_tables(tables) if tables else pa.schema([full.field(c) for c in (RECORD_KEY, *columns)]).empty_table()
+    return pa.concat_tables(tables) if tables else pa.schema([full.field(c) for c in wanted]).empty_table()
 
 
 def _keys(rows: pa.Table, index: SecondaryIndex) -> pa.Array:
@@ -85,11 +84,12 @@ def _keys(rows: pa.Table, index: SecondaryIndex) -> pa.Array:
 def instant_changes(storage: Storage, config: TableConfig, timeline: Timeline, instant: str,
                     meta: CommitMetadata) -> list[IndexChanges]:
     """The secondary index changes of the data commit `meta` at `instant` (pending on `timeline`, its files
-    written); empty when the table has no secondary index (its hoodie.properties read afresh). An
-    UnsupportedTableError (a column type whose index text hudi_ds does not know) comes before anything is
-    written to the metadata table."""
+    written); empty when the table has no secondary index (`config`'s partitions name none; else its
+    hoodie.properties are read afresh: a writer may have dropped the metadata table since)."""
+    if not any(p.startswith(md.SECONDARY_INDEX_PREFIX) for p in config.metadata_partitions):
+        return []
     indexes = secondary_indexes(storage, listed_partitions(storage))
-    if not indexes or meta.operation_type in NO_ROW_CHANGES:
+    if not indexes:
         return []
     replaced = {(p, f) for p, ids in (meta.partition_to_replace_file_ids or {}).items() for f in ids}
     written = {(s.partition_path or "", s.file_id) for s in meta.write_stats() if s.path}
