@@ -177,6 +177,12 @@ def _new_properties(storage: Storage, config: TableConfig, to_version: int) -> d
             f"does not convert; drop it first (hudi-py metadata drop {storage.uri}, or a write with "
             "hoodie.metadata.enable=false by hudi-py or Apache Hudi): after the upgrade a write builds the "
             "version's own")
+    indexes = [p for p in config.metadata_partitions if p.startswith(md.SECONDARY_INDEX_PREFIX)]
+    if indexes:  # the metadata table is rebuilt at the new version: hudi_ds does not build secondary indexes
+        raise UnsupportedTableError(
+            f"the table has secondary indexes ({', '.join(indexes)}), which a version change would lose with the "
+            "metadata table it rebuilds (hudi_ds does not build them); change its version with Apache Hudi, or drop "
+            "them first (Hudi's DROP INDEX, or hudi-py metadata drop PATH)")
     if config.raw.get("hoodie.bootstrap.base.path"):
         raise UnsupportedTableError(
             "the table is a bootstrap table (hoodie.bootstrap.base.path), whose bootstrap index hudi_ds does not "

@@ -297,3 +297,11 @@ def test_a_write_into_an_index_of_a_type_hudi_ds_does_not_know_is_refused_first(
     with pytest.raises(UnsupportedTableError, match="secondary_index_merchant_idx.*decimal"):
         table.write(_data(table).slice(0, 1))
     assert sorted(p.name for p in (copy / ".hoodie" / "timeline").iterdir()) == before
+
+
+def test_a_version_change_is_refused_rather_than_losing_the_index(tmp_path):
+    copy = _copy(tmp_path, "quickstart_mor_avro_v8_trips_8i3u1d")
+    props = (copy / ".hoodie" / "hoodie.properties").read_text("latin-1")
+    with pytest.raises(UnsupportedTableError, match="secondary_index_rider_idx.*DROP INDEX"):
+        HudiTable(str(copy)).upgrade(9)
+    assert (copy / ".hoodie" / "hoodie.properties").read_text("latin-1") == props
