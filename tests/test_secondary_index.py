@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tables import REFERENCE_DIR, hudi_rs, rows
 
-from hudi_ds import HudiTable
+from hudi_ds import HudiTable, faults
 from hudi_ds.cli.validate import validate
 from hudi_ds.errors import CorruptTableError, UnsupportedTableError
 from hudi_ds.metadata.layout import MetadataTable, listed_partitions
@@ -305,3 +305,29 @@ def test_a_version_change_is_refused_rather_than_losing_the_index(tmp_path):
     with pytest.raises(UnsupportedTableError, match="secondary_index_rider_idx.*DROP INDEX"):
         HudiTable(str(copy)).upgrade(9)
     assert (copy / ".hoodie" / "hoodie.properties").read_text("latin-1") == props
+
+
+def test_a_write_killed_before_its_commit_leaves_nothing_in_the_index(tmp_path, monkeypatch):
+    """The metadata deltacommit (with its secondary index logs) is written, the data commit is not: the write
+    (or the next writer) rolls both back, and the index holds what the rows rebuild."""
+    copy = str(_copy(tmp_path, "cow_v9_txns_simple_meta"))
+    table = HudiTable(copy)
+    data = _data(table)
+
+    folder = tmp_path / "copy" / ".hoodie" / "metadata" / "secondary_index_merchant_idx"
+    before = {p.name for p in folder.iterdir()}
+    written: set[str] = set()
+
+    def fail_at(name: str) -> None:
+        if name == "commit_publishing":
+            written.update(p.name for p in folder.iterdir() if p.name not in before)
+            raise faults.InjectedFault("killed before its commit")
+
+    monkeypatch.setattr(faults, "pause_point", fail_at)
+    with pytest.raises(faults.InjectedFault):
+        table.write(_with(data.slice(0, 2), "merchant_name", ["Lost", "Lost"]))
+    monkeypatch.undo()
+    assert written and all(".log." in name for name in written)  # the index's logs of the lost write
+    HudiTable(copy, options={"hoodie.client.heartbeat.timeout.secs": "0"}).write(data.slice(2, 1))
+    assert_in_step(copy)
+    assert "Lost" not in HudiTable(copy).to_arrow()["merchant_name"].to_pylist()
