@@ -17,10 +17,16 @@ from tables import REFERENCE_DIR, hudi_rs, rows
 from hudi_ds import HudiTable, faults
 from hudi_ds.cli.validate import validate
 from hudi_ds.errors import CorruptTableError, UnsupportedTableError
+from hudi_ds.hfile.avro_records import encode_values
+from hudi_ds.hfile.reader import HFileReader
+from hudi_ds.metadata import records as md
+from hudi_ds.metadata.avro_schema import metadata_schema_json
 from hudi_ds.metadata.layout import MetadataTable, listed_partitions
 from hudi_ds.metadata.listing import compacted_before, is_folded
 from hudi_ds.metadata.secondary_index import (
+    LIVE_VALUE,
     SecondaryIndex,
+    decode,
     escape,
     expected_keys,
     file_group_of,
@@ -331,3 +337,16 @@ def test_a_write_killed_before_its_commit_leaves_nothing_in_the_index(tmp_path, 
     HudiTable(copy, options={"hoodie.client.heartbeat.timeout.secs": "0"}).write(data.slice(2, 1))
     assert_in_step(copy)
     assert "Lost" not in HudiTable(copy).to_arrow()["merchant_name"].to_pylist()
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_live_entries_are_written_and_read_by_hudis_bytes(version):
+    """The constant bytes entries are read and written by are fastavro's encoding of a live entry in the table
+    version's schema, and what Hudi's reference files hold; other bytes are left to fastavro."""
+    _, values = encode_values({"k": md.secondary_index_record("k")}, metadata_schema_json(version))
+    assert values[0].as_py() == LIVE_VALUE
+    path = next((REFERENCE_DIR / "cow_v9_txns_simple_meta" / ".hoodie" / "metadata" / "secondary_index_merchant_idx")
+                .glob("*0006-0_*.hfile"))
+    assert {v for _, v in HFileReader(path.read_bytes(), str(path))} == {LIVE_VALUE}
+    assert decode(LIVE_VALUE, "a$b") == md.secondary_index_record("a$b")
+    assert decode(LIVE_VALUE[:-1] + b"\x01", "a$b") is None  # a tombstone: fastavro's

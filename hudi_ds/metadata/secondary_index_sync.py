@@ -23,14 +23,21 @@ from hudi_ds.errors import UnsupportedTableError
 from hudi_ds.files.naming import log_file_name, parse_base_file
 from hudi_ds.files.view import Visibility
 from hudi_ds.metadata import records as md
-from hudi_ds.metadata.hfiles import encode_base_file, encode_delete_log_block, encode_log_block
+from hudi_ds.metadata.hfiles import (
+    encode_base_file,
+    encode_delete_log_block,
+    encode_encoded_base_file,
+    encode_encoded_log_block,
+)
 from hudi_ds.metadata.layout import WRITE_TOKEN, MetadataTable, listed_partitions
 from hudi_ds.metadata.listing import MetadataSlice, files_slice, merged_records
 from hudi_ds.metadata.secondary_index import (
     SecondaryIndex,
+    decode,
     expected_keys,
     file_group_numbers,
     file_group_of,
+    live_values,
     read_index,
     secondary_indexes,
     value_texts,
@@ -153,7 +160,9 @@ def write_logs(mdt: MetadataTable, instant: str, changes: Sequence[IndexChanges]
         for number in sorted({*added, *removed}):
             data = b""
             if number in added:
-                data += encode_log_block({k: md.secondary_index_record(k) for k in _sorted(added[number])}, mdt.version, instant)
+                keys = _sorted(added[number])
+                data += encode_encoded_log_block(pa.array(keys, pa.string()), live_values(len(keys)), mdt.version,
+                                                 instant)
             if number in removed:
                 data += encode_delete_log_block(_sorted(removed[number]), index.partition, instant)
             name = log_file_name(index.file_group_id(number), instant, 1, WRITE_TOKEN)
@@ -196,9 +205,13 @@ def compact(mdt: MetadataTable, slices: Sequence[tuple[SecondaryIndex, int, Meta
     """Fold each of `slices` into an HFile base file at the compaction `instant`."""
     out: dict[str, list[WriteStat]] = {}
     for index, number, sl in slices:
-        records = merged_records(mdt, sl)
+        records = merged_records(mdt, sl, decoder=decode)
         rel = f"{index.partition}/{index.file_group_id(number)}_{WRITE_TOKEN}_{instant}.hfile"
-        data = encode_base_file(records, mdt.version)
+        if all(r == md.secondary_index_record(k) for k, r in records.items()):  # the live entries' bytes
+            keys = pa.array(_sorted(list(records)), pa.string())
+            data = encode_encoded_base_file(keys, live_values(len(keys)), mdt.version)
+        else:
+            data = encode_base_file(records, mdt.version)
         mdt.storage.write_bytes(rel, data)
         out.setdefault(index.partition, []).append(WriteStat(
             file_id=index.file_group_id(number), path=rel, prev_commit=sl.base_instant or "null",
