@@ -135,17 +135,27 @@ def test_bad_calls_are_refused_before_anything_is_written(tmp_path):
     assert len(HudiTable(t.path).timeline()) == 1 and ours(t) == theirs(t)
 
 
-def test_a_clean_deletes_the_dropped_files(tmp_path):
-    t = create(tmp_path / "t", "COPY_ON_WRITE", 9, "SIMPLE")
-    t.write(batch([0, 1], 1, ["a", "b"]))
-    t.delete_partitions("a")
-    t.write(batch([1], 2, ["b"]))
+@pytest.mark.parametrize("version", [6, 9])
+def test_a_clean_deletes_the_dropped_partitions_once_past_retention(tmp_path, version):
+    """CleanPlanner's toDeletePartition: the folder goes with its files, the clean metadata says so, and the
+    metadata table forgets the partition; a dropped partition that took rows again stays."""
+    t = create(tmp_path / "t", "COPY_ON_WRITE", version, "SIMPLE")
+    t.write(batch([0, 1, 2], 1, ["a", "b", "c"]))
+    t.delete_partitions(["a", "c"])
+    t.write(batch([5], 2, ["c"]))  # c takes rows again
     t.write(batch([1], 3, ["b"]))
-    assert t.clean(retain_commits=1) is not None
-    assert not [p for p in (tmp_path / "t" / "a").iterdir() if p.suffix == ".parquet"]
-    assert ours(t) == theirs(t) == [("k1", "b", "1@3")]
+    t.write(batch([1], 4, ["b"]))
+    cleaned = t.clean(retain_commits=1)
+    assert cleaned is not None
+    assert not (tmp_path / "t" / "a").exists() and (tmp_path / "t" / "c").is_dir()
+    meta = HudiTable(t.path).load_timeline().read_avro(HudiTable(t.path).load_timeline().find(cleaned))
+    assert {p: m["isPartitionDeleted"] for p, m in meta["partitionMetadata"].items()} == {"a": True, "b": False,
+                                                                                         "c": False}
+    assert ours(t) == theirs(t) == [("k1", "b", "1@4"), ("k5", "c", "5@2")]
     report = validate(t.path)
     assert report["ok"], report["errors"]
+    if version == 9:
+        assert listed_partitions(t) == ["b", "c"]
 
 
 @pytest.mark.parametrize("name", ["cow_v6_simplekeygen_nonhivestyle", "mor_parquet_v6_complexkeygen_hivestyle",
