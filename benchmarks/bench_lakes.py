@@ -23,12 +23,17 @@ columns' peak RSS growth <= deltalake's. Issue 27: the upsert into a version 9 t
 files partition; on by default on version 9) <= 1.15x the upsert into one with hoodie.metadata.enable=false. Apache
 Paimon (benchmarks/paimon_peer.py, in its own venv) on the same rows: upsert >= 1x, merge-on-read snapshot >= 1x
 (issue 16); the Paimon figures are the median of their own runs in a child process.
+
+Arrow's allocator (mimalloc) runs without transparent huge pages here (MIMALLOC_ALLOW_THP=0 unless set): with them,
+this process's later reads spent up to half their time in the kernel zeroing 2 MiB pages for the fragmented
+arenas its earlier steps left, which deltalake's reads (jemalloc, no huge pages) do not pay; docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -53,6 +58,8 @@ from hudi_ds.write.task import _WRITER_THREADS  # noqa: E402 - the floor writes 
 
 DATA_COLUMNS = ["id", "name", "amount", "ts", "dt", "flag"]
 # step -> rows it handles (filled per run); the order is the order they run in
+# Arrow's allocator setting for transparent huge pages (the module's docstring says why it is off)
+THP_SETTING = "MIMALLOC_ALLOW_THP"
 STEPS = ["load", "upsert", "delete", "read", "read_data", "cdf", "read_compacted"]
 
 
@@ -278,8 +285,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--fresh-runs", type=int, default=3, help="fresh processes per system timing the load (0: none)")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
+    if THP_SETTING not in os.environ:  # mimalloc reads it when pyarrow loads: run again with it set
+        os.execve(sys.executable, [sys.executable, __file__, *(sys.argv[1:] if argv is None else argv)],
+                  {**os.environ, THP_SETTING: "0"})
     f = run(args.rows, args.runs, args.fresh_runs)
-    print(f"hudi-py vs deltalake, {args.rows:,} rows, 8 partitions; median of {args.runs} runs; checksums match")
+    print(f"hudi-py vs deltalake, {args.rows:,} rows, 8 partitions; median of {args.runs} runs; checksums match; "
+          f"{THP_SETTING}={os.environ[THP_SETTING]}")
     print(f"  {'step':15s} {'hudi-py rows/s':>15s} {'deltalake rows/s':>17s} {'speed':>7s}"
           f"   {'RSS growth MiB: hudi-py':>24s} {'deltalake':>10s}")
     for step in STEPS:
