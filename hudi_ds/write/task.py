@@ -147,14 +147,15 @@ class TaskWriter:
         require_columns(table, config, self.plan.operation, ordering=not deleting or not self.ctx.natural_deletes)
         if deleting and not len(self.plan.schema):
             return  # the table has no schema: no rows were ever written, so there is nothing to delete
+        instants = list(timestamp_partitions(config))  # their key generator reads them before any promotion
         if deleting:
             ordering = [self.plan.ordering_field] if self.plan.ordering_field in table.column_names else []
             cols = dict.fromkeys(config.record_key_fields + config.partition_fields + ordering)
             schema = pa.schema([self.plan.schema.field(c) for c in cols])
-            table = cast_to(table, schema)
+            table = cast_to(table, schema, given=instants)
             table = table.append_column(DELETE, pa.array(np.ones(table.num_rows, dtype=bool)))
         else:
-            table = cast_to(table, self.plan.schema, keep=[DELETE])
+            table = cast_to(table, self.plan.schema, keep=[DELETE], given=instants)
             table = apply_delete_markers(table, self.plan.delete_marker, self.plan.operation)
             if table.num_rows == 0:
                 return
