@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import sys
@@ -50,7 +49,7 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).parent))
 import paimon_peer  # noqa: E402
-from common import checksum, lakes_data, memory_figures, timed, timed_step  # noqa: E402
+from common import checksum, lakes_data, memory_figures, timed, timed_step, without_huge_pages  # noqa: E402
 from fresh_process import fresh_sample  # noqa: E402
 
 from hudi_ds import HudiTable  # noqa: E402
@@ -58,8 +57,6 @@ from hudi_ds.write.task import _WRITER_THREADS  # noqa: E402 - the floor writes 
 
 DATA_COLUMNS = ["id", "name", "amount", "ts", "dt", "flag"]
 # step -> rows it handles (filled per run); the order is the order they run in
-# Arrow's allocator setting for transparent huge pages (the module's docstring says why it is off)
-THP_SETTING = "MIMALLOC_ALLOW_THP"
 STEPS = ["load", "upsert", "delete", "read", "read_data", "cdf", "read_compacted"]
 
 
@@ -285,12 +282,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--fresh-runs", type=int, default=3, help="fresh processes per system timing the load (0: none)")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
-    if THP_SETTING not in os.environ:  # mimalloc reads it when pyarrow loads: run again with it set
-        os.execve(sys.executable, [sys.executable, __file__, *(sys.argv[1:] if argv is None else argv)],
-                  {**os.environ, THP_SETTING: "0"})
+    allocator = without_huge_pages(__file__, argv)
     f = run(args.rows, args.runs, args.fresh_runs)
     print(f"hudi-py vs deltalake, {args.rows:,} rows, 8 partitions; median of {args.runs} runs; checksums match; "
-          f"{THP_SETTING}={os.environ[THP_SETTING]}")
+          f"{allocator}")
     print(f"  {'step':15s} {'hudi-py rows/s':>15s} {'deltalake rows/s':>17s} {'speed':>7s}"
           f"   {'RSS growth MiB: hudi-py':>24s} {'deltalake':>10s}")
     for step in STEPS:
