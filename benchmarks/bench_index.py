@@ -20,7 +20,8 @@ a delete of 1%), deltalake running a MERGE on (id, dt) of the same rows in the s
   all existing ones; the delete removes random ids of the newest load as well. SIMPLE and BLOOM merge-on-read
   tables; deltalake appends the same loads (its MERGE prunes files by their id statistics too).
 
-Each run builds the tables anew; figures are medians over the runs. Memory: the growth of this process's peak
+Arrow's allocator runs without transparent huge pages (common.without_huge_pages, as in bench_lakes). Each run
+builds the tables anew; figures are medians over the runs. Memory: the growth of this process's peak
 RSS during the step (the kernel's high-water mark, reset before it). Checks that every table ends with the same
 rows as deltalake's (count and checksum). Goals (issue 28): SIMPLE upsert >= 2x deltalake's MERGE (random), BLOOM
 >= 3x (time-ordered), the peak RSS growth of each upsert <= deltalake's.
@@ -40,7 +41,14 @@ import numpy as np
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import checksum, lakes_data, make_rows, memory_figures, timed_step  # noqa: E402
+from common import (  # noqa: E402
+    checksum,
+    lakes_data,
+    make_rows,
+    memory_figures,
+    timed_step,
+    without_huge_pages,
+)
 
 from hudi_ds import HudiTable  # noqa: E402
 
@@ -178,9 +186,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
+    allocator = without_huge_pages(__file__, argv)
     f = run(args.rows, args.runs)
     print(f"hudi-py lookup indexes vs deltalake, {args.rows:,} rows, 8 partitions, merge-on-read; median of "
-          f"{args.runs} runs; checksums match")
+          f"{args.runs} runs; checksums match; {allocator}")
     for title, prefix, steps, indexes in (("random updates, one load", "", STEPS, INDEXES),
                                           (f"time-ordered keys, {ORDERED_LOADS} loads, updates of the newest",
                                            "ordered_", ORDERED_STEPS, ORDERED_INDEXES)):

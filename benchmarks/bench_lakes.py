@@ -23,6 +23,10 @@ columns' peak RSS growth <= deltalake's. Issue 27: the upsert into a version 9 t
 files partition; on by default on version 9) <= 1.15x the upsert into one with hoodie.metadata.enable=false. Apache
 Paimon (benchmarks/paimon_peer.py, in its own venv) on the same rows: upsert >= 1x, merge-on-read snapshot >= 1x
 (issue 16); the Paimon figures are the median of their own runs in a child process.
+
+Arrow's allocator (mimalloc) runs without transparent huge pages here (MIMALLOC_ALLOW_THP=0 unless set): with them,
+this process's later reads spent up to half their time in the kernel zeroing 2 MiB pages for the fragmented
+arenas its earlier steps left, which deltalake's reads (jemalloc, no huge pages) do not pay; docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).parent))
 import paimon_peer  # noqa: E402
-from common import checksum, lakes_data, memory_figures, timed, timed_step  # noqa: E402
+from common import checksum, lakes_data, memory_figures, timed, timed_step, without_huge_pages  # noqa: E402
 from fresh_process import fresh_sample  # noqa: E402
 
 from hudi_ds import HudiTable  # noqa: E402
@@ -278,8 +282,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--fresh-runs", type=int, default=3, help="fresh processes per system timing the load (0: none)")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
+    allocator = without_huge_pages(__file__, argv)
     f = run(args.rows, args.runs, args.fresh_runs)
-    print(f"hudi-py vs deltalake, {args.rows:,} rows, 8 partitions; median of {args.runs} runs; checksums match")
+    print(f"hudi-py vs deltalake, {args.rows:,} rows, 8 partitions; median of {args.runs} runs; checksums match; "
+          f"{allocator}")
     print(f"  {'step':15s} {'hudi-py rows/s':>15s} {'deltalake rows/s':>17s} {'speed':>7s}"
           f"   {'RSS growth MiB: hudi-py':>24s} {'deltalake':>10s}")
     for step in STEPS:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import resource
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +17,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 PARTITIONS = [f"2024-01-0{d}" for d in range(1, 9)]
+
+
+# Arrow's allocator (mimalloc) setting for transparent huge pages: benchmarks that time many steps in one process
+# run with it off (docs/benchmarks.md, "Why bench_lakes' process read slower than a process of its own")
+THP_SETTING = "MIMALLOC_ALLOW_THP"
+
+
+def without_huge_pages(script: str, argv: list[str] | None) -> str:
+    """Run the benchmark `script` again with Arrow's allocator not using transparent huge pages, unless the
+    environment chose (mimalloc reads the setting when pyarrow loads, so it takes a new process): with them, a
+    process's later steps spent up to half their time in the kernel zeroing 2 MiB pages for the arenas its earlier
+    steps left, a cost of the benchmark's long process that deltalake's allocator does not pay. Returns the
+    setting, for the header line."""
+    if THP_SETTING not in os.environ:
+        os.execve(sys.executable, [sys.executable, script, *(sys.argv[1:] if argv is None else argv)],
+                  {**os.environ, THP_SETTING: "0"})
+    return f"{THP_SETTING}={os.environ[THP_SETTING]}"
 
 
 def make_rows(ids: np.ndarray, ts: int, seed: int = 0) -> pa.Table:

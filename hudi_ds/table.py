@@ -333,6 +333,20 @@ class HudiTable:
         of any total size is written in bounded memory."""
         return self.write_client().write(data, operation, buffer_bytes=buffer_bytes)
 
+    def delete_partitions(self, partitions: str | Sequence[str]) -> str:
+        """Apache Hudi's delete_partition: one replacecommit that replaces every file group of `partitions`
+        (partition paths as the table writes them, e.g. "dt=2024-01-01"; `*` matches any characters; paths the
+        table does not have are skipped), so no read sees their rows; returns the instant. The same as a write
+        with operation delete_partition and hoodie.datasource.write.partitions.to.delete."""
+        named = [partitions] if isinstance(partitions, str) else list(partitions)
+        bad = [p for p in named if not isinstance(p, str) or not p.strip() or "," in p]
+        if bad or not named:
+            raise ConfigError(f"delete_partitions takes partition paths (non-empty strings without ','), got "
+                              f"{partitions!r}; e.g. ['dt=2024-01-01', 'dt=2024-02-*']")
+        client = self.write_client()
+        client.options = client.options.model_copy(update={"partitions_to_delete": ",".join(named)})
+        return client.write([], "delete_partition")
+
     def write_client(self) -> WriteClient:
         """The write client of this table, with its options and table services (at the version the options ask
         for: hoodie.write.table.version / hoodie.write.auto.upgrade). Table settings among the options must match

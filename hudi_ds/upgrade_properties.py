@@ -18,7 +18,7 @@ from hudi_ds.config.merge_mode import (
     EVENT_TIME_PAYLOAD,
     OVERWRITE_PAYLOAD,
 )
-from hudi_ds.config.table_config import key_generator_type_name
+from hudi_ds.config.table_config import recorded_key_generator_type
 from hudi_ds.errors import UnsupportedTableError
 
 # payloads whose merge rule is event-time or commit-time ordering (RFC-97): the ones hudi_ds converts
@@ -45,6 +45,9 @@ TABLE_FORMAT = "hoodie.table.format"
 _KEYGEN_CLASS_OF_TYPE = {
     "SIMPLE": "SimpleKeyGenerator", "COMPLEX": "ComplexKeyGenerator", "NON_PARTITION": "NonpartitionedKeyGenerator",
     "TIMESTAMP": "TimestampBasedKeyGenerator", "CUSTOM": "CustomKeyGenerator",
+    "SIMPLE_AVRO": "SimpleAvroKeyGenerator", "COMPLEX_AVRO": "ComplexAvroKeyGenerator",
+    "NON_PARTITION_AVRO": "NonpartitionedAvroKeyGenerator", "TIMESTAMP_AVRO": "TimestampBasedAvroKeyGenerator",
+    "CUSTOM_AVRO": "CustomAvroKeyGenerator",
 }
 
 
@@ -95,7 +98,7 @@ def _six_to_eight(p: dict[str, str]) -> dict[str, str]:
     p[MERGE_MODE], p[PAYLOAD], p[STRATEGY_ID] = mode, payload, strategy
     p.pop(OLD_STRATEGY_ID, None)
     if p.get(KEYGEN_CLASS):  # Hudi keeps the class and adds its type
-        p[KEYGEN_TYPE] = key_generator_type_name(p[KEYGEN_CLASS])
+        p[KEYGEN_TYPE] = recorded_key_generator_type(p[KEYGEN_CLASS])
     return p
 
 

@@ -465,6 +465,25 @@ def test_properties_of_a_version_6_table_survive_every_upgrade_and_downgrade(v6)
         assert config.key_generator == v6["hoodie.table.keygenerator.class"]
 
 
+@pytest.mark.parametrize("name,kind", [
+    ("SimpleKeyGenerator", "SIMPLE"), ("SimpleAvroKeyGenerator", "SIMPLE_AVRO"),
+    ("NonpartitionedAvroKeyGenerator", "NON_PARTITION_AVRO"), ("ComplexAvroKeyGenerator", "COMPLEX_AVRO"),
+    ("TimestampBasedAvroKeyGenerator", "TIMESTAMP_AVRO"), ("CustomAvroKeyGenerator", "CUSTOM_AVRO")])
+def test_the_key_generator_type_recorded_is_the_one_hudi_names(name, kind):
+    """KeyGeneratorType.fromClassName: an Avro class (Flink's tables have them) keeps its _AVRO type, which a reader
+    maps back to that class; downgraded, the class comes back."""
+    v6 = TableConfig(name="t", version=6, layout_version=1, record_key_fields=["id"], partition_fields=["dt"],
+                     key_generator=f"org.apache.hudi.keygen.{name}").to_properties()
+    v9 = upgraded_properties(v6, 9)
+    assert v9["hoodie.table.keygenerator.type"] == kind
+    assert downgraded_properties(v9, 6)["hoodie.table.keygenerator.class"] == f"org.apache.hudi.keygen.{name}"
+    created = TableConfig(name="t", version=9, layout_version=2, record_key_fields=["id"], partition_fields=["dt"],
+                          key_generator=f"org.apache.hudi.keygen.{name}").to_properties()
+    assert created["hoodie.table.keygenerator.type"] == kind
+    stripped = {k: v for k, v in v9.items() if k != "hoodie.table.keygenerator.class"}
+    assert downgraded_properties(stripped, 6)["hoodie.table.keygenerator.class"] == f"org.apache.hudi.keygen.{name}"
+
+
 # ---- refusals ---------------------------------------------------------------------------------------------
 
 

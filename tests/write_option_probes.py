@@ -449,6 +449,15 @@ def _insert_dup_policy(write: Write, path: str) -> None:
     assert values(HudiTable(path)) == {"a": "a@1", "b": "b@1", "c": "c@1", "d": "d@2"}
 
 
+@probe("partitions_to_delete")
+def _partitions_to_delete(write: Write, path: str) -> None:
+    """delete_partition replaces the partitions the option names (a wildcard matches), whatever the rows say."""
+    t = table(path)
+    write(path, rows(["x"], 2, "d2"), {})
+    write(path, rows(["y"], 3, "d3"), {key_of("operation"): "delete_partition", key_of("partitions_to_delete"): "d*"})
+    assert values(t) == {}
+
+
 @probe("insert_drop_duplicates")
 def _insert_drop_duplicates(write: Write, path: str) -> None:
     t = table(path)

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 from hudi_ds.errors import CorruptTableError, HudiDsError
 from hudi_ds.files.markers import marked_files
 from hudi_ds.files.naming import BaseFile, LogFile
-from hudi_ds.files.view import FileSystemView
+from hudi_ds.files.view import FileSystemView, Visibility
 from hudi_ds.log.cdc_block import decode_cdc_block
 from hudi_ds.log.format import BlockType, read_blocks
 from hudi_ds.metadata import records as md
@@ -368,10 +368,14 @@ def check_metadata_table(o: Opened, check: Check) -> None:
     listed = read_listing(mdt, o.timeline)
     on_disk = committed_files(o.table.storage, o.timeline)
     cleaning = _cleaning(o)
+    live = {p for p, _ in FileSystemView(o.table.storage, o.config, o.timeline,
+                                          Visibility.of(o.timeline, None, o.config.layout_version)).groups}
     for partition in sorted(set(listed) | set(on_disk)):
         mine, disk = listed.get(partition, {}), on_disk.get(partition, {})
-        if partition not in listed and disk:
+        if partition not in listed and disk and partition in live:  # else a delete_partition dropped it
             check.errors.append(f"partition {partition!r} is not in the metadata table's partition list")
+            continue
+        if partition not in listed:
             continue
         for name in sorted(set(mine) | set(disk)):
             if name not in mine:

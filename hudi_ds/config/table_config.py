@@ -81,6 +81,7 @@ _KEY_GENERATOR_TYPES = {
     _SQL_KEYGEN + "MergeIntoKeyGenerator": "SPARK_SQL_MERGE_INTO",
 }
 _KEY_GENERATOR_TYPE_NAMES = {*_KEY_GENERATOR_TYPES.values(), "USER_PROVIDED"}
+_AVRO_VARIANTS = ("SIMPLE", "COMPLEX", "TIMESTAMP", "CUSTOM", "NON_PARTITION", "GLOBAL_DELETE", "AUTO_RECORD")
 
 
 def key_generator_type_name(key_generator: str) -> str:
@@ -92,6 +93,16 @@ def key_generator_type_name(key_generator: str) -> str:
     name = key_generator.strip().upper()
     name = name[: -len("_AVRO")] if name.endswith("_AVRO") else name
     return name if name in _KEY_GENERATOR_TYPE_NAMES else "USER_PROVIDED"
+
+
+def recorded_key_generator_type(key_generator: str) -> str:
+    """The hoodie.table.keygenerator.type Apache Hudi records for a class or type name (KeyGeneratorType's own
+    name: an Avro class keeps its _AVRO variant, as Flink's tables have them), where key_generator_type_name gives
+    the kind of keys it makes."""
+    name = key_generator.strip()
+    kind = key_generator_type_name(name)
+    avro = name.endswith("AvroKeyGenerator") or name.upper().endswith("_AVRO")
+    return f"{kind}_AVRO" if avro and kind in _AVRO_VARIANTS else kind
 
 
 def table_checksum(database: str, name: str) -> str:
@@ -307,7 +318,10 @@ class TableConfig:
             props["hoodie.compaction.record.merger.strategy"] = strategy_of(mode)
         if self.key_generator:
             if self.version >= 8:
-                props["hoodie.table.keygenerator.type"] = key_generator_type_name(self.key_generator)
+                kind = recorded_key_generator_type(self.key_generator)
+                props["hoodie.table.keygenerator.type"] = kind
+                if kind == "USER_PROVIDED":  # Hudi finds such a class by its name alone
+                    props["hoodie.table.keygenerator.class"] = self.key_generator
             else:
                 props["hoodie.table.keygenerator.class"] = self.key_generator
         # a timestamp-based key generator's settings, as Apache Hudi 1.x keeps them in the table's properties

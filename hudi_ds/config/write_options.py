@@ -10,7 +10,8 @@ from pydantic.types import NonNegativeInt, PositiveFloat, PositiveInt
 
 from hudi_ds.config.option_field import OptionGroup, lower_name, opt
 
-Operation = Literal["upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"]
+Operation = Literal["upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table",
+                    "delete_partition"]
 
 
 class WriteOptions(OptionGroup):
@@ -46,10 +47,16 @@ class WriteOptions(OptionGroup):
         "hoodie.record.size.estimation.threshold", 1.0, "See the record size estimate.")
     operation: Operation = opt(
         "hoodie.datasource.write.operation", "upsert",
-        "upsert, insert, bulk_insert, delete, insert_overwrite or insert_overwrite_table (mode('append')); "
+        "upsert, insert, bulk_insert, delete, insert_overwrite, insert_overwrite_table or delete_partition "
+        "(mode('append')); "
         "mode('overwrite') is insert_overwrite_table (or insert_overwrite when that operation is set). Unset on a "
         "table without a record key: insert (upsert and delete need a record key).",
         "write.operation")
+    partitions_to_delete: str | None = opt(
+        "hoodie.datasource.write.partitions.to.delete", None,
+        "delete_partition: the partition paths to delete, comma-separated, as the table writes them (e.g. "
+        "dt=2024-01-01 hive-style); '*' matches any characters (dt=2024-01-*); paths the table does not have are "
+        "skipped. Unset: the partitions of the rows written.")
     log_block_format: Literal["parquet", "avro"] = opt(
         "hoodie.logfile.data.block.format", "parquet", "Data block format of MOR log files.")
     parquet_compression: Literal["snappy", "gzip", "zstd", "lz4", "brotli", "none"] = opt(

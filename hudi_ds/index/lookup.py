@@ -144,7 +144,7 @@ class KeyLookup:
         columns = self._key_columns()
         if not sl.log_files:
             assert sl.base_file is not None
-            with open_base_file(storage, sl.base_file.path) as pf:
+            with open_base_file(storage, sl.base_file.path, pre_buffer=storage.read_ahead) as pf:
                 if self.virtual_keys is not None:  # computed from the key columns (hudi_ds.keys.virtual_keys)
                     wanted = [c for c in (*self.virtual_keys, *columns.names[1:]) if c in pf.schema_arrow.names]
                     table = pf.read(columns=list(dict.fromkeys(wanted)))

@@ -225,6 +225,12 @@ class TimestampPartition:
             return pc.cast(pc.trunc(arr), pa.int64())
         if pa.types.is_date32(t):  # Avro's date is its epoch day, which Hudi converts with the type's unit
             return pc.cast(arr, pa.int32()).cast(pa.int64())
+        if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+            # TimestampBasedAvroKeyGenerator parses text only with an input format (DATE_STRING, MIXED)
+            raise InvalidDataError(
+                f"partition column {field!r} holds text; {TYPE}={self.kind} partitions take integer values, as "
+                "Apache Hudi's key generator does: give the instant as an integer column (cast it to int64; a "
+                "table that stores the column as text, as Hudi's SQL UPDATE leaves it, stores the integers as text)")
         raise InvalidDataError(
             f"partition column {field!r} has type {t}; {TYPE}={self.kind} partitions take integer values (Spark's "
             "timestamps reach Hudi's key generator in a unit that depends on the write path): give the "

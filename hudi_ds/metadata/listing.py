@@ -128,6 +128,12 @@ def listing_of(records: dict[str, dict[str, Any]], where: str) -> dict[str, dict
     for partition in md.listed_partitions(all_partitions):
         record = records.get(md.partition_key(partition))
         out[partition] = md.listed_files(record) if record is not None else {}
+    # a partition a delete_partition dropped leaves the list but its files stay listed until a clean deletes them:
+    # their file groups are replaced in the latest snapshot, and time travel to before the drop still finds them
+    for key, record in records.items():
+        if key != md.ALL_PARTITIONS_KEY and (partition := md.partition_path(key)) not in out:
+            if files := md.listed_files(record):
+                out[partition] = files
     return out
 
 

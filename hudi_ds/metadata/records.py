@@ -21,6 +21,7 @@ from enum import IntEnum
 from typing import Any
 
 from hudi_ds.errors import CorruptTableError, InvalidDataError, UnsupportedTableError
+from hudi_ds.schema.java_text import java_number
 from hudi_ds.schema.meta import META_COLUMNS
 
 # Metadata partitions (folders of .hoodie/metadata); index partitions add a name after their prefix.
@@ -211,7 +212,21 @@ def _java_order(value: WrappedValue) -> Any:
     return v
 
 
+def _as_text(bound: Any, other: Any) -> Any:
+    """A number bound beside a text bound of the same column (files written before and after Hudi's writer
+    promoted the column to string, HoodieAvroUtils printing the numbers) as that text, so the merged range covers
+    both as they read."""
+    value, beside = unwrap(bound), unwrap(other)
+    if value is None or beside is None or not isinstance(beside.value, str):
+        return bound
+    v = value.value
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return bound
+    return (other[0], {"value": java_number(v, False) if isinstance(v, float) else str(v)})
+
+
 def _pick(a: Any, b: Any, want_max: bool) -> Any:
+    a, b = _as_text(a, b), _as_text(b, a)
     wa, wb = unwrap(a), unwrap(b)
     if wa is None:
         return b

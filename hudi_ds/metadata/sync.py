@@ -52,11 +52,14 @@ DELTA = "deltacommit"
 @dataclass(frozen=True)
 class FileChanges:
     """What one data instant changed in one partition: files added (name -> size) and deleted (names), and the
-    column ranges the write tasks reported of the base files added (name -> ranges)."""
+    column ranges the write tasks reported of the base files added (name -> ranges); `dropped`: a delete_partition
+    removed the partition, or a clean deleted it whole (it leaves the partition list; after a delete_partition its files
+    stay listed until the clean deletes them)."""
 
     added: dict[str, int] = field(default_factory=dict)
     deleted: tuple[str, ...] = ()
     ranges: dict[str, FileRanges] = field(default_factory=dict)
+    dropped: bool = False
 
 
 def commit_changes(meta: CommitMetadata) -> dict[str, FileChanges]:
@@ -71,21 +74,29 @@ def commit_changes(meta: CommitMetadata) -> dict[str, FileChanges]:
                 changes.added[name] = stat.file_size_in_bytes or stat.total_write_bytes
                 if stat.column_ranges is not None:
                     changes.ranges[name] = stat.column_ranges
-    return {p: c for p, c in out.items() if c.added}
+    out = {p: c for p, c in out.items() if c.added}
+    if meta.operation_type == "DELETE_PARTITION":  # HoodieTableMetadataUtil.getPartitionsDeleted
+        out.update({p: FileChanges(dropped=True) for p in meta.partition_to_replace_file_ids or {}})
+    return out
 
 
-def deleted_changes(deleted: Mapping[str, Iterable[str]]) -> dict[str, FileChanges]:
-    """Partition -> file names a clean or rollback deleted."""
-    return {p: FileChanges(deleted=tuple(names)) for p, names in deleted.items() if names}
+def deleted_changes(deleted: Mapping[str, Iterable[str]], dropped: Iterable[str] = ()) -> dict[str, FileChanges]:
+    """Partition -> file names a clean or rollback deleted; `dropped`: partitions a clean deleted whole."""
+    gone = set(dropped)
+    return {p: FileChanges(deleted=tuple(names), dropped=p in gone) for p, names in deleted.items() if names}
 
 
 def change_records(changes: Mapping[str, FileChanges]) -> dict[str, dict[str, Any]]:
     """The files partition's records of one data instant: one per changed partition, and the partition list
     when files were added (a new partition appears in it with its first file)."""
-    out = {md.partition_key(p): md.file_list_record(p, c.added, c.deleted) for p, c in changes.items()}
+    out = {md.partition_key(p): md.file_list_record(p, c.added, c.deleted) for p, c in changes.items()
+           if c.added or c.deleted}
     grown = [p for p, c in changes.items() if c.added]
+    dropped = [p for p, c in changes.items() if c.dropped]
     if grown:
         out[md.ALL_PARTITIONS_KEY] = md.partition_list_record(grown)
+    elif dropped:
+        out[md.ALL_PARTITIONS_KEY] = md.partition_list_record(dropped, deleted=True)
     return out
 
 
@@ -182,7 +193,8 @@ def sync_instant(data_storage: Storage, data_timeline: Timeline, instant: str, c
     if compact_every is not None:
         if compact_if_due(mdt, mdt_timeline, data_timeline, compact_every):
             mdt_timeline = mdt.timeline()
-    column_stats, partition_stats = _index_stats(data_storage, data_timeline, mdt, changes)
+    column_stats, partition_stats = _index_stats(data_storage, data_timeline, mdt,
+                                                 {p: c for p, c in changes.items() if c.added or c.deleted})
     write_deltacommit(mdt, mdt_timeline, instant, change_records(changes), record_index, column_stats,
                       partition_stats, secondary)
 

@@ -15,6 +15,10 @@ replaced file group: no window of commits stays readable, so the clean records n
 Whatever the policy, nothing of a pending instant is ever deleted (its marked files), nor the slice a pending
 compaction plans to read (which counts as one of the N versions).
 
+A partition left without a live file group (a delete_partition replaced them all before E), with no file of a
+pending write and none of a newer replace, is deleted whole once its files go: the plan lists it in
+`partitionsToBeDeleted` and the metadata table drops it, as CleanPlanner and CleanActionExecutor do.
+
 The clean is recorded as Hudi does: `<T>.clean.requested` (Avro HoodieCleanerPlan, full paths),
 `<T>.clean.inflight` (the same plan), then the files are deleted and `<T>.clean` (HoodieCleanMetadata,
 file names) completes it. A clean interrupted before completing is finished by the next `clean()`.
@@ -161,6 +165,25 @@ def plan_clean(storage: Storage, timeline: Timeline, view: FileSystemView, polic
     return {p: sorted(files) for p, files in sorted(out.items()) if files}
 
 
+def emptied_partitions(storage: Storage, timeline: Timeline, view: FileSystemView, files: dict[str, list[str]],
+                       earliest: str | None) -> list[str]:
+    """The partitions a clean deleting `files` (plan_clean's) leaves empty: every data file in them is of a file
+    group replaced before `earliest` and is in `files`, and none of their groups is live (CleanPlanner's
+    toDeletePartition). The table's root (a non-partitioned table) never."""
+    live = {partition for partition, _ in view.groups}
+    out = []
+    for partition in sorted({p for p, _ in _replaced_groups(timeline, earliest)} - live):
+        if not partition or partition not in files:
+            continue
+        planned = set(files[partition])
+        names = [e.name for e in storage.list(partition) if not e.is_dir]
+        data = [n for n in names if parse_base_file(partition, n) or parse_log_file(partition, n)
+                or parse_cdc_file(partition, n)]
+        if all(f"{partition}/{n}" in planned for n in data) and not any(e.is_dir for e in storage.list(partition)):
+            out.append(partition)
+    return out
+
+
 def _execute(storage: Storage, timeline: Timeline, instant: str, plan: dict, started: float) -> None:
     """Delete the planned files and publish the completed clean instant. Every planned path is checked to lie
     inside the table before the first delete."""
@@ -168,6 +191,7 @@ def _execute(storage: Storage, timeline: Timeline, instant: str, plan: dict, sta
     planned = {partition: [require_inside(_relative(storage, info.get("filePath") or ""), source)
                            for info in infos or []]
                for partition, infos in (plan.get("filePathsToBeDeletedPerPartition") or {}).items()}
+    emptied = {require_inside(p, source) for p in plan.get("partitionsToBeDeleted") or [] if p}
     parts = {}
     for partition, rels in planned.items():
         names: list[str] = []
@@ -181,12 +205,16 @@ def _execute(storage: Storage, timeline: Timeline, instant: str, plan: dict, sta
             except OSError:
                 pass
             (failed if storage.exists(rel) else ok).append(name)
+        deleted = partition in emptied and not failed
+        if deleted:
+            storage.delete_dir(partition)
         parts[partition] = clean_partition_metadata(partition, plan.get("policy") or "KEEP_LATEST_COMMITS", names,
-                                                    ok, failed)
+                                                    ok, failed, is_partition_deleted=deleted)
     earliest = (plan.get("earliestInstantToRetain") or {}).get("timestamp") or ""
     meta = clean_metadata(instant, earliest, parts, plan.get("lastCompletedCommitTimestamp") or "",
                           int((time.time() - started) * 1000))
-    sync_instant(storage, timeline, instant, deleted_changes({p: m["successDeleteFiles"] for p, m in parts.items()}))
+    sync_instant(storage, timeline, instant, deleted_changes({p: m["successDeleteFiles"] for p, m in parts.items()},
+                                                             [p for p, m in parts.items() if m["isPartitionDeleted"]]))
     timeline.writer().complete(instant, "clean", encode_avro_instant(meta, CLEAN_METADATA))
 
 
@@ -292,6 +320,7 @@ def _clean(storage: Storage, config: TableConfig, policy: CleanPolicy, sweep_sta
         policy.name, {p: [storage.full(f) for f in fs] for p, fs in files.items()},
         (earliest.requested_time, earliest.action, "COMPLETED") if earliest else None,
         last_commit.requested_time if last_commit else "",
+        emptied_partitions(storage, timeline, view, files, earliest.requested_time if earliest else None),
     )
     content = encode_avro_instant(plan, CLEANER_PLAN)
     writer = timeline.writer()

@@ -20,6 +20,7 @@ from pyspark.sql.types import StructType
 
 from hudi_ds.config.options import HudiOptions
 from hudi_ds.config.table_shape import new_table_config
+from hudi_ds.errors import TableNotFoundError
 from hudi_ds.recovery.heartbeat import touch_heartbeat
 from hudi_ds.services.post_commit import TableServices
 from hudi_ds.spark import types
@@ -68,6 +69,9 @@ def prepare_table(opts: HudiOptions, storage: Storage, schema: StructType, overw
     incoming = types.arrow_schema(schema)
     changelog = changelog_column(opts, incoming, keys, operation, storage.uri)
     data_in = data_columns(incoming, changelog)
+    if config is None and operation == "delete_partition":
+        raise TableNotFoundError(f"delete_partition: there is no Hudi table at {storage.uri} (no .hoodie/"
+                                 "hoodie.properties); check the path")
     if config is None:
         merge_ordering = new_table_config(opts, storage.uri).merge_ordering_field()
         require_columns(data_in, key_columns(opts.record_key, opts.partition_fields, merge_ordering, operation),

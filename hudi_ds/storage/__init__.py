@@ -43,6 +43,9 @@ class Storage(ABC):
     """Files of one table, addressed relative to its base path. Picklable: tasks rebuild it with its options."""
 
     uri: str
+    # whether parquet reads fetch a file's column chunks ahead, coalesced, on Arrow's I/O threads (pre_buffer): on an
+    # object store that saves a request per column; on local disk it is only a hand-over to an I/O thread and back
+    read_ahead: bool = True
 
     @abstractmethod
     def full(self, rel: str) -> str:

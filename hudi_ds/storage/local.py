@@ -50,6 +50,8 @@ def misleads_hudi_readers(entry: str) -> bool:
 
 
 class LocalStorage(Storage):
+    read_ahead = False
+
     def __init__(self, path: str) -> None:
         self.fs = pafs.LocalFileSystem()
         self.base = os.path.abspath(os.path.expanduser(path)).rstrip("/") or "/"

@@ -20,6 +20,7 @@ class SubStorage(Storage):
 
     def __init__(self, outer: Storage, folder: str) -> None:
         self.outer = outer
+        self.read_ahead = outer.read_ahead
         self.folder = require_inside(folder.strip("/"))
         self.uri = outer.full(self.folder)
 

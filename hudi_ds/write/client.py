@@ -22,7 +22,7 @@ from hudi_ds.config.options import HudiOptions
 from hudi_ds.config.table_config import TableConfig, load_config, lost_properties
 from hudi_ds.config.table_shape import check_against_table, new_table_config
 from hudi_ds.config.writable import check_writable
-from hudi_ds.errors import ConfigError, SchemaError
+from hudi_ds.errors import ConfigError, InvalidDataError, SchemaError
 from hudi_ds.index.choice import RECORD_INDEX, write_index
 from hudi_ds.keys.partition_scheme import timestamp_partitions, with_timestamp_settings
 from hudi_ds.metadata import column_stats_sync, partition_stats_sync, secondary_index_sync
@@ -38,6 +38,7 @@ from hudi_ds.recovery.rollback import rollback_failed_writes
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import PROPS_PATH
 from hudi_ds.upgrade import check_version
+from hudi_ds.write import delete_partition
 from hudi_ds.write.changelog import apply_changelog, changelog_column, data_columns
 from hudi_ds.write.commit import Coordinator
 from hudi_ds.write.delete_markers import delete_marker_of, require_boolean_flag
@@ -124,6 +125,9 @@ def resolve_operation(opts: HudiOptions, record_key_fields: Sequence[str], opera
     operation = operation.lower()
     if operation == "upsert" and opts.duplicate_policy() != "none":
         operation = "insert"
+    if overwrite and operation == "delete_partition":
+        raise ConfigError("delete_partition replaces the partitions it names and keeps the rest of the table: write "
+                          "it with mode('append'); mode('overwrite') would replace the whole table")
     if overwrite:
         operation = "insert_overwrite" if operation == "insert_overwrite" else "insert_overwrite_table"
     if operation not in OPERATIONS:
@@ -195,6 +199,13 @@ class WriteClient:
         self.config = column_stats_sync.apply_setting(self.storage, self.config, self.options.column_stats_enable)
         self.config = partition_stats_sync.apply_setting(self.storage, self.config,
                                                          self.options.partition_stats_enable)
+        if operation == "delete_partition":
+            if current is None:  # Apache Hudi's writer fails too: it records the table's schema, and there is none
+                raise InvalidDataError("delete_partition: the table has no commit with rows yet, so there is no "
+                                       "partition to delete")
+            if data_schema is not None and self.options.partitions_to_delete is None:  # the rows name them
+                require_columns(data_schema, [("partition", c) for c in self.config.partition_fields], operation)
+            return PreparedWrite(operation, current)  # the table's schema, recorded again as Hudi's writer does
         if data_schema is None:
             return PreparedWrite(operation, current if current is not None else pa.schema([]))
         c = self.config
@@ -211,7 +222,9 @@ class WriteClient:
         instant for this write."""
         roll_back_left_behind(self.storage, self.config)
         rollback_failed_writes(self.storage, self.config, timeout_s=self.options.heartbeat_timeout_s)
-        plan_options: dict[str, Any] = {"log_block_format": self.options.log_block_format,
+        plan_options: dict[str, Any] = {"partitions_to_delete": delete_partition.requested(
+                                            self.options.partitions_to_delete),
+                                        "log_block_format": self.options.log_block_format,
                                         "parquet_compression": self.options.parquet_compression,
                                         "written_columns": prepared.columns,
                                         "delete_marker": delete_marker_of(self.config, self.options)}
@@ -255,7 +268,7 @@ class WriteClient:
         try:
             for chunk in itertools.chain([first] if first is not None else [], chunks):
                 columns = data_columns(chunk.schema, changelog)
-                if prepared.operation != "delete" and not evolve(prepared.schema, columns).equals(prepared.schema):
+                if prepared.operation not in ("delete", "delete_partition") and not evolve(prepared.schema, columns).equals(prepared.schema):
                     raise SchemaError(
                         "a later batch of this write has columns the first batch did not have; pass batches "
                         "with one schema per write"

@@ -24,6 +24,7 @@ from hudi_ds.errors import (
     CommitStateUnknownError,
     ConfigError,
     CorruptTableError,
+    InstantStateError,
     InvalidDataError,
 )
 from hudi_ds.files.compaction_plan import log_targets
@@ -57,6 +58,7 @@ from hudi_ds.timeline import Timeline, new_instant_time
 from hudi_ds.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_ds.timeline.moving import on_latest_timeline
 from hudi_ds.upgrade import require_version
+from hudi_ds.write import delete_partition
 from hudi_ds.write.change_data import write_change_data
 from hudi_ds.write.cross_task import settle_cross_task_deletes
 from hudi_ds.write.file_sizing import InsertPlacement, InsertSizing
@@ -277,7 +279,7 @@ class Coordinator:
             raise
         known = sorted(i.requested_time for i in timeline.commits())  # the commits `groups` reflect
         lookup = placement = None
-        if index != BUCKET:
+        if index != BUCKET and operation != "delete_partition":  # it tags no key
             lookup = _key_lookup(self.storage, self.config, index, options, schema, view, slices)
             placement = _insert_placement(options, timeline, slices, groups, config.is_mor)
         policy = options.duplicate_policy() if operation == "insert" and self.config.record_key_fields else "none"
@@ -319,6 +321,10 @@ class Coordinator:
                 "write; with a lookup index (hoodie.index.type SIMPLE, BLOOM or their GLOBAL_ forms) each task places "
                 "its new keys, so they would be written twice. Nothing was committed: drop the duplicates "
                 "(dropDuplicates on the key) or repartition the data by the record key, and write again")
+        dropped: list[str] = []
+        if plan.operation == "delete_partition":  # the tasks only name the partitions of their rows
+            dropped = self._partitions_to_delete(plan, timeline, results)
+            results = [TaskResult(r.task_id) for r in results]
         remove_unreported_files(self.storage, plan, results)
         shared = {(d.partition, d.file_id) for r in results for d in r.deferred}
         results = merge_shared_groups(self.storage, plan, list(results))
@@ -327,7 +333,7 @@ class Coordinator:
         token = max((r.task_id for r in results), default=0) + 1
         change_data = write_change_data(self.storage, plan, results, timeline, f"{token}-0-0", shared)
         files = [f for r in results for f in r.files]
-        partitions = sorted({p for r in results for p in r.partitions})
+        partitions = sorted({p for r in results for p in r.partitions}) or dropped
         meta = self._metadata(plan, results, extra, change_data)
         if plan.is_overwrite:
             view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, timeline.layout))
@@ -409,12 +415,26 @@ class Coordinator:
             if meta.compacted and not plan.is_overwrite and all(
                     (g := targets.get(k)) is not None and g.base_instant == inst.requested_time for k in overlap):
                 continue  # this write put its logs into the new slice of that compaction: no conflict
-            if plan.operation == "insert_overwrite_table" or inst.action == "replacecommit":
+            if plan.operation in ("insert_overwrite_table", "delete_partition") or inst.action == "replacecommit":
                 overlap |= {(p, -1) for p in partitions if any(t[0] == p for t in theirs)}
             if overlap or (plan.operation == "insert_overwrite_table" and theirs):
                 return (f"commit {inst.requested_time} completed while this write ({plan.instant}) was running and "
                         f"touched the same file groups ({sorted(overlap, key=str)[:3]}...)")
         return None
+
+    def _partitions_to_delete(self, plan: WritePlan, timeline: Timeline, results: Sequence[TaskResult]) -> list[str]:
+        """The partitions a delete_partition replaces (write.delete_partition); refused, the instant rolled back,
+        while a pending compaction covers one of them."""
+        view = FileSystemView(self.storage, self.config, timeline, Visibility.of(timeline, None, timeline.layout))
+        existing = {partition for partition, _ in view.groups}
+        dropped = delete_partition.resolve(plan.partitions_to_delete, (p for r in results for p in r.partitions),
+                                           existing)
+        try:
+            delete_partition.check_no_pending_compaction(timeline, dropped)
+        except InstantStateError:
+            self.abort(plan)
+            raise
+        return dropped
 
     def abort(self, plan: WritePlan) -> None:
         self.abort_instant(plan.instant)

@@ -63,7 +63,8 @@ def read_base_and_footer(storage: Storage, rel: str, schema: pa.Schema,
                          keep_dictionaries: frozenset[str] = frozenset()) -> tuple[pa.Table, dict[bytes, bytes]]:
     """read_base, and the file's footer key-value metadata (Hudi's key range and bloom filter, which a rewrite
     carries forward) from the same read: no second open of the file (a request more on an object store)."""
-    with open_base_file(storage, rel, few_valued_as_dictionary=bool(keep_dictionaries)) as pf:
+    with open_base_file(storage, rel, few_valued_as_dictionary=bool(keep_dictionaries),
+                        pre_buffer=storage.read_ahead) as pf:
         table = pf.read()
         kv = pf.metadata.metadata or {}
     if keep_dictionaries:

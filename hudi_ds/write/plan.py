@@ -22,9 +22,11 @@ from hudi_ds.timeline.instant import Action
 from hudi_ds.write.delete_markers import DeleteMarker
 from hudi_ds.write.file_sizing import InsertPlacement
 
-OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
+OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table",
+              "delete_partition")
 KEYED_OPERATIONS = ("upsert", "delete")  # they name existing records by key
-OVERWRITE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table")
+# they replace file groups (a replacecommit); delete_partition replaces every group of its partitions with nothing
+OVERWRITE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
 OPERATION_TYPES = {
     "upsert": "UPSERT",
     "insert": "INSERT",
@@ -32,6 +34,7 @@ OPERATION_TYPES = {
     "delete": "DELETE",
     "insert_overwrite": "INSERT_OVERWRITE",
     "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
+    "delete_partition": "DELETE_PARTITION",
 }
 
 
@@ -91,6 +94,9 @@ class WritePlan:
     # insert-if-absent (write.insert_duplicates): drop or fail, and the keys the table holds to check against
     duplicate_policy: str = "none"
     existing_keys: KeyLookup | None = None
+    # delete_partition: the partitions hoodie.datasource.write.partitions.to.delete names (wildcards unresolved);
+    # None: those of the rows (write.delete_partition)
+    partitions_to_delete: tuple[str, ...] | None = None
 
     @property
     def action(self) -> str:

@@ -18,6 +18,7 @@ from hudi_ds.keys.matching import all_distinct
 from hudi_ds.keys.partition_path import partition_paths
 from hudi_ds.keys.partition_scheme import timestamp_partitions
 from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY
+from hudi_ds.write.input import split_given
 
 BUCKET = "__bucket"
 DELETE = "__delete"
@@ -47,7 +48,8 @@ def route(table: pa.Table, config: TableConfig, auto_keys: AutoKeyGenerator | No
     place the rows in buckets, and are not built without a bucket index nor for a key of one integer field (each
     file group's writer builds them again if it needs them, cheaper than gathering a column of strings through the
     split)."""
-    partitions = partition_paths(table, config.partition_fields, config.hive_style, config.url_encode,
+    table, given = split_given(table)
+    partitions = partition_paths(given, config.partition_fields, config.hive_style, config.url_encode,
                                  timestamp_partitions(config))
     fields = config.record_key_fields
     if auto_keys is not None:

@@ -27,6 +27,7 @@ from hudi_ds.index.lookup import PENDING, SLOT, new_file_id
 from hudi_ds.keys.auto_keys import AutoKeyGenerator
 from hudi_ds.keys.keygen import integer_key_column, record_key_strings
 from hudi_ds.keys.matching import index_in
+from hudi_ds.keys.partition_path import partition_path_strings
 from hudi_ds.keys.partition_scheme import timestamp_partitions
 from hudi_ds.log.blocks import natural_deletes
 from hudi_ds.merge import LogDeletes, LogVersions, merge_slice_counted
@@ -136,18 +137,25 @@ class TaskWriter:
         if table.num_rows == 0:
             return
         config = self.plan.config
+        if self.plan.operation == "delete_partition":  # it writes nothing: the commit replaces the rows' partitions
+            if self.plan.partitions_to_delete is None:
+                self.partitions.update(partition_path_strings(
+                    table, config.partition_fields, config.hive_style, config.url_encode,
+                    timestamp_partitions(config)).unique().to_pylist())
+            return
         deleting = self.plan.operation == "delete"
         require_columns(table, config, self.plan.operation, ordering=not deleting or not self.ctx.natural_deletes)
         if deleting and not len(self.plan.schema):
             return  # the table has no schema: no rows were ever written, so there is nothing to delete
+        instants = list(timestamp_partitions(config))  # their key generator reads them before any promotion
         if deleting:
             ordering = [self.plan.ordering_field] if self.plan.ordering_field in table.column_names else []
             cols = dict.fromkeys(config.record_key_fields + config.partition_fields + ordering)
             schema = pa.schema([self.plan.schema.field(c) for c in cols])
-            table = cast_to(table, schema)
+            table = cast_to(table, schema, given=instants)
             table = table.append_column(DELETE, pa.array(np.ones(table.num_rows, dtype=bool)))
         else:
-            table = cast_to(table, self.plan.schema, keep=[DELETE])
+            table = cast_to(table, self.plan.schema, keep=[DELETE], given=instants)
             table = apply_delete_markers(table, self.plan.delete_marker, self.plan.operation)
             if table.num_rows == 0:
                 return
