@@ -37,7 +37,7 @@ from hudi_ds.metadata.secondary_index import (
     unescape,
     value_texts,
 )
-from hudi_ds.schema.meta import RECORD_KEY
+from hudi_ds.schema.meta import PARTITION_PATH, RECORD_KEY
 
 INDEXES = {
     "cow_v9_txns_simple_meta": [("secondary_index_merchant_idx", "merchant_name", 2),
@@ -211,8 +211,8 @@ def _with(data: pa.Table, column: str, values: list) -> pa.Table:
 
 @pytest.mark.parametrize("reference", sorted(KEYS))
 def test_writes_keep_the_secondary_indexes_in_step(tmp_path, reference):
-    """Upserts that change indexed values (to null and to text needing escapes) and keep them, inserts, deletes
-    and an overwrite of a partition: after each the indexes hold what the rows rebuild."""
+    """Upserts that change indexed values (to null and to text needing escapes) and keep them, inserts, deletes,
+    an overwrite of a partition and a delete_partition: after each the indexes hold what the rows rebuild."""
     copy = str(_copy(tmp_path, reference))
     key, column = KEYS[reference]
     table = HudiTable(copy)
@@ -226,6 +226,8 @@ def test_writes_keep_the_secondary_indexes_in_step(tmp_path, reference):
     table.write(data.slice(5, 1), operation="delete")
     assert_in_step(copy)
     table.write(_with(data.slice(1, 1), key, ["NEW-3"]), operation="insert_overwrite")
+    assert_in_step(copy)
+    table.delete_partitions(table.to_arrow()[PARTITION_PATH][0].as_py())
     assert_in_step(copy)
     if table.config.is_mor:
         table.compact()
