@@ -211,7 +211,8 @@ def _with(data: pa.Table, column: str, values: list) -> pa.Table:
 
 @pytest.mark.parametrize("reference", sorted(KEYS))
 def test_writes_keep_the_secondary_indexes_in_step(tmp_path, reference):
-    """Upserts that change indexed values (to null and to text needing escapes) and keep them, inserts, deletes,
+    """Upserts that change indexed values (to null and to text needing escapes), keep them or lose to the held row
+    (an older ordering value), inserts, deletes,
     an overwrite of a partition and a delete_partition: after each the indexes hold what the rows rebuild."""
     copy = str(_copy(tmp_path, reference))
     key, column = KEYS[reference]
@@ -220,6 +221,12 @@ def test_writes_keep_the_secondary_indexes_in_step(tmp_path, reference):
     table.write(_with(data.slice(0, 3), column, ["Changed $ \\ x", None, "\x00"]))
     assert_in_step(copy)
     table.write(data.slice(3, 2))  # values kept
+    assert_in_step(copy)
+    ordering = table.config.merge_ordering_field()
+    older = _with(data.slice(4, 1), column, ["Older"])
+    older = _with(older, ordering, [older[ordering][0].as_py() - 10**6])
+    table.write(older)  # loses to the row it would replace (event-time ordering): no change
+    assert "Older" not in table.to_arrow()[column].to_pylist()
     assert_in_step(copy)
     table.write(_with(data.slice(0, 2), key, ["NEW-1", "NEW-2"]), operation="insert")
     assert_in_step(copy)
