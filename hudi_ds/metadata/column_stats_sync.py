@@ -51,7 +51,7 @@ from hudi_ds.metadata.layout import (
     partition_metafile,
 )
 from hudi_ds.metadata.listing import MetadataSlice, read_slice_files
-from hudi_ds.read.schema_resolver import resolve_schema
+from hudi_ds.read.schema_resolver import ARROW_SCHEMA_KEY, resolve_schema
 from hudi_ds.schema.meta import COMMIT_TIME, PARTITION_PATH, RECORD_KEY, with_meta
 from hudi_ds.storage import Storage
 from hudi_ds.storage.layout import COMMIT_LOCK_PATH, COMMIT_LOCK_WAIT_S, PROPS_PATH
@@ -188,6 +188,26 @@ def tombstones(partition: str, file_name: str, columns: Iterable[str], version: 
     return out
 
 
+def _foreign_writes(data_timeline: Timeline) -> Callable[[str], bool]:
+    """Whether the instant wrote its files with another engine than hudi-py: Apache Hudi 1.x keeps column
+    statistics of the log files it writes too (hudi-py of base files only), so deleting such a log file removes
+    its entries. An instant no longer on the active timeline counts as foreign (a tombstone of nothing is harmless)."""
+    seen: dict[str, bool] = {}
+
+    def foreign(instant: str) -> bool:
+        if instant not in seen:
+            inst = data_timeline.find(instant)
+            seen[instant] = inst is None or ARROW_SCHEMA_KEY not in (
+                data_timeline.commit_metadata(inst).extra_metadata or {})
+        return seen[instant]
+    return foreign
+
+
+def _foreign_log(partition: str, name: str, foreign: Callable[[str], bool]) -> bool:
+    log = parse_log_file(partition, name)
+    return log is not None and foreign(log.instant)
+
+
 def is_parquet_base(partition: str, name: str) -> bool:
     return name.endswith(".parquet") and parse_base_file(partition, name) is not None
 
@@ -231,7 +251,9 @@ def change_records(data_storage: Storage, data_timeline: Timeline, version: int,
     out: dict[str, dict[str, Any]] = {}
     for records in added.values():
         out.update(records)
-    gone = {p: [n for n in names if is_parquet_base(p, n)] for p, names in deleted.items()}
+    foreign = _foreign_writes(data_timeline)
+    gone = {p: [n for n in names if is_parquet_base(p, n) or _foreign_log(p, n, foreign)]
+            for p, names in deleted.items()}
     if any(gone.values()):
         data = resolve_schema(load_config(data_storage), data_timeline)
         columns = indexed_columns(with_meta(data if data is not None else pa.schema([])), listed)

@@ -135,6 +135,10 @@ def _rollback_completed(storage: Storage, fmt: TableFormat, instant_time: str) -
         raise InstantNotFoundError(f"instant {instant_time} is not on the timeline; see HudiTable.timeline()")
     if not target.is_completed:
         return _rollback_pending(storage, fmt, instant_time) or instant_time
+    if target.action not in COMMIT_ACTIONS:  # a clean's files are gone; a rollback, indexing or savepoint is no write
+        raise InstantStateError(
+            f"instant {instant_time} is a completed {target.action}, not a commit: only a commit, deltacommit or "
+            "replacecommit can be rolled back (Apache Hudi's rollback takes the same); see HudiTable.timeline()")
     later = [c for c in timeline.commits() if timeline.ordering_key(c) > timeline.ordering_key(target)]
     if later:
         raise InstantStateError(
@@ -142,9 +146,8 @@ def _rollback_completed(storage: Storage, fmt: TableFormat, instant_time: str) -
             "the later commits first, newest first"
         )
     files = set(marked_files(storage, instant_time))
-    if target.action in COMMIT_ACTIONS:
-        for stat in timeline.commit_metadata(target).write_stats():
-            files.update(stat.all_paths() + stat.cdc_paths())
+    for stat in timeline.commit_metadata(target).write_stats():
+        files.update(stat.all_paths() + stat.cdc_paths())
     removed = _remove_files(storage, instant_time, sorted(files))
     timeline.writer().delete_instant_files(instant_time, target.action)
     storage.delete_dir(temp_dir(instant_time))
