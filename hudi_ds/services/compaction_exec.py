@@ -11,7 +11,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_ds import faults
@@ -93,6 +95,22 @@ def _write_base(storage: Storage, instant: str, partition: str, name: str, recor
     return written
 
 
+def _in_key_order(base: pa.Table | None, key: str) -> bool:
+    """Whether the base file's rows rise by key. Only then does the merge write updated rows where their base
+    rows were, as Hudi's merge handle does (the file stays in key order and compresses 1-2% better): the
+    reordering copies every merged row once more, a fifth of a streaming compaction's CPU, and a file out of key
+    order gains nothing by it (the same bytes within 0.1%, docs/benchmarks.md). Else the base rows that stay come
+    first, then the log rows."""
+    if base is None or base.num_rows < 2 or base[key].null_count:
+        return False
+    keys = base[key]
+    if pa.types.is_integer(keys.type):
+        values = keys.to_numpy()
+        return bool(np.all(values[1:] > values[:-1]))
+    flat = keys.combine_chunks()
+    return bool(pc.all(pc.less(flat.slice(0, len(flat) - 1), flat.slice(1))).as_py())
+
+
 def compact_slice(storage: Storage, reader: SliceReader, op: CompactionOperation, sl: FileSlice, token: str,
                   avro: dict[str, Any], options: ExecOptions) -> tuple[WriteStat, SliceInputs]:
     """Merge one planned slice into the new base file `<fileId>_<token>_<C>.parquet`; its write stat
@@ -109,7 +127,7 @@ def compact_slice(storage: Storage, reader: SliceReader, op: CompactionOperation
     deletes = reader.by_merge_key(deletes)
     merged, counts = merge_slice_counted(base, data, deletes, reader.ordering_field, reader.schema, key_field=key,
                                          keep_dictionaries=True, partial=reader.partial,
-                                         first_value=reader.first_value, in_place=True)
+                                         first_value=reader.first_value, in_place=_in_key_order(base, key))
     name = base_file_name(op.file_id, token, op.instant)
     size, footer = _write_base(storage, op.instant, op.partition, name, merged, avro, options, base is not None)
     done = time.monotonic()
