@@ -123,7 +123,8 @@ WRITABLE = ["cow_v6_simplekeygen_nonhivestyle", "cow_v6_complexkeygen_hivestyle"
             "mor_parquet_v6_simplekeygen_nonhivestyle", "mor_parquet_v6_complexkeygen_hivestyle",
             "mor_parquet_v6_nonpartitioned", "quickstart_mor_avro_v6_trips_8i1u", "quickstart_mor_avro_v6_trips_8i3d",
             "cow_v6_timebasedkeygen_nonhivestyle",
-            "mor_avro_v9_txns_simple_overwrite"]  # its metadata table: files, column/partition stats, record index
+            "mor_avro_v9_txns_simple_overwrite",  # its metadata table: files, column/partition stats, record index
+            "cow_v9_txns_simple_meta", "mor_avro_v9_txns_simple_meta"]  # and two secondary indexes
 # settings a table's writers had that its hoodie.properties lacks (the SQL that made it set them as table properties)
 WRITER_OPTIONS = {"cow_v6_timebasedkeygen_nonhivestyle": {"hoodie.keygen.timebased.timestamp.type": "DATE_STRING"}}
 
@@ -184,7 +185,6 @@ def test_a_merge_on_read_table_apache_hudi_wrote_upgrades_to_9_with_a_write(refe
 
 
 @pytest.mark.parametrize("name,error,reason", [
-    ("cow_v9_txns_simple_meta", UnsupportedTableError, "metadata table"),
     ("mor_parquet_v6_simplekeygen_hivestyle_no_metafields", UnsupportedTableError, "populate.meta.fields=false"),
     # the epoch-millis partition column reads back as the string Hudi's SQL UPDATE left it (hudi-rs gives it too),
     # which the timestamp key generator refuses as Hudi's does, naming the way out: integers, which the table
