@@ -196,3 +196,21 @@ def test_any_history_of_upserts_and_dropped_partitions_reads_as_the_model(tmp_pa
             model = {k: r for k, r in model.items() if r[1] not in hit}
         assert ours(t) == sorted(model.values()) == theirs(t)
     assert validate(t.path)["ok"]
+
+
+def test_on_an_object_store_the_clean_deletes_the_dropped_partition(s3_table):
+    """The same on the loopback S3 server: the replacecommit, the metadata table's list, the clean's prefix delete."""
+    uri, opts = s3_table
+    t = HudiTable.create(uri, table_name="t", record_key="id", ordering_field="ts", partition_by="dt",
+                         table_type="COPY_ON_WRITE", storage_options=opts,
+                         options={"hoodie.write.table.version": "9", "hoodie.index.type": "SIMPLE"})
+    t.write(batch([0, 1, 2], 1, ["a", "b", "c"]))
+    t.delete_partitions("a*")
+    t.write(batch([1], 2, ["b"]))
+    t.write(batch([1], 3, ["b"]))
+    assert t.clean(retain_commits=1) is not None
+    assert not t.storage.list("a") and t.storage.list("c")
+    want = [("k1", "b", "1@3"), ("k2", "c", "2@1")]
+    assert rows(HudiTable(uri, storage_options=opts).to_arrow(), ["id", "dt", "v"]) == want
+    assert rows(hudi_rs(uri, storage_options=opts), ["id", "dt", "v"]) == want
+    assert listed_partitions(t) == ["b", "c"]
